@@ -1,0 +1,1 @@
+//! One JSONL line <-> one entry: JavaScript-compatible JSON, entry kinds, ids, migration.

@@ -1,0 +1,1 @@
+//! Many sessions: the sessions directory, cwd encoding, file names, listing, forks.

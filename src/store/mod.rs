@@ -1,0 +1,1 @@
+//! One session: the entry index, the tree, the leaf, appends, context; the file underneath.
