@@ -1,1 +1,9 @@
-//! One JSONL line <-> one entry: JavaScript-compatible JSON, entry kinds, ids, migration.
+//! One JSONL line <-> one entry: JavaScript-compatible JSON, entry kinds, ids, timestamps,
+//! the key order of new lines, and v1/v2 -> v3 migration. Knows nothing of files.
+
+pub mod entry;
+pub mod ids;
+pub mod json;
+pub mod migrate;
+pub mod time;
+pub mod write;

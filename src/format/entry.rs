@@ -1,0 +1,594 @@
+//! What one JSONL line says, as far as the tree and context building need to know.
+//!
+//! A line is read once, on open, into [`LineFacts`]; its body stays in the file. The fast path
+//! borrows the few fields it needs from the line with serde_json; a line serde_json cannot take
+//! (duplicate keys, invalid UTF-8, lone surrogates in a needed field, deep nesting) is read
+//! again through [`crate::format::json`], which follows `JSON.parse` exactly.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use super::json::{self, JsValue};
+use super::time::parse_date_millis;
+
+/// The entry kinds pi knows; anything else is [`Kind::Other`] and inert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A `session` header line (a second one inside a file is ignored by every query).
+    Session,
+    Message,
+    ThinkingLevelChange,
+    ModelChange,
+    ActiveToolsChange,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    Label,
+    SessionInfo,
+    Leaf,
+    /// Unknown `type` string, a missing `type`, or a line that is JSON but not an object.
+    Other,
+}
+
+impl Kind {
+    pub fn from_type(name: &str) -> Kind {
+        match name {
+            "session" => Kind::Session,
+            "message" => Kind::Message,
+            "thinking_level_change" => Kind::ThinkingLevelChange,
+            "model_change" => Kind::ModelChange,
+            "active_tools_change" => Kind::ActiveToolsChange,
+            "compaction" => Kind::Compaction,
+            "branch_summary" => Kind::BranchSummary,
+            "custom" => Kind::Custom,
+            "custom_message" => Kind::CustomMessage,
+            "label" => Kind::Label,
+            "session_info" => Kind::SessionInfo,
+            "leaf" => Kind::Leaf,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The `type` string pi writes for this kind (`None` for [`Kind::Other`]).
+    pub fn type_name(self) -> Option<&'static str> {
+        Some(match self {
+            Kind::Session => "session",
+            Kind::Message => "message",
+            Kind::ThinkingLevelChange => "thinking_level_change",
+            Kind::ModelChange => "model_change",
+            Kind::ActiveToolsChange => "active_tools_change",
+            Kind::Compaction => "compaction",
+            Kind::BranchSummary => "branch_summary",
+            Kind::Custom => "custom",
+            Kind::CustomMessage => "custom_message",
+            Kind::Label => "label",
+            Kind::SessionInfo => "session_info",
+            Kind::Leaf => "leaf",
+            Kind::Other => return None,
+        })
+    }
+}
+
+/// `message.role`, for the roles that change how pi treats a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    Other,
+}
+
+/// A reference field (`parentId`, `targetId`) as JavaScript would test it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ref {
+    Missing,
+    Null,
+    Id(Box<str>),
+    /// Present but neither a string nor null.
+    Invalid,
+}
+
+impl Ref {
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Ref::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The kind-specific fields the index keeps, as raw JSON texts (`None` = undefined), so that
+/// settings are reported exactly as pi reports them, whatever their type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    None,
+    Message {
+        role: Role,
+        provider: Option<Box<str>>,
+        model: Option<Box<str>>,
+    },
+    ThinkingLevel(Option<Box<str>>),
+    ModelChange {
+        provider: Option<Box<str>>,
+        model_id: Option<Box<str>>,
+    },
+    Compaction {
+        first_kept: Option<Box<str>>,
+        retained_tail: bool,
+    },
+    Label(Option<Box<str>>),
+    SessionInfo(Option<Box<str>>),
+}
+
+/// Everything the index keeps of one parsed line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineFacts {
+    pub kind: Kind,
+    /// The `type` value when it is a string pi does not know (kept for tree rows).
+    pub other_type: Option<Box<str>>,
+    /// Whether the line is a JSON object (pi keeps truthy non-objects as inert entries).
+    pub is_object: bool,
+    /// Whether `type` is a string (the harness requires it).
+    pub has_type: bool,
+    /// `id` when it is a string.
+    pub id: Option<Box<str>>,
+    pub parent: Ref,
+    /// The `timestamp` string, if it is one.
+    pub timestamp: Option<Box<str>>,
+    pub target: Ref,
+    pub payload: Payload,
+}
+
+impl LineFacts {
+    /// `Date.parse(entry.timestamp)`, NaN when missing or unparsable.
+    pub fn timestamp_millis(&self) -> f64 {
+        self.timestamp
+            .as_deref()
+            .map_or(f64::NAN, parse_date_millis)
+    }
+}
+
+/// How a physical line reads.
+#[derive(Debug)]
+pub enum LineRead {
+    /// Empty after JavaScript's `trim()`: skipped by both readers.
+    Blank,
+    /// Not JSON, or JSON that `JSON.parse` returns as a falsy value (`null`, `0`, `false`, `""`),
+    /// which the SessionManager drops too.
+    Skipped(SkipReason),
+    Entry(LineFacts),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    NotJson(json::JsonError),
+    Falsy,
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::NotJson(e) => write!(f, "is not valid JSON ({e})"),
+            SkipReason::Falsy => f.write_str("is a falsy JSON value"),
+        }
+    }
+}
+
+/// Reads one physical line (without its `\n`).
+pub fn read_line(line: &[u8]) -> LineRead {
+    if is_blank(line) {
+        return LineRead::Blank;
+    }
+    if let Some(facts) = fast_facts(line) {
+        return LineRead::Entry(facts);
+    }
+    match json::parse_bytes(line) {
+        Err(e) => LineRead::Skipped(SkipReason::NotJson(e)),
+        Ok(value) if !value.is_truthy() => LineRead::Skipped(SkipReason::Falsy),
+        Ok(value) => LineRead::Entry(facts_from_value(&value)),
+    }
+}
+
+/// JavaScript's `String.prototype.trim` whitespace, on a UTF-8 line (invalid bytes are not blank).
+pub fn is_blank(line: &[u8]) -> bool {
+    match line.first() {
+        None => true,
+        Some(b'{') => false,
+        Some(_) => match std::str::from_utf8(line) {
+            Ok(text) => text.chars().all(is_js_whitespace),
+            Err(_) => false,
+        },
+    }
+}
+
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast path: borrow the needed fields as raw JSON text.
+
+/// Deserializes a present field as its raw text, so that `null` and missing stay distinct.
+fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct FastLine<'a> {
+    #[serde(rename = "type", default, borrow, deserialize_with = "raw")]
+    kind: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    id: Option<&'a RawValue>,
+    #[serde(rename = "parentId", default, borrow, deserialize_with = "raw")]
+    parent_id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    timestamp: Option<&'a RawValue>,
+    #[serde(rename = "targetId", default, borrow, deserialize_with = "raw")]
+    target_id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    label: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    name: Option<&'a RawValue>,
+    #[serde(rename = "thinkingLevel", default, borrow, deserialize_with = "raw")]
+    thinking_level: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    provider: Option<&'a RawValue>,
+    #[serde(rename = "modelId", default, borrow, deserialize_with = "raw")]
+    model_id: Option<&'a RawValue>,
+    #[serde(rename = "firstKeptEntryId", default, borrow, deserialize_with = "raw")]
+    first_kept_entry_id: Option<&'a RawValue>,
+    #[serde(rename = "retainedTail", default, borrow, deserialize_with = "raw")]
+    retained_tail: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    message: Option<FastMessage<'a>>,
+}
+
+/// `message` when it is an object; anything else (null included) takes the exact path.
+#[derive(Deserialize)]
+struct FastMessage<'a> {
+    #[serde(default, borrow, deserialize_with = "raw")]
+    role: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    provider: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    model: Option<&'a RawValue>,
+}
+
+/// The fields facts are made of, as raw JSON texts, from either path.
+#[derive(Default)]
+struct Fields<'a> {
+    is_object: bool,
+    kind: Option<Cow<'a, str>>,
+    id: Option<Cow<'a, str>>,
+    parent_id: Option<Cow<'a, str>>,
+    timestamp: Option<Cow<'a, str>>,
+    target_id: Option<Cow<'a, str>>,
+    label: Option<Cow<'a, str>>,
+    name: Option<Cow<'a, str>>,
+    thinking_level: Option<Cow<'a, str>>,
+    provider: Option<Cow<'a, str>>,
+    model_id: Option<Cow<'a, str>>,
+    first_kept_entry_id: Option<Cow<'a, str>>,
+    retained_tail: Option<Cow<'a, str>>,
+    message_is_object: bool,
+    role: Option<Cow<'a, str>>,
+    message_provider: Option<Cow<'a, str>>,
+    message_model: Option<Cow<'a, str>>,
+}
+
+fn fast_facts(line: &[u8]) -> Option<LineFacts> {
+    fn text(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
+        v.map(|r| Cow::Borrowed(r.get()))
+    }
+    if line.first() != Some(&b'{') {
+        return None;
+    }
+    let fast: FastLine<'_> = serde_json::from_slice(line).ok()?;
+    let (message_is_object, role, message_provider, message_model) = match &fast.message {
+        Some(m) => (true, text(m.role), text(m.provider), text(m.model)),
+        None => (false, None, None, None),
+    };
+    let fields = Fields {
+        is_object: true,
+        kind: text(fast.kind),
+        id: text(fast.id),
+        parent_id: text(fast.parent_id),
+        timestamp: text(fast.timestamp),
+        target_id: text(fast.target_id),
+        label: text(fast.label),
+        name: text(fast.name),
+        thinking_level: text(fast.thinking_level),
+        provider: text(fast.provider),
+        model_id: text(fast.model_id),
+        first_kept_entry_id: text(fast.first_kept_entry_id),
+        retained_tail: text(fast.retained_tail),
+        message_is_object,
+        role,
+        message_provider,
+        message_model,
+    };
+    // A needed string holding an escape serde_json cannot decode takes the exact path.
+    facts_from_fields(&fields)
+}
+
+/// Facts of a parsed value (the exact path).
+pub fn facts_from_value(value: &JsValue) -> LineFacts {
+    let Some(object) = value.as_object() else {
+        return facts_from_fields(&Fields::default()).unwrap_or_else(inert_facts);
+    };
+    let text = |key: &str| object.get(key).map(|v| Cow::Owned(v.stringify()));
+    let message = object.get("message").and_then(JsValue::as_object);
+    let message_text = |key: &str| {
+        message
+            .and_then(|m| m.get(key))
+            .map(|v| Cow::Owned(v.stringify()))
+    };
+    let fields = Fields {
+        is_object: true,
+        kind: text("type"),
+        id: text("id"),
+        parent_id: text("parentId"),
+        timestamp: text("timestamp"),
+        target_id: text("targetId"),
+        label: text("label"),
+        name: text("name"),
+        thinking_level: text("thinkingLevel"),
+        provider: text("provider"),
+        model_id: text("modelId"),
+        first_kept_entry_id: text("firstKeptEntryId"),
+        retained_tail: text("retainedTail"),
+        message_is_object: message.is_some(),
+        role: message_text("role"),
+        message_provider: message_text("provider"),
+        message_model: message_text("model"),
+    };
+    facts_from_fields(&fields).unwrap_or_else(inert_facts)
+}
+
+fn inert_facts() -> LineFacts {
+    LineFacts {
+        kind: Kind::Other,
+        other_type: None,
+        is_object: false,
+        has_type: false,
+        id: None,
+        parent: Ref::Missing,
+        timestamp: None,
+        target: Ref::Missing,
+        payload: Payload::None,
+    }
+}
+
+/// The text of a raw JSON string; `None` for other values. `Err` when the string holds an
+/// escape that does not decode to Unicode (a lone surrogate): the caller takes the exact path.
+fn raw_string(raw: &str) -> Result<Option<Cow<'_, str>>, ()> {
+    if !raw.starts_with('"') {
+        return Ok(None);
+    }
+    let body = &raw[1..raw.len() - 1];
+    if !body.contains('\\') {
+        return Ok(Some(Cow::Borrowed(body)));
+    }
+    match json::parse(raw) {
+        Ok(JsValue::String(s)) => s
+            .to_str()
+            .map(|t| Some(Cow::Owned(t.into_owned())))
+            .ok_or(()),
+        _ => Err(()),
+    }
+}
+
+fn owned_string(raw: &Option<Cow<'_, str>>) -> Result<Option<Box<str>>, ()> {
+    match raw {
+        None => Ok(None),
+        Some(r) => Ok(raw_string(r)?.map(|s| s.into_owned().into_boxed_str())),
+    }
+}
+
+fn reference(raw: &Option<Cow<'_, str>>) -> Result<Ref, ()> {
+    Ok(match raw.as_deref() {
+        None => Ref::Missing,
+        Some("null") => Ref::Null,
+        Some(r) => match raw_string(r)? {
+            Some(id) => Ref::Id(id.into_owned().into_boxed_str()),
+            None => Ref::Invalid,
+        },
+    })
+}
+
+fn raw_box(raw: &Option<Cow<'_, str>>) -> Option<Box<str>> {
+    raw.as_deref().map(Box::from)
+}
+
+/// JavaScript truthiness of a raw JSON text.
+pub fn raw_truthy(raw: &str) -> bool {
+    match raw.as_bytes().first() {
+        Some(b'[' | b'{' | b't') => true,
+        Some(b'"') => raw.len() > 2,
+        Some(b'-' | b'0'..=b'9') => raw.parse::<f64>().is_ok_and(|n| n != 0.0 && !n.is_nan()),
+        _ => false,
+    }
+}
+
+fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
+    let type_name = owned_string(&f.kind).ok()?;
+    let kind = type_name.as_deref().map_or(Kind::Other, Kind::from_type);
+    let other_type = if kind == Kind::Other {
+        type_name.clone()
+    } else {
+        None
+    };
+    let payload = match kind {
+        Kind::Message => {
+            let role = match f.role.as_deref() {
+                Some("\"user\"") => Role::User,
+                Some("\"assistant\"") => Role::Assistant,
+                Some("\"toolResult\"") => Role::ToolResult,
+                _ => Role::Other,
+            };
+            if !f.message_is_object {
+                // `message` missing or not an object: pi's `entry.message.role` would throw on
+                // null/undefined; treat it as a message without a role.
+                Payload::Message {
+                    role: Role::Other,
+                    provider: None,
+                    model: None,
+                }
+            } else if role == Role::Assistant {
+                Payload::Message {
+                    role,
+                    provider: raw_box(&f.message_provider),
+                    model: raw_box(&f.message_model),
+                }
+            } else {
+                Payload::Message {
+                    role,
+                    provider: None,
+                    model: None,
+                }
+            }
+        }
+        Kind::ThinkingLevelChange => Payload::ThinkingLevel(raw_box(&f.thinking_level)),
+        Kind::ModelChange => Payload::ModelChange {
+            provider: raw_box(&f.provider),
+            model_id: raw_box(&f.model_id),
+        },
+        Kind::Compaction => Payload::Compaction {
+            first_kept: owned_string(&f.first_kept_entry_id).ok()?,
+            retained_tail: f.retained_tail.as_deref().is_some_and(raw_truthy),
+        },
+        Kind::Label => Payload::Label(raw_box(&f.label)),
+        Kind::SessionInfo => Payload::SessionInfo(raw_box(&f.name)),
+        _ => Payload::None,
+    };
+    Some(LineFacts {
+        kind,
+        other_type,
+        is_object: f.is_object,
+        has_type: type_name.is_some(),
+        id: owned_string(&f.id).ok()?,
+        parent: reference(&f.parent_id).ok()?,
+        timestamp: owned_string(&f.timestamp).ok()?,
+        target: reference(&f.target_id).ok()?,
+        payload,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(line: &str) -> LineFacts {
+        match read_line(line.as_bytes()) {
+            LineRead::Entry(f) => f,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_the_common_fields_of_every_kind() {
+        let f = facts(
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assistant","content":[],"provider":"p","model":"m"}}"#,
+        );
+        assert_eq!(f.kind, Kind::Message);
+        assert_eq!(f.id.as_deref(), Some("a1"));
+        assert_eq!(f.parent, Ref::Null);
+        assert_eq!(f.timestamp_millis(), 1_735_689_600_000.0);
+        assert_eq!(
+            f.payload,
+            Payload::Message {
+                role: Role::Assistant,
+                provider: Some("\"p\"".into()),
+                model: Some("\"m\"".into())
+            }
+        );
+        let f =
+            facts(r#"{"type":"label","id":"b","parentId":"a1","timestamp":"t","targetId":"a1"}"#);
+        assert_eq!(
+            (f.kind, f.target.id(), f.payload),
+            (Kind::Label, Some("a1"), Payload::Label(None))
+        );
+        let f = facts(
+            r#"{"type":"compaction","id":"c","parentId":"b","retainedTail":[],"firstKeptEntryId":"a1"}"#,
+        );
+        assert_eq!(
+            f.payload,
+            Payload::Compaction {
+                first_kept: Some("a1".into()),
+                retained_tail: true
+            }
+        );
+        let f = facts(r#"{"type":"weird","id":"d"}"#);
+        assert_eq!(
+            (f.kind, f.other_type.as_deref(), f.parent),
+            (Kind::Other, Some("weird"), Ref::Missing)
+        );
+    }
+
+    #[test]
+    fn lines_serde_cannot_take_follow_json_parse() {
+        // Duplicate key: the last value wins.
+        let f = facts(r#"{"type":"message","id":"x","id":"y","parentId":5}"#);
+        assert_eq!((f.id.as_deref(), f.parent), (Some("y"), Ref::Invalid));
+        // Lone surrogate in a needed field.
+        let f = facts(r#"{"type":"session_info","id":"n","name":"a\ud83d"}"#);
+        assert_eq!(f.payload, Payload::SessionInfo(Some("\"a\\ud83d\"".into())));
+        // Lone surrogate in a skipped field stays on the fast path.
+        let f =
+            facts(r#"{"type":"message","id":"m","message":{"role":"user","content":"\ud83d"}}"#);
+        assert_eq!(
+            f.payload,
+            Payload::Message {
+                role: Role::User,
+                provider: None,
+                model: None
+            }
+        );
+        // Non-objects are inert entries; falsy values are skipped.
+        assert_eq!(facts("42").kind, Kind::Other);
+        assert!(!facts("[1]").is_object);
+        assert!(matches!(
+            read_line(b"0"),
+            LineRead::Skipped(SkipReason::Falsy)
+        ));
+        assert!(matches!(
+            read_line(b"{\"a\":"),
+            LineRead::Skipped(SkipReason::NotJson(_))
+        ));
+        assert!(matches!(read_line(b" \t\r"), LineRead::Blank));
+        assert!(matches!(
+            read_line("\u{a0}\u{feff}".as_bytes()),
+            LineRead::Blank
+        ));
+    }
+
+    #[test]
+    fn truthiness_of_raw_values() {
+        for (raw, truthy) in [
+            ("[]", true),
+            ("{}", true),
+            ("null", false),
+            ("0", false),
+            ("-0.0", false),
+            ("\"\"", false),
+            ("\" \"", true),
+            ("false", false),
+            ("1e-9", true),
+        ] {
+            assert_eq!(raw_truthy(raw), truthy, "{raw}");
+        }
+    }
+}

@@ -1,0 +1,726 @@
+//! JSON exactly as JavaScript sees it: `JSON.parse` in, `JSON.stringify` out.
+//!
+//! pi reads lines with `JSON.parse` and writes them with `JSON.stringify`. Wherever this program
+//! must rewrite a line as pi would (migration, branched copies) or compare with pi, it goes
+//! through [`JsValue`], which keeps what JavaScript keeps and loses what it loses:
+//! object key order (a duplicate key keeps its first position and takes the last value),
+//! numbers as IEEE-754 doubles printed like `Number.prototype.toString`, and strings as UTF-16,
+//! so a lone surrogate escape such as `"\ud83d"` survives (a Rust `String` cannot hold it).
+
+use std::borrow::{Borrow, Cow};
+use std::fmt;
+
+use indexmap::IndexMap;
+
+/// A string as `JSON.stringify` writes it, without the surrounding quotes.
+///
+/// Keeping the escaped form makes output a copy, equality exact (stringify is injective) and
+/// lone surrogates representable.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JsString(Box<str>);
+
+/// An object with JavaScript's key order.
+pub type JsObject = IndexMap<JsString, JsValue>;
+
+/// A value as `JSON.parse` produces it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsValue {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(JsString),
+    Array(Vec<JsValue>),
+    Object(JsObject),
+}
+
+/// Why a text is not JSON, with the byte offset where reading stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonError {
+    pub offset: usize,
+    pub reason: &'static str,
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.reason, self.offset)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Deeper nesting is refused rather than risking the stack; real entries nest a few levels.
+pub const MAX_DEPTH: usize = 1000;
+
+impl JsString {
+    /// The JavaScript string holding exactly `text`.
+    pub fn new(text: &str) -> Self {
+        let mut out = String::with_capacity(text.len());
+        escape_into(text, &mut out);
+        JsString(out.into_boxed_str())
+    }
+
+    /// The body as `JSON.stringify` writes it (no quotes).
+    pub fn escaped(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, if it holds no lone surrogate.
+    pub fn to_str(&self) -> Option<Cow<'_, str>> {
+        if !self.0.contains('\\') {
+            return Some(Cow::Borrowed(&self.0));
+        }
+        let mut out = String::with_capacity(self.0.len());
+        decode_escaped(&self.0, &mut out, false).then_some(Cow::Owned(out))
+    }
+
+    /// The text, with any lone surrogate replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> Cow<'_, str> {
+        if !self.0.contains('\\') {
+            return Cow::Borrowed(&self.0);
+        }
+        let mut out = String::with_capacity(self.0.len());
+        decode_escaped(&self.0, &mut out, true);
+        Cow::Owned(out)
+    }
+
+    /// Whether the string is empty (`""` is falsy in JavaScript).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Borrow<str> for JsString {
+    /// Lookups by `&str` match keys that need no escaping, which every key pi reads is.
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for JsString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\"", self.0)
+    }
+}
+
+impl From<&str> for JsString {
+    fn from(text: &str) -> Self {
+        JsString::new(text)
+    }
+}
+
+impl From<&str> for JsValue {
+    fn from(text: &str) -> Self {
+        JsValue::String(JsString::new(text))
+    }
+}
+
+impl From<String> for JsValue {
+    fn from(text: String) -> Self {
+        JsValue::String(JsString::new(&text))
+    }
+}
+
+impl From<f64> for JsValue {
+    fn from(n: f64) -> Self {
+        JsValue::Number(n)
+    }
+}
+
+impl From<bool> for JsValue {
+    fn from(b: bool) -> Self {
+        JsValue::Bool(b)
+    }
+}
+
+impl JsValue {
+    pub fn get(&self, key: &str) -> Option<&JsValue> {
+        match self {
+            JsValue::Object(map) => map.get(key),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&JsObject> {
+        match self {
+            JsValue::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    pub fn as_object_mut(&mut self) -> Option<&mut JsObject> {
+        match self {
+            JsValue::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[JsValue]> {
+        match self {
+            JsValue::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_js_str(&self) -> Option<&JsString> {
+        match self {
+            JsValue::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The string's text (lossy for lone surrogates), if this is a string.
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        self.as_js_str().map(JsString::to_string_lossy)
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            JsValue::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// JavaScript truthiness.
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            JsValue::Null => false,
+            JsValue::Bool(b) => *b,
+            JsValue::Number(n) => *n != 0.0 && !n.is_nan(),
+            JsValue::String(s) => !s.is_empty(),
+            JsValue::Array(_) | JsValue::Object(_) => true,
+        }
+    }
+
+    /// `JSON.stringify(value)`.
+    pub fn stringify(&self) -> String {
+        let mut out = String::new();
+        self.write_compact(&mut out);
+        out
+    }
+
+    /// `JSON.stringify(value)` appended to `out`.
+    pub fn write_compact(&self, out: &mut String) {
+        self.write(out, None, 0);
+    }
+
+    /// `JSON.stringify(value, null, indent)`.
+    pub fn stringify_pretty(&self, indent: usize) -> String {
+        let mut out = String::new();
+        self.write(&mut out, Some(indent), 0);
+        out
+    }
+
+    fn write(&self, out: &mut String, indent: Option<usize>, level: usize) {
+        match self {
+            JsValue::Null => out.push_str("null"),
+            JsValue::Bool(true) => out.push_str("true"),
+            JsValue::Bool(false) => out.push_str("false"),
+            JsValue::Number(n) => write_number(*n, out),
+            JsValue::String(s) => {
+                out.push('"');
+                out.push_str(s.escaped());
+                out.push('"');
+            }
+            JsValue::Array(items) => {
+                if items.is_empty() {
+                    out.push_str("[]");
+                    return;
+                }
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, indent, level + 1);
+                    item.write(out, indent, level + 1);
+                }
+                newline(out, indent, level);
+                out.push(']');
+            }
+            JsValue::Object(map) => {
+                if map.is_empty() {
+                    out.push_str("{}");
+                    return;
+                }
+                out.push('{');
+                for (i, (key, value)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, indent, level + 1);
+                    out.push('"');
+                    out.push_str(key.escaped());
+                    out.push_str(if indent.is_some() { "\": " } else { "\":" });
+                    value.write(out, indent, level + 1);
+                }
+                newline(out, indent, level);
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn newline(out: &mut String, indent: Option<usize>, level: usize) {
+    if let Some(width) = indent {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', width * level));
+    }
+}
+
+/// `Number.prototype.toString` as `JSON.stringify` uses it; non-finite numbers become `null`.
+pub fn write_number(n: f64, out: &mut String) {
+    if !n.is_finite() {
+        out.push_str("null");
+    } else if n == 0.0 {
+        out.push('0'); // also -0
+    } else {
+        let mut buffer = ryu_js::Buffer::new();
+        out.push_str(buffer.format_finite(n));
+    }
+}
+
+/// Appends `text` escaped as `JSON.stringify` escapes it.
+fn escape_into(text: &str, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[start..i]);
+        if escape.is_empty() {
+            push_unicode_escape(b as u32, out);
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&text[start..]);
+}
+
+fn push_unicode_escape(unit: u32, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((unit >> shift) & 0xf) as usize] as char);
+    }
+}
+
+/// Decodes an escaped body written by [`escape_into`] or the parser. Returns false (and stops)
+/// at a lone surrogate unless `lossy`, where it writes U+FFFD instead.
+fn decode_escaped(escaped: &str, out: &mut String, lossy: bool) -> bool {
+    let mut rest = escaped;
+    while let Some(pos) = rest.find('\\') {
+        out.push_str(&rest[..pos]);
+        let tail = &rest[pos + 1..];
+        let (decoded, used) = match tail.as_bytes().first() {
+            Some(b'"') => ('"', 1),
+            Some(b'\\') => ('\\', 1),
+            Some(b'n') => ('\n', 1),
+            Some(b'r') => ('\r', 1),
+            Some(b't') => ('\t', 1),
+            Some(b'b') => ('\u{8}', 1),
+            Some(b'f') => ('\u{c}', 1),
+            Some(b'u') => {
+                let unit = u32::from_str_radix(&tail[1..5], 16).unwrap_or(0xfffd);
+                match char::from_u32(unit) {
+                    Some(c) => (c, 5),
+                    None if lossy => ('\u{fffd}', 5),
+                    None => return false,
+                }
+            }
+            _ => ('\u{fffd}', 1),
+        };
+        out.push(decoded);
+        rest = &tail[used..];
+    }
+    out.push_str(rest);
+    true
+}
+
+/// `JSON.parse(text)`.
+pub fn parse(text: &str) -> Result<JsValue, JsonError> {
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    parser.skip_ws();
+    let value = parser.value()?;
+    parser.skip_ws();
+    if parser.pos != parser.bytes.len() {
+        return Err(parser.error("unexpected text after the value"));
+    }
+    Ok(value)
+}
+
+/// `JSON.parse` of bytes read as UTF-8 the way Node reads files: invalid sequences become U+FFFD.
+pub fn parse_bytes(bytes: &[u8]) -> Result<JsValue, JsonError> {
+    parse(&String::from_utf8_lossy(bytes))
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn error(&self, reason: &'static str) -> JsonError {
+        JsonError {
+            offset: self.pos,
+            reason,
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &'static str, value: JsValue) -> Result<JsValue, JsonError> {
+        if self.text[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.error("unexpected token"))
+        }
+    }
+
+    /// Iterative, so that nesting depth costs heap, not stack.
+    fn value(&mut self) -> Result<JsValue, JsonError> {
+        enum Open {
+            Array(Vec<JsValue>),
+            Object(JsObject, JsString),
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        loop {
+            // Read one value, or open a container and go on to its first member.
+            let mut value = match self.bytes.get(self.pos) {
+                None => return Err(self.error("unexpected end of input")),
+                Some(b'n') => self.literal("null", JsValue::Null)?,
+                Some(b't') => self.literal("true", JsValue::Bool(true))?,
+                Some(b'f') => self.literal("false", JsValue::Bool(false))?,
+                Some(b'"') => JsValue::String(self.string()?),
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b'[') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.bytes.get(self.pos) == Some(&b']') {
+                        self.pos += 1;
+                        JsValue::Array(Vec::new())
+                    } else {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(self.error("nesting too deep"));
+                        }
+                        stack.push(Open::Array(Vec::new()));
+                        continue;
+                    }
+                }
+                Some(b'{') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.bytes.get(self.pos) == Some(&b'}') {
+                        self.pos += 1;
+                        JsValue::Object(JsObject::new())
+                    } else {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(self.error("nesting too deep"));
+                        }
+                        let key = self.key()?;
+                        stack.push(Open::Object(JsObject::new(), key));
+                        continue;
+                    }
+                }
+                Some(_) => return Err(self.error("unexpected token")),
+            };
+            // Place the value in its container; close every container that ends here.
+            loop {
+                self.skip_ws();
+                let Some(open) = stack.last_mut() else {
+                    return Ok(value);
+                };
+                let next = self.bytes.get(self.pos).copied();
+                self.pos += 1;
+                match (open, next) {
+                    (Open::Array(items), Some(b',')) => {
+                        items.push(value);
+                        self.skip_ws();
+                        break;
+                    }
+                    (Open::Object(map, key), Some(b',')) => {
+                        // IndexMap keeps the first position and takes the new value, as JS does.
+                        map.insert(key.clone(), value);
+                        self.skip_ws();
+                        *key = self.key()?;
+                        break;
+                    }
+                    (Open::Array(items), Some(b']')) => {
+                        items.push(value);
+                        let Some(Open::Array(items)) = stack.pop() else {
+                            unreachable!()
+                        };
+                        value = JsValue::Array(items);
+                    }
+                    (Open::Object(map, key), Some(b'}')) => {
+                        map.insert(key.clone(), value);
+                        let Some(Open::Object(map, _)) = stack.pop() else {
+                            unreachable!()
+                        };
+                        value = JsValue::Object(map);
+                    }
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.error("expected ',' or a closing bracket"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// An object key and its colon, leaving the position at the value.
+    fn key(&mut self) -> Result<JsString, JsonError> {
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            return Err(self.error("expected a string key"));
+        }
+        let key = self.string()?;
+        self.skip_ws();
+        if self.bytes.get(self.pos) != Some(&b':') {
+            return Err(self.error("expected ':'"));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        Ok(key)
+    }
+
+    fn number(&mut self) -> Result<JsValue, JsonError> {
+        let start = self.pos;
+        let digits = |p: &mut Self| {
+            let from = p.pos;
+            while let Some(b'0'..=b'9') = p.bytes.get(p.pos) {
+                p.pos += 1;
+            }
+            p.pos - from
+        };
+        if self.bytes.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        match self.bytes.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(self.error("invalid number")),
+        }
+        if self.bytes.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            if digits(self) == 0 {
+                return Err(self.error("invalid number"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.error("invalid number"));
+            }
+        }
+        let n: f64 = self.text[start..self.pos].parse().map_err(|_| JsonError {
+            offset: start,
+            reason: "invalid number",
+        })?;
+        Ok(JsValue::Number(n))
+    }
+
+    /// Reads a string literal into its stringify form: escapes are normalized, pairs of
+    /// surrogate escapes joined, lone surrogates kept as `\udxxx`.
+    fn string(&mut self) -> Result<JsString, JsonError> {
+        self.pos += 1; // opening quote
+        let mut out = String::new();
+        let mut run_start = self.pos;
+        loop {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(self.error("unterminated string"));
+            };
+            match b {
+                b'"' => {
+                    escape_into(&self.text[run_start..self.pos], &mut out);
+                    self.pos += 1;
+                    return Ok(JsString(out.into_boxed_str()));
+                }
+                0x00..=0x1f => return Err(self.error("control character in string")),
+                b'\\' => {
+                    escape_into(&self.text[run_start..self.pos], &mut out);
+                    self.escape(&mut out)?;
+                    run_start = self.pos;
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), JsonError> {
+        let simple = match self.bytes.get(self.pos + 1) {
+            Some(b'"') => "\\\"",
+            Some(b'\\') => "\\\\",
+            Some(b'/') => "/",
+            Some(b'b') => "\\b",
+            Some(b'f') => "\\f",
+            Some(b'n') => "\\n",
+            Some(b'r') => "\\r",
+            Some(b't') => "\\t",
+            Some(b'u') => "",
+            _ => return Err(self.error("invalid escape")),
+        };
+        if !simple.is_empty() {
+            out.push_str(simple);
+            self.pos += 2;
+            return Ok(());
+        }
+        let unit = self.hex4(self.pos + 2)?;
+        self.pos += 6;
+        if (0xd800..0xdc00).contains(&unit)
+            && self.bytes.get(self.pos) == Some(&b'\\')
+            && self.bytes.get(self.pos + 1) == Some(&b'u')
+        {
+            let low = self.hex4(self.pos + 2)?;
+            if (0xdc00..0xe000).contains(&low) {
+                self.pos += 6;
+                let c = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+                out.push(char::from_u32(c).unwrap_or('\u{fffd}'));
+                return Ok(());
+            }
+        }
+        match char::from_u32(unit) {
+            Some(c) => {
+                let mut buf = [0u8; 4];
+                escape_into(c.encode_utf8(&mut buf), out);
+            }
+            None => push_unicode_escape(unit, out), // lone surrogate
+        }
+        Ok(())
+    }
+
+    fn hex4(&self, at: usize) -> Result<u32, JsonError> {
+        let digits = self.bytes.get(at..at + 4).ok_or(JsonError {
+            offset: at,
+            reason: "invalid unicode escape",
+        })?;
+        let mut unit = 0;
+        for &d in digits {
+            let v = (d as char).to_digit(16).ok_or(JsonError {
+                offset: at,
+                reason: "invalid unicode escape",
+            })?;
+            unit = unit * 16 + v;
+        }
+        Ok(unit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(text: &str) -> String {
+        parse(text).unwrap().stringify()
+    }
+
+    #[test]
+    fn numbers_print_as_javascript_prints_them() {
+        assert_eq!(roundtrip("1e21"), "1e+21");
+        assert_eq!(roundtrip("1e16"), "10000000000000000");
+        assert_eq!(roundtrip("-0"), "0");
+        assert_eq!(roundtrip("-0.0"), "0");
+        assert_eq!(roundtrip("1.50"), "1.5");
+        assert_eq!(roundtrip("0.1"), "0.1");
+        assert_eq!(roundtrip("1e-7"), "1e-7");
+        assert_eq!(roundtrip("123456789012345678901"), "123456789012345680000");
+        assert_eq!(roundtrip("9007199254740993"), "9007199254740992");
+        assert_eq!(roundtrip("1e400"), "null");
+        assert_eq!(roundtrip("2.5E+3"), "2500");
+    }
+
+    #[test]
+    fn strings_are_escaped_as_stringify_escapes_them() {
+        assert_eq!(roundtrip(r#""a\/b""#), r#""a/b""#);
+        assert_eq!(roundtrip(r#""\u0041\u00e9""#), "\"Aé\"");
+        assert_eq!(roundtrip(r#""\u001f\u0000\b\f""#), r#""\u001f\u0000\b\f""#);
+        assert_eq!(roundtrip(r#""\u2028 \u007f""#), "\"\u{2028} \u{7f}\"");
+        assert_eq!(roundtrip(r#""\ud83d\ude42""#), "\"🙂\"");
+        assert_eq!(roundtrip(r#""x\uD83Dy""#), r#""x\ud83dy""#);
+        assert_eq!(roundtrip(r#""\ude42\ud83d""#), r#""\ude42\ud83d""#);
+        assert_eq!(roundtrip(r#""tab\there""#), r#""tab\there""#);
+    }
+
+    #[test]
+    fn raw_control_characters_are_rejected() {
+        assert!(parse("\"tab\there\"").is_err());
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_and_last_value() {
+        assert_eq!(roundtrip(r#"{"a":1,"b":2,"a":3}"#), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn whitespace_and_structure_follow_json_parse() {
+        assert_eq!(
+            roundtrip(" {\"a\" : [ 1 , true , null ] }\r"),
+            r#"{"a":[1,true,null]}"#
+        );
+        for bad in [
+            "",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "[1,]",
+            "{\"a\":1,}",
+            "\u{feff}{}",
+            "{} x",
+            "nul",
+            "'a'",
+            "\"\\x\"",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} must be rejected");
+        }
+    }
+
+    #[test]
+    fn decoding_keeps_or_replaces_lone_surrogates() {
+        let s = parse(r#""a\ud83d\n""#).unwrap();
+        let s = s.as_js_str().unwrap();
+        assert_eq!(s.to_str(), None);
+        assert_eq!(s.to_string_lossy(), "a\u{fffd}\n");
+        let plain = JsString::new("q\"uote\u{1}");
+        assert_eq!(plain.escaped(), "q\\\"uote\\u0001");
+        assert_eq!(plain.to_str().unwrap(), "q\"uote\u{1}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "[".repeat(MAX_DEPTH + 5);
+        assert_eq!(parse(&deep).unwrap_err().reason, "nesting too deep");
+    }
+
+    #[test]
+    fn pretty_printing_matches_stringify_with_indent() {
+        let v = parse(r#"{"a":[1,{}],"b":{"c":[]}}"#).unwrap();
+        assert_eq!(
+            v.stringify_pretty(2),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {\n    \"c\": []\n  }\n}"
+        );
+    }
+}
