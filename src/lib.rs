@@ -4,6 +4,7 @@
 //! session and its file) -> [`repo`] (sessions directories) -> [`rpc`] (the stdio sidecar).
 
 pub mod format;
+pub mod inspect;
 pub mod repo;
 pub mod rpc;
 pub mod store;

@@ -91,7 +91,7 @@ pub enum NewEntry {
     CustomMessage {
         custom_type: JsValue,
         content: JsValue,
-        display: JsValue,
+        display: Option<JsValue>,
         details: Option<JsValue>,
     },
     Label {
@@ -221,7 +221,7 @@ pub fn entry_object(
         } => {
             b.put("customType", custom_type.clone());
             b.put("content", content.clone());
-            b.put("display", display.clone());
+            b.put_opt("display", display);
             b.put_opt("details", details);
         }
         NewEntry::Label { target_id, label } => {

@@ -1,1 +1,19 @@
-//! One session: the entry index, the tree, the leaf, appends, context; the file underneath.
+//! One session: the entry index, the tree, labels, the leaf, appends, context building,
+//! navigation planning and forks; the file underneath it (open, lock, append, durability,
+//! repair). Knows nothing of JSON-RPC.
+
+mod context;
+mod error;
+mod file;
+mod index;
+mod load;
+mod session;
+mod tree;
+
+pub use context::{Context, MessageFormat, convert_to_llm};
+pub use error::{ErrorKind, StoreError, StoreResult};
+pub use file::SessionFile;
+pub use index::{Leaf, Record};
+pub use load::{DEFAULT_MAX_LINE_BYTES, Warning};
+pub use session::{NewSession, Session, SessionOptions, backup_path};
+pub use tree::{TreeRow, Walk};

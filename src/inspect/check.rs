@@ -1,0 +1,100 @@
+//! `check`: every problem in a session file, each with its line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::format::entry::{Kind, Ref};
+use crate::store::{Session, SessionOptions, StoreError, Warning};
+
+/// A finding: a line (0 when it is about the whole file) and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub line: u64,
+    pub message: String,
+    /// Notes describe what pi will do (a migration) without anything being wrong.
+    pub is_note: bool,
+}
+
+/// Checks `path` as `options.profile` reads it. `Err` only when the file cannot be read as a
+/// session at all (that error is itself the finding).
+pub fn check_file(path: &Path, options: SessionOptions) -> Result<Vec<Finding>, StoreError> {
+    let mut session = Session::open_read_only(path, options)?;
+    let mut findings: Vec<Finding> = session.warnings().iter().map(warning_finding).collect();
+    structure(&session, &mut findings);
+    // Walking from the leaf finds cycles on the active path.
+    let leaf = session.leaf().clone();
+    let _ = session.context_entries(&leaf);
+    for w in session.warnings() {
+        if w.message.contains("loops back") && !findings.iter().any(|f| f.message == w.message) {
+            findings.push(warning_finding(w));
+        }
+    }
+    if let Some(file) = std::fs::read(path)
+        .ok()
+        .filter(|b| !b.is_empty() && b.last() != Some(&b'\n'))
+    {
+        let lines = file.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        findings.push(Finding {
+            line: lines,
+            message: "the last line has no newline (a torn write?): pi would glue its next append onto it".into(),
+            is_note: false,
+        });
+    }
+    findings.sort_by_key(|f| f.line);
+    Ok(findings)
+}
+
+fn warning_finding(w: &Warning) -> Finding {
+    let is_note = w.message.contains("migrated");
+    Finding {
+        line: w.line,
+        message: w.message.clone(),
+        is_note,
+    }
+}
+
+fn structure(session: &Session, findings: &mut Vec<Finding>) {
+    let mut first_line: HashMap<&str, u64> = HashMap::new();
+    for record in session.records() {
+        let line = record.line;
+        let mut problem = |message: String| {
+            findings.push(Finding {
+                line,
+                message,
+                is_note: false,
+            })
+        };
+        let Some(id) = record.id() else {
+            problem(format!("line {line} has no string id"));
+            continue;
+        };
+        if let Some(first) = first_line.insert(id, line) {
+            problem(format!(
+                "line {line} repeats id {id} (first on line {first}); the later entry wins"
+            ));
+        }
+        match &record.facts.parent {
+            Ref::Id(parent) if &**parent == id => {
+                problem(format!("line {line}: entry {id} is its own parent"))
+            }
+            Ref::Id(parent) if session.position(parent).is_none() => {
+                problem(format!(
+                    "line {line}: parent {parent} of entry {id} does not exist"
+                ));
+            }
+            Ref::Missing => problem(format!("line {line}: entry {id} has no parentId")),
+            Ref::Invalid => problem(format!(
+                "line {line}: entry {id} has a parentId that is not a string"
+            )),
+            _ => {}
+        }
+        if matches!(record.kind(), Kind::Label | Kind::Leaf)
+            && let Ref::Id(target) = &record.facts.target
+            && session.position(target).is_none()
+        {
+            problem(format!(
+                "line {line}: target {target} of entry {id} does not exist"
+            ));
+        }
+    }
+}

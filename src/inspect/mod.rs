@@ -1,0 +1,12 @@
+//! Offline views of one session file for people and scripts: the `context` document, the
+//! tree as text, `check`, and `replay` of an op script. None of them changes the file read.
+
+mod check;
+mod context_document;
+mod replay;
+mod tree_text;
+
+pub use check::{Finding, check_file};
+pub use context_document::{LeafChoice, context_document, header_value, sorted_keys};
+pub use replay::{ReplayOutcome, replay_ops};
+pub use tree_text::{entry_preview, render_tree};

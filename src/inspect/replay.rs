@@ -1,0 +1,288 @@
+//! `replay`: applies an op script (the oracle's `replay` format) to a new session, so that the
+//! files this program writes can be compared with the files pi writes for the same script.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::format::ids::IdSource;
+use crate::format::json::{JsObject, JsString, JsValue};
+use crate::format::time::file_stamp;
+use crate::format::write::{NewEntry, Profile};
+use crate::repo::paths::{encode_cwd_raw, resolve_path};
+use crate::store::{MessageFormat, NewSession, Session, SessionOptions, StoreError};
+
+/// How a replay ended.
+#[derive(Debug)]
+pub enum ReplayOutcome {
+    /// The oracle's result document.
+    Done(JsValue),
+    /// An op failed without `allowError` (`op` is its index).
+    OpFailed { op: usize, error: StoreError },
+    /// The script is malformed.
+    Usage(String),
+}
+
+/// Replays `script` into a new session under `out_dir`.
+pub fn replay_ops(
+    script: &JsValue,
+    out_dir: &Path,
+    profile: Profile,
+    ids: Arc<IdSource>,
+) -> ReplayOutcome {
+    match replay(script, out_dir, profile, ids) {
+        Ok(outcome) => outcome,
+        Err(message) => ReplayOutcome::Usage(message),
+    }
+}
+
+fn replay(
+    script: &JsValue,
+    out_dir: &Path,
+    profile: Profile,
+    ids: Arc<IdSource>,
+) -> Result<ReplayOutcome, String> {
+    let cwd = script
+        .get("cwd")
+        .and_then(JsValue::as_str)
+        .filter(|c| !c.is_empty())
+        .ok_or("\"cwd\" must be a non-empty string")?;
+    let ops = script
+        .get("ops")
+        .and_then(JsValue::as_array)
+        .ok_or("\"ops\" must be an array")?;
+    let session_id = optional_string(script, "sessionId")?;
+    let parent_session = optional_string(script, "parentSession")?;
+    let metadata = script.get("metadata").cloned();
+    if metadata.is_some() && profile == Profile::PiCli {
+        return Err("\"metadata\" (header metadata) is only supported by the harness".into());
+    }
+    let options = SessionOptions {
+        profile,
+        ids: ids.clone(),
+        ..SessionOptions::default()
+    };
+    let timestamp = ids.now_iso();
+    let id = session_id.clone().unwrap_or_else(|| ids.session_id());
+    let (header_cwd, dir) = match profile {
+        Profile::PiCli => (resolve_path(&cwd), out_dir.to_path_buf()),
+        Profile::Harness => (cwd.to_string(), out_dir.join(encode_cwd_raw(&cwd))),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path: PathBuf = dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp)));
+    let new = NewSession {
+        path: Some(path.clone()),
+        cwd: header_cwd,
+        id: Some(id),
+        timestamp: Some(timestamp),
+        parent_session,
+        metadata,
+    };
+    let mut session = match Session::create(new, options) {
+        Ok(s) => s,
+        Err(error) => return Ok(ReplayOutcome::OpFailed { op: 0, error }),
+    };
+    let mut refs: Vec<JsValue> = Vec::new();
+    let mut errors = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let name = op
+            .get("op")
+            .and_then(JsValue::as_str)
+            .ok_or(format!("op #{i}: must be an object with an \"op\" string"))?;
+        let result = apply(&mut session, op, &name, i, &refs)?;
+        match result {
+            Ok(id) => refs.push(id.map_or(JsValue::Null, JsValue::from)),
+            Err(error) if op.get("allowError").is_some_and(JsValue::is_truthy) => {
+                refs.push(JsValue::Null);
+                let mut e = JsObject::new();
+                e.insert(JsString::new("op"), JsValue::Number(i as f64));
+                e.insert(
+                    JsString::new("error"),
+                    JsValue::from(error.message.as_str()),
+                );
+                errors.push(JsValue::Object(e));
+            }
+            Err(error) => return Ok(ReplayOutcome::OpFailed { op: i, error }),
+        }
+    }
+    let leaf = session.leaf().clone();
+    let entries = match session.context_entries(&leaf) {
+        Ok(e) => e,
+        Err(error) => {
+            return Ok(ReplayOutcome::OpFailed {
+                op: ops.len(),
+                error,
+            });
+        }
+    };
+    let context = match session.build_context(&leaf, MessageFormat::Agent) {
+        Ok(c) => c,
+        Err(error) => {
+            return Ok(ReplayOutcome::OpFailed {
+                op: ops.len(),
+                error,
+            });
+        }
+    };
+    let mut doc = JsObject::new();
+    let mut put = |k: &str, v: JsValue| {
+        doc.insert(JsString::new(k), v);
+    };
+    put("file", JsValue::from(path.to_string_lossy().as_ref()));
+    put("fileWritten", JsValue::Bool(path.exists()));
+    put("refs", JsValue::Array(refs));
+    put("errors", JsValue::Array(errors));
+    match session.leaf().id() {
+        Some(id) => put("leafId", JsValue::from(id)),
+        None => put("leafId", JsValue::Null),
+    }
+    put(
+        "contextEntryIds",
+        JsValue::Array(
+            entries
+                .iter()
+                .map(|&p| session.record(p).id().map_or(JsValue::Null, JsValue::from))
+                .collect(),
+        ),
+    );
+    put("context", context.to_value(profile));
+    Ok(ReplayOutcome::Done(JsValue::Object(doc)))
+}
+
+fn optional_string(script: &JsValue, key: &str) -> Result<Option<String>, String> {
+    match script.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(|s| Some(s.into_owned()))
+            .ok_or(format!("\"{key}\" must be a string")),
+    }
+}
+
+/// An entry named by `<ref_key>` (the index of an earlier op) or `<id_key>` (a literal id).
+fn target(
+    op: &JsValue,
+    i: usize,
+    refs: &[JsValue],
+    ref_key: &str,
+    id_key: &str,
+) -> Result<Option<Option<String>>, String> {
+    if let Some(r) = op.get(ref_key) {
+        if r == &JsValue::Null {
+            return Ok(Some(None));
+        }
+        let index = r
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && (*n as usize) < i);
+        let index = index.ok_or(format!(
+            "op #{i}: {ref_key} must be the index of an earlier op"
+        ))? as usize;
+        let id = refs[index].as_str().ok_or(format!(
+            "op #{i}: {ref_key} {index} points at op #{index}, which created no entry"
+        ))?;
+        return Ok(Some(Some(id.into_owned())));
+    }
+    match op.get(id_key) {
+        None => Ok(None),
+        Some(JsValue::Null) => Ok(Some(None)),
+        Some(v) => Ok(Some(Some(
+            v.as_str()
+                .ok_or(format!("op #{i}: {id_key} must be a string"))?
+                .into_owned(),
+        ))),
+    }
+}
+
+type OpResult = Result<Option<String>, StoreError>;
+
+fn apply(
+    session: &mut Session,
+    op: &JsValue,
+    name: &str,
+    i: usize,
+    refs: &[JsValue],
+) -> Result<OpResult, String> {
+    let field = |key: &str| op.get(key).cloned();
+    let required = |key: &str| {
+        op.get(key)
+            .cloned()
+            .ok_or(format!("op #{i} ({name}): needs {key}"))
+    };
+    let needs_target = |ref_key: &str, id_key: &str| -> Result<Option<String>, String> {
+        target(op, i, refs, ref_key, id_key)?
+            .ok_or(format!("op #{i} ({name}): needs {ref_key} or {id_key}"))
+    };
+    let entry = match name {
+        "appendMessage" => NewEntry::Message {
+            message: required("message")?,
+        },
+        "appendModelChange" => NewEntry::ModelChange {
+            provider: required("provider")?,
+            model_id: required("modelId")?,
+        },
+        "appendThinkingLevelChange" => NewEntry::ThinkingLevelChange {
+            thinking_level: field("level")
+                .or_else(|| field("thinkingLevel"))
+                .ok_or(format!("op #{i}: needs level"))?,
+        },
+        "appendCompaction" => NewEntry::Compaction {
+            summary: required("summary")?,
+            first_kept_entry_id: target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?
+                .flatten()
+                .map(JsValue::from),
+            tokens_before: required("tokensBefore")?,
+            retained_tail: field("retainedTail"),
+            details: field("details"),
+            usage: field("usage"),
+            from_hook: field("fromHook"),
+        },
+        "appendCustomEntry" => NewEntry::Custom {
+            custom_type: required("customType")?,
+            data: field("data"),
+        },
+        "appendCustomMessageEntry" => NewEntry::CustomMessage {
+            custom_type: required("customType")?,
+            content: required("content")?,
+            display: field("display"),
+            details: field("details"),
+        },
+        "appendLabelChange" => {
+            let target_id = needs_target("targetRef", "targetId")?
+                .ok_or(format!("op #{i}: targetId must be a string"))?;
+            NewEntry::Label {
+                target_id,
+                label: field("label"),
+            }
+        }
+        "appendSessionInfo" => NewEntry::SessionInfo {
+            name: required("name")?,
+        },
+        "appendActiveToolsChange" => NewEntry::ActiveToolsChange {
+            active_tool_names: required("activeToolNames")?,
+        },
+        "branch" => {
+            let id = needs_target("targetRef", "targetId")?
+                .ok_or(format!("op #{i}: targetId must be a string"))?;
+            return Ok(session.branch(&id).map(|()| None));
+        }
+        "resetLeaf" => return Ok(session.reset_leaf().map(|()| None)),
+        "branchWithSummary" => {
+            let from = needs_target("targetRef", "targetId")?;
+            return Ok(session
+                .branch_with_summary(
+                    from.as_deref(),
+                    required("summary")?,
+                    field("details"),
+                    field("fromHook"),
+                    field("usage"),
+                )
+                .map(Some));
+        }
+        other => return Err(format!("op #{i}: unknown op \"{other}\"")),
+    };
+    if session.profile() == Profile::PiCli && matches!(entry, NewEntry::ActiveToolsChange { .. }) {
+        return Err(format!(
+            "op #{i}: appendActiveToolsChange is not supported by the manager implementation"
+        ));
+    }
+    Ok(session.append(entry).map(Some))
+}

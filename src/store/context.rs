@@ -1,0 +1,374 @@
+//! What the model sees: the context entries of a leaf, the messages they project to, and the
+//! thinking level and model in force (spec section 6), plus the LLM conversion of 6.4.
+
+use crate::format::entry::{Kind, Payload};
+use crate::format::json::{self, JsObject, JsString, JsValue};
+use crate::format::time::parse_date_millis;
+use crate::format::write::Profile;
+
+use super::error::StoreResult;
+use super::index::Leaf;
+use super::session::Session;
+use super::tree::Walk;
+
+/// `buildSessionContext()` as a value, keys in the order the profile's pi produces them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Context {
+    pub messages: Vec<JsValue>,
+    /// `None` when pi's value would be `undefined` (a thinking_level_change without a level).
+    pub thinking_level: Option<JsValue>,
+    pub model: JsValue,
+    /// Harness only: the last `active_tools_change` (null when none).
+    pub active_tool_names: Option<JsValue>,
+}
+
+impl Context {
+    pub fn to_value(&self, profile: Profile) -> JsValue {
+        let mut map = JsObject::new();
+        let mut put = |k: &str, v: JsValue| {
+            map.insert(JsString::new(k), v);
+        };
+        if profile == Profile::PiCli {
+            put("messages", JsValue::Array(self.messages.clone()));
+        }
+        if let Some(level) = &self.thinking_level {
+            put("thinkingLevel", level.clone());
+        }
+        put("model", self.model.clone());
+        if profile == Profile::Harness {
+            put(
+                "activeToolNames",
+                self.active_tool_names.clone().unwrap_or(JsValue::Null),
+            );
+            put("messages", JsValue::Array(self.messages.clone()));
+        }
+        JsValue::Object(map)
+    }
+}
+
+/// Which form of messages to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MessageFormat {
+    /// The agent messages pi keeps (`buildSessionContext`).
+    #[default]
+    Agent,
+    /// What is sent to the model after `convertToLlm`.
+    Llm,
+}
+
+impl Session {
+    /// `buildContextEntries()` at `leaf`.
+    pub fn context_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<u32>> {
+        let path = self.profile_path(leaf)?;
+        self.note_cycle(&path);
+        Ok(self.select_context_entries(&path.positions))
+    }
+
+    pub(super) fn note_cycle(&mut self, walk: &Walk) {
+        if let Some(id) = &walk.cycle_at {
+            self.warn(format!(
+                "the parent chain of entry {id} loops back on itself; the walk stops there"
+            ));
+        }
+    }
+
+    /// The last compaction on the path, the entries it keeps, and everything after it.
+    fn select_context_entries(&self, path: &[u32]) -> Vec<u32> {
+        let Some(c) = path
+            .iter()
+            .rposition(|&p| self.record(p).kind() == Kind::Compaction)
+        else {
+            return path.to_vec();
+        };
+        let compaction = self.record(path[c]);
+        let Payload::Compaction {
+            first_kept,
+            retained_tail,
+        } = &compaction.facts.payload
+        else {
+            return path.to_vec();
+        };
+        let mut out = vec![path[c]];
+        let keeps_before = match self.profile() {
+            Profile::PiCli => true,
+            // The harness's checkpoint stands alone; it looks for firstKeptEntryId only if set.
+            Profile::Harness => {
+                !*retained_tail && first_kept.as_deref().is_some_and(|f| !f.is_empty())
+            }
+        };
+        if keeps_before
+            && let Some(first) = path[..c]
+                .iter()
+                .position(|&p| self.record(p).facts.id == *first_kept)
+        {
+            out.extend_from_slice(&path[first..c]);
+        }
+        out.extend_from_slice(&path[c + 1..]);
+        out
+    }
+
+    /// `buildSessionContext()` at `leaf`.
+    pub fn build_context(&mut self, leaf: &Leaf, format: MessageFormat) -> StoreResult<Context> {
+        let path = self.profile_path(leaf)?;
+        self.note_cycle(&path);
+        let mut context = self.settings(&path.positions)?;
+        for position in self.select_context_entries(&path.positions) {
+            let entry = self.entry_value(position)?;
+            self.project(&entry, &mut context.messages);
+        }
+        if format == MessageFormat::Llm {
+            context.messages = context.messages.iter().filter_map(convert_to_llm).collect();
+        }
+        Ok(context)
+    }
+
+    /// Thinking level, model (and for the harness, active tools) in force along `path`.
+    fn settings(&self, path: &[u32]) -> StoreResult<Context> {
+        let parse = |raw: &Option<Box<str>>| raw.as_deref().and_then(|r| json::parse(r).ok());
+        let mut thinking_level = Some(JsValue::from("off"));
+        let mut model = JsValue::Null;
+        let mut active_tool_names = None;
+        for &position in path {
+            let record = self.record(position);
+            match &record.facts.payload {
+                Payload::ThinkingLevel(level) => thinking_level = parse(level),
+                Payload::ModelChange { provider, model_id } => {
+                    model = model_object(parse(provider), parse(model_id))
+                }
+                Payload::Message {
+                    role: crate::format::entry::Role::Assistant,
+                    provider,
+                    model: m,
+                } => {
+                    model = model_object(parse(provider), parse(m));
+                }
+                _ if record.kind() == Kind::ActiveToolsChange
+                    && self.profile() == Profile::Harness =>
+                {
+                    active_tool_names = self.entry_value(position)?.get("activeToolNames").cloned();
+                }
+                _ => {}
+            }
+        }
+        let active_tool_names = (self.profile() == Profile::Harness)
+            .then(|| active_tool_names.unwrap_or(JsValue::Null));
+        Ok(Context {
+            messages: Vec::new(),
+            thinking_level,
+            model,
+            active_tool_names,
+        })
+    }
+
+    /// `sessionEntryToContextMessages` of the profile's pi.
+    fn project(&self, entry: &JsValue, out: &mut Vec<JsValue>) {
+        let repair_null_content = self.profile() == Profile::PiCli;
+        let kind = entry
+            .get("type")
+            .and_then(JsValue::as_str)
+            .map(|t| Kind::from_type(&t))
+            .unwrap_or(Kind::Other);
+        let timestamp = || JsValue::Number(date_millis(entry.get("timestamp")));
+        let field = |key: &str| entry.get(key).cloned();
+        match kind {
+            Kind::Message => {
+                let Some(message) = entry.get("message") else {
+                    return;
+                };
+                let role = message.get("role").and_then(JsValue::as_str);
+                let needs_repair = repair_null_content
+                    && matches!(role.as_deref(), Some("user" | "assistant" | "toolResult"))
+                    && matches!(message.get("content"), None | Some(JsValue::Null));
+                if needs_repair && let JsValue::Object(map) = message {
+                    let mut copy = map.clone();
+                    copy.insert(JsString::new("content"), JsValue::Array(Vec::new()));
+                    out.push(JsValue::Object(copy));
+                } else {
+                    out.push(message.clone());
+                }
+            }
+            Kind::CustomMessage => {
+                let content = match field("content") {
+                    None | Some(JsValue::Null) if repair_null_content => {
+                        Some(JsValue::Array(Vec::new()))
+                    }
+                    other => other,
+                };
+                out.push(object([
+                    ("role", Some(JsValue::from("custom"))),
+                    ("customType", field("customType")),
+                    ("content", content),
+                    ("display", field("display")),
+                    ("details", field("details")),
+                    ("timestamp", Some(timestamp())),
+                ]));
+            }
+            Kind::BranchSummary if entry.get("summary").is_some_and(JsValue::is_truthy) => {
+                out.push(object([
+                    ("role", Some(JsValue::from("branchSummary"))),
+                    ("summary", field("summary")),
+                    ("fromId", field("fromId")),
+                    ("timestamp", Some(timestamp())),
+                ]));
+            }
+            Kind::Compaction => {
+                out.push(object([
+                    ("role", Some(JsValue::from("compactionSummary"))),
+                    ("summary", field("summary")),
+                    ("tokensBefore", field("tokensBefore")),
+                    ("timestamp", Some(timestamp())),
+                ]));
+                if self.profile() == Profile::Harness
+                    && let Some(JsValue::Array(tail)) = entry.get("retainedTail")
+                {
+                    out.extend(tail.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn model_object(provider: Option<JsValue>, model_id: Option<JsValue>) -> JsValue {
+    object([("provider", provider), ("modelId", model_id)])
+}
+
+/// An object of the present fields (JavaScript drops `undefined` ones when serializing).
+fn object<const N: usize>(fields: [(&str, Option<JsValue>); N]) -> JsValue {
+    let mut map = JsObject::new();
+    for (key, value) in fields {
+        if let Some(value) = value {
+            map.insert(JsString::new(key), value);
+        }
+    }
+    JsValue::Object(map)
+}
+
+/// `new Date(value).getTime()`.
+fn date_millis(value: Option<&JsValue>) -> f64 {
+    let millis = match value {
+        Some(JsValue::String(s)) => parse_date_millis(&s.to_string_lossy()),
+        Some(JsValue::Number(n)) => *n,
+        Some(JsValue::Null) => 0.0,
+        Some(JsValue::Bool(b)) => f64::from(u8::from(*b)),
+        _ => f64::NAN,
+    };
+    // TimeClip.
+    if millis.is_finite() && millis.abs() <= 8.64e15 {
+        millis.trunc() + 0.0
+    } else {
+        f64::NAN
+    }
+}
+
+pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// `convertToLlm` for one message (spec 6.4); `None` when it is dropped.
+pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
+    let role = message.get("role").and_then(JsValue::as_str)?;
+    let text_of = |key: &str| {
+        message
+            .get(key)
+            .map(js_string_of)
+            .unwrap_or_else(|| "undefined".into())
+    };
+    let user_text = |text: String| {
+        object([
+            ("role", Some(JsValue::from("user"))),
+            (
+                "content",
+                Some(JsValue::Array(vec![object([
+                    ("type", Some(JsValue::from("text"))),
+                    ("text", Some(JsValue::from(text))),
+                ])])),
+            ),
+            ("timestamp", message.get("timestamp").cloned()),
+        ])
+    };
+    match &*role {
+        "user" | "assistant" | "toolResult" => Some(message.clone()),
+        "bashExecution" => {
+            if message
+                .get("excludeFromContext")
+                .is_some_and(JsValue::is_truthy)
+            {
+                return None;
+            }
+            let mut text = format!("Ran `{}`\n", text_of("command"));
+            match message.get("output") {
+                Some(output) if output.is_truthy() => {
+                    text.push_str(&format!("```\n{}\n```", js_string_of(output)))
+                }
+                _ => text.push_str("(no output)"),
+            }
+            if message.get("cancelled").is_some_and(JsValue::is_truthy) {
+                text.push_str("\n\n(command cancelled)");
+            } else if let Some(code) = message
+                .get("exitCode")
+                .filter(|c| !matches!(c, JsValue::Null))
+                && code != &JsValue::Number(0.0)
+            {
+                text.push_str(&format!(
+                    "\n\nCommand exited with code {}",
+                    js_string_of(code)
+                ));
+            }
+            if message.get("truncated").is_some_and(JsValue::is_truthy)
+                && let Some(path) = message.get("fullOutputPath").filter(|p| p.is_truthy())
+            {
+                text.push_str(&format!(
+                    "\n\n[Output truncated. Full output: {}]",
+                    js_string_of(path)
+                ));
+            }
+            Some(user_text(text))
+        }
+        "custom" => {
+            let content = match message.get("content") {
+                Some(JsValue::String(s)) => JsValue::Array(vec![object([
+                    ("type", Some(JsValue::from("text"))),
+                    ("text", Some(JsValue::String(s.clone()))),
+                ])]),
+                other => other.cloned().unwrap_or(JsValue::Null),
+            };
+            Some(object([
+                ("role", Some(JsValue::from("user"))),
+                ("content", Some(content)),
+                ("timestamp", message.get("timestamp").cloned()),
+            ]))
+        }
+        "branchSummary" => Some(user_text(format!(
+            "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+            text_of("summary")
+        ))),
+        "compactionSummary" => Some(user_text(format!(
+            "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+            text_of("summary")
+        ))),
+        _ => None,
+    }
+}
+
+/// `String(value)` for the values a template literal interpolates.
+fn js_string_of(value: &JsValue) -> String {
+    match value {
+        JsValue::String(s) => s.to_string_lossy().into_owned(),
+        JsValue::Number(n) => {
+            let mut out = String::new();
+            if n.is_nan() {
+                out.push_str("NaN");
+            } else {
+                json::write_number(*n, &mut out);
+            }
+            out
+        }
+        JsValue::Bool(b) => b.to_string(),
+        JsValue::Null => "null".into(),
+        JsValue::Array(_) => value.stringify(),
+        JsValue::Object(_) => "[object Object]".into(),
+    }
+}

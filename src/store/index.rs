@@ -1,0 +1,196 @@
+//! The in-memory index over a session file: per line, where its bytes are and what the tree and
+//! context building need to know. Line bodies stay on disk until a query reads them back.
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+
+use crate::format::entry::{Kind, LineFacts, Payload, Ref, Role};
+use crate::format::write::Profile;
+
+/// Where a line's bytes are.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// In the session file.
+    File { offset: u64, len: u32 },
+    /// Only in memory: not written yet (lazy first write, in-memory sessions) or rewritten by a
+    /// migration of a file opened read-only.
+    Held(Box<str>),
+}
+
+/// One entry of the session.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub facts: LineFacts,
+    /// `Date.parse(timestamp)`, kept for tree ordering.
+    pub timestamp_millis: f64,
+    pub body: Body,
+    /// 1-based physical line in the file (0 while not written).
+    pub line: u64,
+}
+
+impl Record {
+    pub fn new(facts: LineFacts, body: Body, line: u64) -> Self {
+        let timestamp_millis = facts.timestamp_millis();
+        Record {
+            facts,
+            timestamp_millis,
+            body,
+            line,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.facts.kind
+    }
+
+    pub fn id(&self) -> Option<&str> {
+        self.facts.id.as_deref()
+    }
+
+    /// The `type` string as written (`None` when the line has none).
+    pub fn type_name(&self) -> Option<&str> {
+        self.facts
+            .kind
+            .type_name()
+            .or(self.facts.other_type.as_deref())
+    }
+
+    pub fn is_assistant_message(&self) -> bool {
+        matches!(
+            self.facts.payload,
+            Payload::Message {
+                role: Role::Assistant,
+                ..
+            }
+        )
+    }
+}
+
+/// Where the conversation stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leaf {
+    /// Before the first entry: the next append makes a root.
+    Null,
+    /// pi's `undefined` leaf: the last entry has no string id (a file ending in a non-object
+    /// line). Context building then starts from the last entry, as pi does.
+    Undefined,
+    Id(Box<str>),
+}
+
+impl Leaf {
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Leaf::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The leaf after `facts` is appended or read: a `leaf` entry means its target, any other
+    /// entry itself.
+    pub fn after(facts: &LineFacts) -> Leaf {
+        let id = if facts.kind == Kind::Leaf {
+            &facts.target
+        } else {
+            &Ref::from_id(&facts.id)
+        };
+        match id {
+            Ref::Null => Leaf::Null,
+            Ref::Id(id) => Leaf::Id(id.clone()),
+            Ref::Missing | Ref::Invalid => Leaf::Undefined,
+        }
+    }
+}
+
+impl Ref {
+    fn from_id(id: &Option<Box<str>>) -> Ref {
+        id.as_ref().map_or(Ref::Missing, |id| Ref::Id(id.clone()))
+    }
+}
+
+/// A label as the cache holds it: the raw JSON value and the label entry's timestamp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    /// The label as JSON text (a string for every label pi writes).
+    pub value: Box<str>,
+    /// Index of the label entry that set it.
+    pub entry: u32,
+}
+
+/// Entries, the id map, the label cache and the leaf: everything derived from the lines.
+#[derive(Debug, Default)]
+pub struct Index {
+    pub records: Vec<Record>,
+    /// Id -> position; a duplicate id maps to its last occurrence, as pi's `byId` does.
+    pub by_id: HashMap<Box<str>, u32>,
+    /// Target id -> label, in pi's cache order (where a label was set after its last clear).
+    pub labels: IndexMap<Box<str>, Label>,
+    pub leaf: Option<Leaf>,
+    pub has_assistant: bool,
+}
+
+impl Index {
+    pub fn get(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+
+    pub fn record(&self, index: u32) -> &Record {
+        &self.records[index as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Adds a record, updating the id map, the label cache and the leaf as `profile` does.
+    pub fn push(&mut self, record: Record, profile: Profile) {
+        let position = self.records.len() as u32;
+        if let Some(id) = &record.facts.id {
+            self.by_id.insert(id.clone(), position);
+        }
+        if record.facts.kind == Kind::Label
+            && let Some(target) = record.facts.target.id()
+        {
+            match label_value(&record.facts.payload, profile) {
+                Some(value) => {
+                    let label = Label {
+                        value,
+                        entry: position,
+                    };
+                    self.labels.insert(target.into(), label);
+                }
+                None => {
+                    self.labels.shift_remove(target);
+                }
+            }
+        }
+        self.has_assistant |= record.is_assistant_message();
+        self.leaf = Some(Leaf::after(&record.facts));
+        self.records.push(record);
+    }
+}
+
+/// The label a label entry sets, or `None` when it clears: the SessionManager keeps any truthy
+/// value verbatim; the harness trims strings and clears on an empty result.
+fn label_value(payload: &Payload, profile: Profile) -> Option<Box<str>> {
+    let Payload::Label(Some(raw)) = payload else {
+        return None;
+    };
+    match profile {
+        Profile::PiCli => crate::format::entry::raw_truthy(raw).then(|| raw.clone()),
+        Profile::Harness => {
+            let value = crate::format::json::parse(raw).ok()?;
+            let text = value.as_str()?;
+            let trimmed = crate::format::write::js_trim(&text);
+            (!trimmed.is_empty()).then(|| {
+                crate::format::json::JsValue::from(trimmed)
+                    .stringify()
+                    .into_boxed_str()
+            })
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! Reading a session file into an [`Index`]: one streaming pass, one reader for both pi
+//! designs, lenient (the SessionManager's rules, every skipped line reported) or strict (the
+//! harness's rules, the first bad line is an error).
+
+use std::path::Path;
+
+use crate::format::entry::{
+    Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value, read_line,
+};
+use crate::format::json::{self, JsValue};
+use crate::format::migrate;
+use crate::format::write::Profile;
+
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::file::SessionFile;
+use super::index::{Body, Index, Record};
+
+/// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
+
+const READ_CHUNK: usize = 4 << 20;
+
+/// A line the lenient reader skipped, with why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// 1-based physical line (0 when the warning is not about one line).
+    pub line: u64,
+    pub message: String,
+}
+
+/// What reading a file produced.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The header object as pi keeps it (migrated when a migration ran).
+    pub header: JsValue,
+    pub index: Index,
+    pub warnings: Vec<Warning>,
+    /// Every line after a migration (header first), as pi would rewrite the file.
+    pub migrated_lines: Option<Vec<String>>,
+    /// The version the file had when a migration ran.
+    pub migrated_from: Option<f64>,
+}
+
+/// Why a file could not be loaded as a session, beyond I/O.
+#[derive(Debug)]
+pub enum LoadOutcome {
+    Loaded(Box<Loaded>),
+    /// The file has no bytes at all (pi writes a fresh header into it).
+    Empty,
+}
+
+/// Reads `file` by `profile`'s rules.
+pub fn load(
+    file: &SessionFile,
+    profile: Profile,
+    max_line_bytes: usize,
+) -> StoreResult<LoadOutcome> {
+    let path = file.path();
+    if file.is_empty() {
+        return Ok(LoadOutcome::Empty);
+    }
+    let mut reader = Reader {
+        profile,
+        path,
+        header: None,
+        index: Index::default(),
+        warnings: Vec::new(),
+        non_blank: 0,
+    };
+    for_each_line(file, max_line_bytes, |line_number, offset, bytes| {
+        reader.line(line_number, offset, bytes)
+    })?;
+    let Reader {
+        header,
+        mut index,
+        mut warnings,
+        ..
+    } = reader;
+    let Some(header) = header else {
+        return Err(match profile {
+            Profile::PiCli => not_a_session(path),
+            Profile::Harness => harness_invalid(path, "missing session header"),
+        });
+    };
+    if profile == Profile::PiCli && migrate::needs_migration(&header) {
+        let from = migrate::header_version(&header);
+        let (header, lines) = migrated(file, max_line_bytes, &mut warnings)?;
+        index = Index::default();
+        for (i, line) in lines.iter().enumerate().skip(1) {
+            let facts = facts_from_value(
+                &json::parse(line).map_err(|e| StoreError::new(ErrorKind::Io, e.to_string()))?,
+            );
+            if facts.kind != Kind::Session {
+                index.push(
+                    Record::new(
+                        facts,
+                        Body::Held(line.clone().into_boxed_str()),
+                        i as u64 + 1,
+                    ),
+                    profile,
+                );
+            }
+        }
+        return Ok(LoadOutcome::Loaded(Box::new(Loaded {
+            header,
+            index,
+            warnings,
+            migrated_lines: Some(lines),
+            migrated_from: Some(from),
+        })));
+    }
+    Ok(LoadOutcome::Loaded(Box::new(Loaded {
+        header,
+        index,
+        warnings,
+        migrated_lines: None,
+        migrated_from: None,
+    })))
+}
+
+struct Reader<'a> {
+    profile: Profile,
+    path: &'a Path,
+    header: Option<JsValue>,
+    index: Index,
+    warnings: Vec<Warning>,
+    /// Non-blank lines so far: the harness numbers lines this way in its errors.
+    non_blank: u64,
+}
+
+impl Reader<'_> {
+    fn line(&mut self, line_number: u64, offset: u64, bytes: &[u8]) -> StoreResult<()> {
+        let read = read_line(bytes);
+        if matches!(read, LineRead::Blank) {
+            return Ok(());
+        }
+        self.non_blank += 1;
+        match self.profile {
+            Profile::PiCli => self.lenient(line_number, offset, bytes, read),
+            Profile::Harness => self.strict(line_number, offset, bytes, read),
+        }
+    }
+
+    fn lenient(
+        &mut self,
+        line_number: u64,
+        offset: u64,
+        bytes: &[u8],
+        read: LineRead,
+    ) -> StoreResult<()> {
+        let facts = match read {
+            LineRead::Blank => return Ok(()),
+            LineRead::Skipped(reason) => {
+                self.warnings.push(Warning {
+                    line: line_number,
+                    message: format!("line {line_number} skipped: {reason}"),
+                });
+                return Ok(());
+            }
+            LineRead::Entry(facts) => facts,
+        };
+        if self.header.is_none() {
+            // The first value that parses must be the header; garbage before it is tolerated.
+            if facts.kind != Kind::Session || facts.id.is_none() {
+                return Err(not_a_session(self.path));
+            }
+            self.header = Some(json::parse_bytes(bytes).map_err(|_| not_a_session(self.path))?);
+            return Ok(());
+        }
+        if facts.kind == Kind::Session {
+            // pi ignores a second header everywhere.
+            self.warnings.push(Warning {
+                line: line_number,
+                message: format!("line {line_number} skipped: a second session header"),
+            });
+            return Ok(());
+        }
+        self.push(facts, offset, bytes.len(), line_number)
+    }
+
+    fn strict(
+        &mut self,
+        line_number: u64,
+        offset: u64,
+        bytes: &[u8],
+        read: LineRead,
+    ) -> StoreResult<()> {
+        let n = self.non_blank;
+        if self.header.is_none() {
+            self.header = Some(strict_header(self.path, bytes, line_number)?);
+            return Ok(());
+        }
+        let bad = |reason: &str| {
+            StoreError::at_line(
+                ErrorKind::InvalidEntry,
+                line_number,
+                format!(
+                    "Invalid JSONL session file {}: line {n} {reason}",
+                    self.path.display()
+                ),
+            )
+        };
+        let facts = match read {
+            LineRead::Blank => return Ok(()),
+            LineRead::Skipped(SkipReason::NotJson(_)) => return Err(bad("is not valid JSON")),
+            LineRead::Skipped(SkipReason::Falsy) => {
+                return Err(bad("is not a valid session entry"));
+            }
+            LineRead::Entry(facts) => facts,
+        };
+        // Arrays are objects to JavaScript's `typeof`: they fail on their missing type instead.
+        let is_array = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        if !facts.is_object && !is_array {
+            return Err(bad("is not a valid session entry"));
+        }
+        if !facts.has_type {
+            return Err(bad("is missing entry type"));
+        }
+        if facts.id.as_deref().is_none_or(str::is_empty) {
+            return Err(bad("is missing entry id"));
+        }
+        if !matches!(facts.parent, Ref::Null | Ref::Id(_)) {
+            return Err(bad("has invalid parentId"));
+        }
+        if facts.timestamp.as_deref().is_none_or(str::is_empty) {
+            return Err(bad("is missing timestamp"));
+        }
+        if facts.kind == Kind::Leaf && !matches!(facts.target, Ref::Null | Ref::Id(_)) {
+            return Err(bad("has invalid targetId"));
+        }
+        self.push(facts, offset, bytes.len(), line_number)
+    }
+
+    fn push(
+        &mut self,
+        facts: LineFacts,
+        offset: u64,
+        len: usize,
+        line_number: u64,
+    ) -> StoreResult<()> {
+        let len = u32::try_from(len)
+            .map_err(|_| line_too_long(self.path, line_number, u32::MAX as usize))?;
+        self.index.push(
+            Record::new(facts, Body::File { offset, len }, line_number),
+            self.profile,
+        );
+        Ok(())
+    }
+}
+
+/// The harness's header checks, with its messages.
+fn strict_header(path: &Path, bytes: &[u8], line_number: u64) -> StoreResult<JsValue> {
+    let invalid = |reason: &str| {
+        let mut e = harness_invalid(path, reason);
+        e.line = Some(line_number);
+        e
+    };
+    let header = json::parse_bytes(bytes)
+        .map_err(|_| invalid("first line is not a valid session header"))?;
+    let non_empty_string = |key: &str| {
+        header
+            .get(key)
+            .and_then(JsValue::as_js_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    if header.as_object().is_none()
+        || header.get("type").and_then(JsValue::as_str).as_deref() != Some("session")
+    {
+        return Err(invalid("first line is not a valid session header"));
+    }
+    if header.get("version") != Some(&JsValue::Number(3.0)) {
+        return Err(invalid("unsupported session version"));
+    }
+    for (key, reason) in [
+        ("id", "session header is missing id"),
+        ("timestamp", "session header is missing timestamp"),
+        ("cwd", "session header is missing cwd"),
+    ] {
+        if !non_empty_string(key) {
+            return Err(invalid(reason));
+        }
+    }
+    if header
+        .get("parentSession")
+        .is_some_and(|v| v.as_js_str().is_none())
+    {
+        return Err(invalid("session header parentSession must be a string"));
+    }
+    if header
+        .get("metadata")
+        .is_some_and(|v| v.as_object().is_none())
+    {
+        return Err(invalid("session header metadata must be an object"));
+    }
+    Ok(header)
+}
+
+fn harness_invalid(path: &Path, reason: &str) -> StoreError {
+    StoreError::new(
+        ErrorKind::InvalidSession,
+        format!("Invalid JSONL session file {}: {reason}", path.display()),
+    )
+}
+
+fn not_a_session(path: &Path) -> StoreError {
+    StoreError::new(
+        ErrorKind::InvalidSession,
+        format!("Session file is not a valid pi session: {}", path.display()),
+    )
+}
+
+fn line_too_long(path: &Path, line: u64, limit: usize) -> StoreError {
+    StoreError::at_line(
+        ErrorKind::LineTooLong,
+        line,
+        format!(
+            "{}: line {line} is longer than {limit} bytes",
+            path.display()
+        ),
+    )
+}
+
+/// Reads every parsed line as a value, migrates them as pi does and re-serializes them.
+fn migrated(
+    file: &SessionFile,
+    max_line_bytes: usize,
+    warnings: &mut Vec<Warning>,
+) -> StoreResult<(JsValue, Vec<String>)> {
+    let mut values = Vec::new();
+    for_each_line(file, max_line_bytes, |_, _, bytes| {
+        if let LineRead::Entry(_) = read_line(bytes)
+            && let Ok(value) = json::parse_bytes(bytes)
+        {
+            values.push(value);
+        }
+        Ok(())
+    })?;
+    let ids = crate::format::ids::IdSource::system();
+    migrate::migrate(&mut values, || {
+        ids.entry_id(crate::format::ids::EntryIdStyle::V4Prefix, |_| false)
+    });
+    if !warnings.is_empty() {
+        warnings.push(Warning {
+            line: 0,
+            message: format!(
+                "{} unparsable line(s) are not carried into the migrated file",
+                warnings.len()
+            ),
+        });
+    }
+    let header = values.first().cloned().unwrap_or(JsValue::Null);
+    Ok((header, values.iter().map(JsValue::stringify).collect()))
+}
+
+/// Streams the file line by line (split on `\n` only): `(line number, offset, bytes)`.
+/// A last line without its newline is passed too.
+pub fn for_each_line(
+    file: &SessionFile,
+    max_line_bytes: usize,
+    mut each: impl FnMut(u64, u64, &[u8]) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let path = file.path();
+    // Only the bytes present now are read: the index must match the length appends start from.
+    let total = file.len();
+    let mut buffer: Vec<u8> = Vec::with_capacity(READ_CHUNK.min(total as usize + 1));
+    let mut buffer_offset = 0u64; // file offset of buffer[0]
+    let mut read_pos = 0u64;
+    let mut line_number = 0u64;
+    loop {
+        let start_len = buffer.len();
+        let want = (READ_CHUNK.max(start_len / 2) as u64).min(total - read_pos) as usize;
+        buffer.resize(start_len + want, 0);
+        let n = read_at_most(file.file(), &mut buffer[start_len..], read_pos, path)?;
+        buffer.truncate(start_len + n);
+        read_pos += n as u64;
+        let at_end = n == 0 || read_pos >= total;
+        let mut line_start = 0usize;
+        while let Some(pos) = memchr::memchr(b'\n', &buffer[line_start..]) {
+            let end = line_start + pos;
+            line_number += 1;
+            if end - line_start > max_line_bytes {
+                return Err(line_too_long(path, line_number, max_line_bytes));
+            }
+            each(
+                line_number,
+                buffer_offset + line_start as u64,
+                &buffer[line_start..end],
+            )?;
+            line_start = end + 1;
+        }
+        buffer.drain(..line_start);
+        buffer_offset += line_start as u64;
+        if buffer.len() > max_line_bytes {
+            return Err(line_too_long(path, line_number + 1, max_line_bytes));
+        }
+        if at_end {
+            if !buffer.is_empty() {
+                line_number += 1;
+                each(line_number, buffer_offset, &buffer)?;
+            }
+            return Ok(());
+        }
+    }
+}
+
+fn read_at_most(
+    source: &std::fs::File,
+    buf: &mut [u8],
+    pos: u64,
+    path: &Path,
+) -> StoreResult<usize> {
+    use std::os::unix::fs::FileExt;
+    loop {
+        match source.read_at(buf, pos) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(StoreError::io(path, "cannot read", e)),
+        }
+    }
+}

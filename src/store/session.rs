@@ -1,0 +1,654 @@
+//! One session: its header, its index, its leaf, and the appends that grow it, written the way
+//! the session's profile writes (spec sections 4 and 5).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::format::entry::{Kind, facts_from_value};
+use crate::format::ids::{EntryIdStyle, IdSource};
+use crate::format::json::{self, JsValue};
+use crate::format::write::{self, NewEntry, ParentValue, Profile};
+
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::file::SessionFile;
+use super::index::{Body, Index, Leaf, Record};
+use super::load::{self, DEFAULT_MAX_LINE_BYTES, LoadOutcome, Warning};
+
+/// How a session is opened or created.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub profile: Profile,
+    /// Sync every append to disk before acknowledging it.
+    pub durable: bool,
+    pub max_line_bytes: usize,
+    pub ids: Arc<IdSource>,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            profile: Profile::PiCli,
+            durable: false,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            ids: Arc::new(IdSource::system()),
+        }
+    }
+}
+
+impl SessionOptions {
+    pub fn with_profile(profile: Profile) -> Self {
+        SessionOptions {
+            profile,
+            ..SessionOptions::default()
+        }
+    }
+}
+
+/// What a new session starts with.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// The file to write; `None` keeps the session in memory only.
+    pub path: Option<PathBuf>,
+    /// The header `cwd`, as given (resolving it is the caller's business).
+    pub cwd: String,
+    /// A fixed session id; a fresh UUIDv7 otherwise.
+    pub id: Option<String>,
+    /// The header timestamp; now otherwise.
+    pub timestamp: Option<String>,
+    pub parent_session: Option<String>,
+    /// Header metadata (harness only).
+    pub metadata: Option<JsValue>,
+}
+
+/// An open session.
+#[derive(Debug)]
+pub struct Session {
+    pub(super) options: SessionOptions,
+    pub(super) header: JsValue,
+    pub(super) index: Index,
+    pub(super) leaf: Leaf,
+    /// Where the session lives on disk; `None` for in-memory sessions.
+    path: Option<PathBuf>,
+    /// The open file; `None` before the lazy first write, for in-memory sessions, and for
+    /// read-only sessions whose content is held in memory.
+    pub(super) file: Option<SessionFile>,
+    /// The SessionManager's `flushed`: the file holds everything appended so far.
+    flushed: bool,
+    read_only: bool,
+    warnings: Vec<Warning>,
+}
+
+impl Session {
+    /// Opens an existing file for reading only: nothing is ever written, migration happens in
+    /// memory, an empty file is an error.
+    pub fn open_read_only(path: &Path, options: SessionOptions) -> StoreResult<Session> {
+        let file = SessionFile::open_read(path)?;
+        match load::load(&file, options.profile, options.max_line_bytes)? {
+            LoadOutcome::Empty => Err(StoreError::new(
+                ErrorKind::InvalidSession,
+                format!(
+                    "{}: empty file, not a pi session (it has no header line)",
+                    path.display()
+                ),
+            )),
+            LoadOutcome::Loaded(loaded) => {
+                let mut session = Session::from_parts(
+                    path,
+                    options,
+                    loaded.header,
+                    loaded.index,
+                    loaded.warnings,
+                );
+                session.read_only = true;
+                session.file = Some(file);
+                if let Some(from) = loaded.migrated_from {
+                    session.warnings.push(Warning {
+                        line: 0,
+                        message: format!("version {from} file migrated to version 3 in memory (the file is untouched)"),
+                    });
+                }
+                Ok(session)
+            }
+        }
+    }
+
+    /// Opens a file to write to it, as the SessionManager's `open` does: a missing file starts
+    /// a new session that will be written there; an empty file gets a fresh header; a v1/v2
+    /// file is migrated and rewritten, its original bytes kept beside it as `<file>.v<N>.bak`.
+    /// The harness profile requires an existing valid file.
+    pub fn open(path: &Path, cwd_if_new: &str, options: SessionOptions) -> StoreResult<Session> {
+        if !path.exists() {
+            if options.profile == Profile::Harness {
+                return Err(StoreError::new(
+                    ErrorKind::SessionNotFound,
+                    format!("Session not found: {}", path.display()),
+                ));
+            }
+            let new = NewSession {
+                path: Some(path.to_path_buf()),
+                cwd: cwd_if_new.to_string(),
+                ..NewSession::default()
+            };
+            return Session::create(new, options);
+        }
+        let file = SessionFile::open_write(path, options.durable)?;
+        let loaded = match load::load(&file, options.profile, options.max_line_bytes)? {
+            LoadOutcome::Loaded(loaded) => loaded,
+            LoadOutcome::Empty if options.profile == Profile::PiCli => {
+                let header = write::header_object(
+                    Profile::PiCli,
+                    &options.ids.session_id(),
+                    &options.ids.now_iso(),
+                    cwd_if_new,
+                    None,
+                    None,
+                );
+                let mut file = file;
+                file.append_line(&header.stringify())?;
+                let mut session =
+                    Session::from_parts(path, options, header, Index::default(), Vec::new());
+                session.file = Some(file);
+                return Ok(session);
+            }
+            LoadOutcome::Empty => {
+                return Err(StoreError::new(
+                    ErrorKind::InvalidSession,
+                    format!(
+                        "Invalid JSONL session file {}: missing session header",
+                        path.display()
+                    ),
+                ));
+            }
+        };
+        let load::Loaded {
+            header,
+            index,
+            mut warnings,
+            migrated_lines,
+            migrated_from,
+        } = *loaded;
+        let mut session = Session::from_parts(path, options, header, index, Vec::new());
+        match migrated_lines {
+            None => session.file = Some(file),
+            Some(lines) => {
+                let version = migrated_from.unwrap_or(1.0);
+                let backup = backup_path(path, version);
+                let content: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                let file = file.rewrite(&content, &backup)?;
+                warnings.push(Warning {
+                    line: 0,
+                    message: format!(
+                        "version {version} file migrated to version 3; the original is kept at {}",
+                        backup.display()
+                    ),
+                });
+                // Bodies now live in the rewritten file: re-read it for byte ranges.
+                let LoadOutcome::Loaded(reloaded) = load::load(
+                    &file,
+                    session.options.profile,
+                    session.options.max_line_bytes,
+                )?
+                else {
+                    return Err(StoreError::new(
+                        ErrorKind::Io,
+                        format!("{}: empty after migration", path.display()),
+                    ));
+                };
+                session.index = reloaded.index;
+                session.leaf = session.index.leaf.clone().unwrap_or(Leaf::Null);
+                session.file = Some(file);
+            }
+        }
+        session.warnings = warnings;
+        Ok(session)
+    }
+
+    /// Starts a new session. pi-cli writes nothing until the first assistant message (then the
+    /// whole file at once); harness writes the header now. In-memory sessions never write.
+    pub fn create(new: NewSession, options: SessionOptions) -> StoreResult<Session> {
+        let id = new.id.unwrap_or_else(|| options.ids.session_id());
+        let timestamp = new.timestamp.unwrap_or_else(|| options.ids.now_iso());
+        let header = write::header_object(
+            options.profile,
+            &id,
+            &timestamp,
+            &new.cwd,
+            new.parent_session.as_deref(),
+            new.metadata.as_ref(),
+        );
+        let mut session = Session {
+            options,
+            header,
+            index: Index::default(),
+            leaf: Leaf::Null,
+            path: new.path,
+            file: None,
+            flushed: false,
+            read_only: false,
+            warnings: Vec::new(),
+        };
+        if session.options.profile == Profile::Harness
+            && let Some(path) = &session.path
+        {
+            let content = format!("{}\n", session.header.stringify());
+            session.file = Some(SessionFile::create_new(
+                path,
+                &content,
+                session.options.durable,
+            )?);
+            session.flushed = true;
+        }
+        Ok(session)
+    }
+
+    fn from_parts(
+        path: &Path,
+        options: SessionOptions,
+        header: JsValue,
+        index: Index,
+        warnings: Vec<Warning>,
+    ) -> Session {
+        let leaf = index.leaf.clone().unwrap_or(Leaf::Null);
+        Session {
+            options,
+            header,
+            index,
+            leaf,
+            path: Some(path.to_path_buf()),
+            file: None,
+            flushed: true,
+            read_only: false,
+            warnings,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // What the session is
+
+    pub fn profile(&self) -> Profile {
+        self.options.profile
+    }
+
+    pub fn header(&self) -> &JsValue {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> Cow<'_, str> {
+        self.header
+            .get("id")
+            .and_then(JsValue::as_str)
+            .unwrap_or_default()
+    }
+
+    pub fn cwd(&self) -> Cow<'_, str> {
+        self.header
+            .get("cwd")
+            .and_then(JsValue::as_str)
+            .unwrap_or_default()
+    }
+
+    /// Where the session is (or will be) written; `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the file exists yet (false before pi-cli's lazy first write).
+    pub fn is_written(&self) -> bool {
+        self.file.is_some()
+    }
+
+    pub fn leaf(&self) -> &Leaf {
+        &self.leaf
+    }
+
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    pub(super) fn warn(&mut self, message: String) {
+        if !self.warnings.iter().any(|w| w.message == message) {
+            tracing::warn!("{message}");
+            self.warnings.push(Warning { line: 0, message });
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn ids(&self) -> &Arc<IdSource> {
+        &self.options.ids
+    }
+
+    /// Position of the entry with this id.
+    pub fn position(&self, id: &str) -> Option<u32> {
+        self.index.get(id)
+    }
+
+    pub fn record(&self, position: u32) -> &Record {
+        self.index.record(position)
+    }
+
+    pub fn records(&self) -> &[Record] {
+        &self.index.records
+    }
+
+    /// The raw text of an entry's line.
+    pub fn line_text(&self, position: u32) -> StoreResult<Cow<'_, str>> {
+        let record = self.index.record(position);
+        match &record.body {
+            Body::Held(text) => Ok(Cow::Borrowed(text)),
+            Body::File { offset, len } => {
+                let file = self
+                    .file
+                    .as_ref()
+                    .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
+                let bytes = file.read_at(*offset, *len as usize)?;
+                Ok(Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()))
+            }
+        }
+    }
+
+    /// An entry as `JSON.parse` gives it.
+    pub fn entry_value(&self, position: u32) -> StoreResult<JsValue> {
+        let text = self.line_text(position)?;
+        json::parse(&text).map_err(|e| {
+            StoreError::at_line(
+                ErrorKind::Io,
+                self.index.record(position).line,
+                format!(
+                    "line {} changed on disk: {e}",
+                    self.index.record(position).line
+                ),
+            )
+        })
+    }
+
+    /// The label on `id`, as the profile's cache holds it.
+    pub fn label(&self, id: &str) -> Option<JsValue> {
+        self.index
+            .labels
+            .get(id)
+            .and_then(|l| json::parse(&l.value).ok())
+    }
+
+    /// Every label, in cache order: `(target id, label, position of the label entry)`.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, JsValue, u32)> {
+        self.index
+            .labels
+            .iter()
+            .filter_map(|(target, l)| json::parse(&l.value).ok().map(|v| (&**target, v, l.entry)))
+    }
+
+    /// The session name: the last `session_info`'s `name`, trimmed; empty clears it.
+    pub fn session_name(&self) -> Option<String> {
+        let record = self
+            .index
+            .records
+            .iter()
+            .rev()
+            .find(|r| r.kind() == Kind::SessionInfo)?;
+        let crate::format::entry::Payload::SessionInfo(Some(raw)) = &record.facts.payload else {
+            return None;
+        };
+        let value = json::parse(raw).ok()?;
+        let name = write::js_trim(&value.as_str()?).to_string();
+        (!name.is_empty()).then_some(name)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Appends
+
+    fn entry_id_style(&self) -> EntryIdStyle {
+        match self.options.profile {
+            Profile::PiCli => EntryIdStyle::V4Prefix,
+            Profile::Harness => EntryIdStyle::V7Suffix,
+        }
+    }
+
+    fn new_entry_id(&self) -> String {
+        self.options.ids.entry_id(self.entry_id_style(), |id| {
+            self.index.by_id.contains_key(id)
+        })
+    }
+
+    /// The current leaf as a parent. The harness refuses a leaf that names no entry.
+    fn parent_value(&self) -> StoreResult<ParentValue> {
+        Ok(match &self.leaf {
+            Leaf::Null => ParentValue::Null,
+            Leaf::Undefined => ParentValue::Undefined,
+            Leaf::Id(id) => {
+                if self.options.profile == Profile::Harness && self.index.get(id).is_none() {
+                    return Err(StoreError::new(
+                        ErrorKind::InvalidSession,
+                        format!("Entry {id} not found"),
+                    ));
+                }
+                ParentValue::Id(id.to_string())
+            }
+        })
+    }
+
+    /// Appends an entry as a child of the leaf and moves the leaf to it. Returns its id.
+    pub fn append(&mut self, entry: NewEntry) -> StoreResult<String> {
+        let parent = self.parent_value()?;
+        self.append_with_parent(entry, parent)
+    }
+
+    fn append_with_parent(&mut self, entry: NewEntry, parent: ParentValue) -> StoreResult<String> {
+        self.check_appendable(&entry)?;
+        let entry = match entry {
+            NewEntry::SessionInfo { name } => {
+                let text = name.as_str().ok_or_else(|| {
+                    StoreError::new(ErrorKind::InvalidArgument, "session name must be a string")
+                })?;
+                NewEntry::SessionInfo {
+                    name: JsValue::from(write::sanitize_session_name(&text)),
+                }
+            }
+            other => other,
+        };
+        let id = self.new_entry_id();
+        let timestamp = self.options.ids.now_iso();
+        let object = write::entry_object(self.options.profile, &entry, &id, &parent, &timestamp);
+        let line = object.stringify();
+        let facts = facts_from_value(&object);
+        self.write_line(line, facts)?;
+        Ok(id)
+    }
+
+    fn check_appendable(&self, entry: &NewEntry) -> StoreResult<()> {
+        if self.read_only {
+            return Err(StoreError::new(
+                ErrorKind::InvalidArgument,
+                "session is open read-only",
+            ));
+        }
+        let harness_only = match entry {
+            NewEntry::ActiveToolsChange { .. } => Some("active_tools_change entries"),
+            NewEntry::Compaction {
+                retained_tail: Some(_),
+                ..
+            } => Some("retainedTail"),
+            _ => None,
+        };
+        if let Some(what) = harness_only
+            && self.options.profile == Profile::PiCli
+        {
+            return Err(StoreError::new(
+                ErrorKind::InvalidArgument,
+                format!("{what} are written by the harness profile only"),
+            ));
+        }
+        if let NewEntry::Label { target_id, .. } = entry
+            && self.index.get(target_id).is_none()
+        {
+            return Err(StoreError::entry_not_found(target_id));
+        }
+        Ok(())
+    }
+
+    /// Writes one new line the way the profile writes, then indexes it. Disk first: an entry
+    /// that could not be written is not in memory either, and is not acknowledged.
+    fn write_line(
+        &mut self,
+        line: String,
+        facts: crate::format::entry::LineFacts,
+    ) -> StoreResult<()> {
+        let is_assistant = matches!(
+            facts.payload,
+            crate::format::entry::Payload::Message {
+                role: crate::format::entry::Role::Assistant,
+                ..
+            }
+        );
+        let body = match (&self.path, self.flushed) {
+            (None, _) => Body::Held(line.into_boxed_str()),
+            (Some(_), true) => {
+                let file = self
+                    .file
+                    .as_mut()
+                    .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
+                let offset = file.append_line(&line)?;
+                Body::File {
+                    offset,
+                    len: line.len() as u32,
+                }
+            }
+            (Some(path), false) if self.index.has_assistant || is_assistant => {
+                // The SessionManager's first write: the whole session at once, exclusively.
+                let path = path.clone();
+                self.first_write(&path, &line)?;
+                let offset = self.file.as_ref().map_or(0, |f| f.len()) - line.len() as u64 - 1;
+                Body::File {
+                    offset,
+                    len: line.len() as u32,
+                }
+            }
+            (Some(_), false) => Body::Held(line.into_boxed_str()),
+        };
+        let number = match body {
+            Body::File { .. } => self.index.records.last().map_or(1, |r| r.line) + 1,
+            Body::Held(_) => 0,
+        };
+        self.index
+            .push(Record::new(facts, body, number), self.options.profile);
+        self.leaf = self.index.leaf.clone().unwrap_or(Leaf::Null);
+        Ok(())
+    }
+
+    fn first_write(&mut self, path: &Path, new_line: &str) -> StoreResult<()> {
+        let mut content = format!("{}\n", self.header.stringify());
+        let mut offsets = Vec::with_capacity(self.index.records.len());
+        for record in &self.index.records {
+            let Body::Held(text) = &record.body else {
+                return Err(StoreError::new(
+                    ErrorKind::Io,
+                    "unwritten session holds a written entry",
+                ));
+            };
+            offsets.push((content.len() as u64, text.len() as u32));
+            content.push_str(text);
+            content.push('\n');
+        }
+        content.push_str(new_line);
+        content.push('\n');
+        let file = SessionFile::create_new(path, &content, self.options.durable)?;
+        for (i, (offset, len)) in offsets.into_iter().enumerate() {
+            let record = &mut self.index.records[i];
+            record.body = Body::File { offset, len };
+            record.line = i as u64 + 2;
+        }
+        self.file = Some(file);
+        self.flushed = true;
+        Ok(())
+    }
+
+    /// Moves the leaf to `id` (pi's `branch`). pi-cli writes nothing; harness writes a `leaf`.
+    pub fn branch(&mut self, id: &str) -> StoreResult<()> {
+        if self.index.get(id).is_none() {
+            return Err(StoreError::entry_not_found(id));
+        }
+        self.move_leaf(Some(id))
+    }
+
+    /// Moves the leaf before the first entry (pi's `resetLeaf`).
+    pub fn reset_leaf(&mut self) -> StoreResult<()> {
+        self.move_leaf(None)
+    }
+
+    fn move_leaf(&mut self, target: Option<&str>) -> StoreResult<()> {
+        match self.options.profile {
+            Profile::PiCli => {
+                self.leaf = target.map_or(Leaf::Null, |id| Leaf::Id(id.into()));
+                Ok(())
+            }
+            Profile::Harness => {
+                let entry = NewEntry::Leaf {
+                    target_id: target.map(str::to_string),
+                };
+                self.append(entry).map(|_| ())
+            }
+        }
+    }
+
+    /// Moves the leaf to `from` (`None`: before the first entry) and appends a branch summary
+    /// there, which becomes the leaf. Returns the summary's id.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: JsValue,
+        details: Option<JsValue>,
+        from_hook: Option<JsValue>,
+        usage: Option<JsValue>,
+    ) -> StoreResult<String> {
+        if let Some(id) = from
+            && self.index.get(id).is_none()
+        {
+            return Err(StoreError::entry_not_found(id));
+        }
+        if self.read_only {
+            return Err(StoreError::new(
+                ErrorKind::InvalidArgument,
+                "session is open read-only",
+            ));
+        }
+        self.move_leaf(from)?;
+        let entry = NewEntry::BranchSummary {
+            from_id: JsValue::from(from.unwrap_or("root")),
+            summary,
+            details,
+            usage,
+            from_hook,
+        };
+        let parent = from.map_or(ParentValue::Null, |id| ParentValue::Id(id.to_string()));
+        self.append_with_parent(entry, parent)
+    }
+
+    /// Sets the leaf without writing anything: for read-only queries at another position.
+    pub fn set_leaf_for_reading(&mut self, leaf: Leaf) -> StoreResult<()> {
+        if let Leaf::Id(id) = &leaf
+            && self.index.get(id).is_none()
+        {
+            return Err(StoreError::entry_not_found(id));
+        }
+        self.leaf = leaf;
+        Ok(())
+    }
+}
+
+/// Where a migration keeps the original file: beside it, not ending in `.jsonl` so that no
+/// listing takes it for a session.
+pub fn backup_path(path: &Path, version: f64) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".v{version}.bak"));
+    path.with_file_name(name)
+}

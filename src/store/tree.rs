@@ -1,0 +1,208 @@
+//! Walking the tree: paths to the root (pi-cli's full path, the harness's truncated path),
+//! children, and the whole tree as flat rows. Every walk stops at a cycle instead of looping
+//! (pi loops forever there) and says so.
+
+use crate::format::entry::{Kind, Payload, Ref};
+use crate::format::write::Profile;
+
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::Leaf;
+use super::session::Session;
+
+/// Positions from the root (first) to the start of the walk (last).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walk {
+    pub positions: Vec<u32>,
+    /// The id at which the walk met itself again, if it did.
+    pub cycle_at: Option<String>,
+}
+
+/// One row of the flattened tree, in depth-first pre-order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeRow {
+    pub position: u32,
+    pub depth: u32,
+}
+
+impl Session {
+    /// Where the SessionManager's path walk starts for the current leaf: the leaf entry, or,
+    /// when the leaf is undefined or names no entry, the last entry (pi's silent fallback).
+    fn walk_start(&self, leaf: &Leaf) -> Option<u32> {
+        match leaf {
+            Leaf::Null => None,
+            Leaf::Id(id) => self.index.get(id).or_else(|| self.last_position()),
+            Leaf::Undefined => self.last_position(),
+        }
+    }
+
+    fn last_position(&self) -> Option<u32> {
+        self.index.len().checked_sub(1).map(|p| p as u32)
+    }
+
+    /// The parent of a record, if its `parentId` is a non-empty string naming an entry.
+    pub fn parent_position(&self, position: u32) -> Option<u32> {
+        match &self.index.record(position).facts.parent {
+            Ref::Id(id) if !id.is_empty() => self.index.get(id),
+            _ => None,
+        }
+    }
+
+    /// The full path from the root to `start` (the SessionManager's walk).
+    pub fn walk_from(&self, start: Option<u32>) -> Walk {
+        let mut walk = Walk::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut current = start;
+        while let Some(position) = current {
+            if !seen.insert(position) {
+                walk.cycle_at = self.index.record(position).id().map(str::to_string);
+                break;
+            }
+            walk.positions.push(position);
+            current = self.parent_position(position);
+        }
+        walk.positions.reverse();
+        walk
+    }
+
+    /// The SessionManager's `buildSessionPath` for `leaf`.
+    pub fn leaf_path(&self, leaf: &Leaf) -> Walk {
+        self.walk_from(self.walk_start(leaf))
+    }
+
+    /// `getBranch(id)`: the full path to `id` (empty for an unknown id).
+    pub fn branch_path(&self, id: &str) -> Walk {
+        match self.index.get(id) {
+            Some(position) => self.walk_from(Some(position)),
+            None => Walk::default(),
+        }
+    }
+
+    /// The harness's `getPathToRootOrCompaction`: the path to `leaf`, cut at the newest
+    /// `retainedTail` compaction or at the `firstKeptEntryId` of the last compaction passed.
+    pub fn checkpoint_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
+        let id = match leaf {
+            Leaf::Null => return Ok(Walk::default()),
+            Leaf::Id(id) => id,
+            Leaf::Undefined => {
+                return Err(StoreError::new(
+                    ErrorKind::InvalidSession,
+                    "Entry undefined not found",
+                ));
+            }
+        };
+        let Some(mut position) = self.index.get(id) else {
+            return Err(StoreError::entry_not_found(id));
+        };
+        let mut walk = Walk::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut stop_at: Option<Box<str>> = None;
+        loop {
+            if !seen.insert(position) {
+                walk.cycle_at = self.index.record(position).id().map(str::to_string);
+                break;
+            }
+            walk.positions.push(position);
+            let record = self.index.record(position);
+            if stop_at.is_some() && record.facts.id == stop_at {
+                break;
+            }
+            if let Payload::Compaction {
+                first_kept,
+                retained_tail,
+            } = &record.facts.payload
+            {
+                if *retained_tail {
+                    break;
+                }
+                stop_at = first_kept.clone();
+            }
+            let parent = match &record.facts.parent {
+                Ref::Id(p) if !p.is_empty() => p,
+                _ => break,
+            };
+            match self.index.get(parent) {
+                Some(p) => position = p,
+                None => {
+                    return Err(StoreError::new(
+                        ErrorKind::InvalidSession,
+                        format!("Entry {parent} not found"),
+                    ));
+                }
+            }
+        }
+        walk.positions.reverse();
+        Ok(walk)
+    }
+
+    /// The path context building and navigation use for this profile.
+    pub fn profile_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
+        match self.options.profile {
+            Profile::PiCli => Ok(self.leaf_path(leaf)),
+            Profile::Harness => self.checkpoint_path(leaf),
+        }
+    }
+
+    /// Entries whose parent is `id`, in file order (`getChildren`).
+    pub fn children(&self, id: &str) -> Vec<u32> {
+        (0..self.index.len() as u32)
+            .filter(|&p| self.index.record(p).facts.parent.id() == Some(id))
+            .collect()
+    }
+
+    /// The whole tree, depth-first in pre-order. Roots (entries whose `parentId` is null or
+    /// their own id, and orphans) come in file order; children are sorted by timestamp for
+    /// pi-cli (stable, as `getTree` sorts them) and kept in file order for the harness.
+    pub fn tree_rows(&self) -> Vec<TreeRow> {
+        let n = self.index.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for position in 0..n as u32 {
+            let record = self.index.record(position);
+            let parent = match &record.facts.parent {
+                Ref::Null => None,
+                Ref::Missing if self.options.profile == Profile::Harness => None,
+                Ref::Id(p) if record.id() == Some(p) => None,
+                Ref::Id(p) => self.index.get(p),
+                Ref::Missing | Ref::Invalid => None,
+            };
+            match parent {
+                Some(p) => children[p as usize].push(position),
+                None => roots.push(position),
+            }
+        }
+        if self.options.profile == Profile::PiCli {
+            for list in &mut children {
+                // NaN compares as equal, as JavaScript's sort treats a NaN comparison.
+                list.sort_by(|&a, &b| {
+                    let (x, y) = (
+                        self.index.record(a).timestamp_millis,
+                        self.index.record(b).timestamp_millis,
+                    );
+                    x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+                });
+            }
+        }
+        let mut rows = Vec::with_capacity(n);
+        let mut stack: Vec<(u32, u32)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((position, depth)) = stack.pop() {
+            rows.push(TreeRow { position, depth });
+            for &child in children[position as usize].iter().rev() {
+                stack.push((child, depth + 1));
+            }
+        }
+        rows
+    }
+
+    /// Whether an entry is a user message (the only entries `/fork` accepts).
+    pub fn is_user_message(&self, position: u32) -> bool {
+        let record = self.index.record(position);
+        record.kind() == Kind::Message
+            && matches!(
+                record.facts.payload,
+                Payload::Message {
+                    role: crate::format::entry::Role::User,
+                    ..
+                }
+            )
+    }
+}
