@@ -32,7 +32,9 @@ pub fn header_version(header: &JsValue) -> f64 {
 /// Whether a file with this header is migrated (and so rewritten) on load.
 pub fn needs_migration(header: &JsValue) -> bool {
     // `version >= 3` is false for NaN: pi then "migrates" and rewrites without changing a thing.
-    header_version(header).partial_cmp(&CURRENT_VERSION).is_none_or(|o| o.is_lt())
+    header_version(header)
+        .partial_cmp(&CURRENT_VERSION)
+        .is_none_or(|o| o.is_lt())
 }
 
 /// Migrates `values` (every parsed line, header included, in file order) in place.

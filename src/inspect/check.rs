@@ -29,13 +29,10 @@ pub fn check_file(path: &Path, options: SessionOptions) -> Result<Vec<Finding>, 
             findings.push(warning_finding(w));
         }
     }
-    if let Some(file) = std::fs::read(path)
-        .ok()
-        .filter(|b| !b.is_empty() && b.last() != Some(&b'\n'))
-    {
-        let lines = file.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    if session.has_torn_tail() {
+        let last_line = session.records().last().map_or(0, |r| r.line);
         findings.push(Finding {
-            line: lines,
+            line: last_line,
             message: "the last line has no newline (a torn write?): pi would glue its next append onto it".into(),
             is_note: false,
         });

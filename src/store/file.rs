@@ -128,6 +128,11 @@ impl SessionFile {
         self.len == 0
     }
 
+    /// Whether the file's last byte is not a newline (a torn or hand-cut last line).
+    pub fn has_torn_tail(&self) -> bool {
+        self.torn_tail
+    }
+
     pub fn is_writable(&self) -> bool {
         self.writable
     }

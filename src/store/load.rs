@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use crate::format::entry::{
-    Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value, read_line,
-};
+use crate::format::entry::{Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value};
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
 use crate::format::write::Profile;
@@ -14,11 +12,10 @@ use crate::format::write::Profile;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
+use super::scan::scan_lines;
 
 /// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
-
-const READ_CHUNK: usize = 4 << 20;
 
 /// A line the lenient reader skipped, with why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -67,8 +64,8 @@ pub fn load(
         warnings: Vec::new(),
         non_blank: 0,
     };
-    for_each_line(file, max_line_bytes, |line_number, offset, bytes| {
-        reader.line(line_number, offset, bytes)
+    scan_lines(file, max_line_bytes, |line_number, offset, bytes, read| {
+        reader.line(line_number, offset, bytes, read)
     })?;
     let Reader {
         header,
@@ -129,8 +126,13 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn line(&mut self, line_number: u64, offset: u64, bytes: &[u8]) -> StoreResult<()> {
-        let read = read_line(bytes);
+    fn line(
+        &mut self,
+        line_number: u64,
+        offset: u64,
+        bytes: &[u8],
+        read: LineRead,
+    ) -> StoreResult<()> {
         if matches!(read, LineRead::Blank) {
             return Ok(());
         }
@@ -327,8 +329,8 @@ fn migrated(
     warnings: &mut Vec<Warning>,
 ) -> StoreResult<(JsValue, Vec<String>)> {
     let mut values = Vec::new();
-    for_each_line(file, max_line_bytes, |_, _, bytes| {
-        if let LineRead::Entry(_) = read_line(bytes)
+    scan_lines(file, max_line_bytes, |_, _, bytes, read| {
+        if let LineRead::Entry(_) = read
             && let Ok(value) = json::parse_bytes(bytes)
         {
             values.push(value);
@@ -350,71 +352,4 @@ fn migrated(
     }
     let header = values.first().cloned().unwrap_or(JsValue::Null);
     Ok((header, values.iter().map(JsValue::stringify).collect()))
-}
-
-/// Streams the file line by line (split on `\n` only): `(line number, offset, bytes)`.
-/// A last line without its newline is passed too.
-pub fn for_each_line(
-    file: &SessionFile,
-    max_line_bytes: usize,
-    mut each: impl FnMut(u64, u64, &[u8]) -> StoreResult<()>,
-) -> StoreResult<()> {
-    let path = file.path();
-    // Only the bytes present now are read: the index must match the length appends start from.
-    let total = file.len();
-    let mut buffer: Vec<u8> = Vec::with_capacity(READ_CHUNK.min(total as usize + 1));
-    let mut buffer_offset = 0u64; // file offset of buffer[0]
-    let mut read_pos = 0u64;
-    let mut line_number = 0u64;
-    loop {
-        let start_len = buffer.len();
-        let want = (READ_CHUNK.max(start_len / 2) as u64).min(total - read_pos) as usize;
-        buffer.resize(start_len + want, 0);
-        let n = read_at_most(file.file(), &mut buffer[start_len..], read_pos, path)?;
-        buffer.truncate(start_len + n);
-        read_pos += n as u64;
-        let at_end = n == 0 || read_pos >= total;
-        let mut line_start = 0usize;
-        while let Some(pos) = memchr::memchr(b'\n', &buffer[line_start..]) {
-            let end = line_start + pos;
-            line_number += 1;
-            if end - line_start > max_line_bytes {
-                return Err(line_too_long(path, line_number, max_line_bytes));
-            }
-            each(
-                line_number,
-                buffer_offset + line_start as u64,
-                &buffer[line_start..end],
-            )?;
-            line_start = end + 1;
-        }
-        buffer.drain(..line_start);
-        buffer_offset += line_start as u64;
-        if buffer.len() > max_line_bytes {
-            return Err(line_too_long(path, line_number + 1, max_line_bytes));
-        }
-        if at_end {
-            if !buffer.is_empty() {
-                line_number += 1;
-                each(line_number, buffer_offset, &buffer)?;
-            }
-            return Ok(());
-        }
-    }
-}
-
-fn read_at_most(
-    source: &std::fs::File,
-    buf: &mut [u8],
-    pos: u64,
-    path: &Path,
-) -> StoreResult<usize> {
-    use std::os::unix::fs::FileExt;
-    loop {
-        match source.read_at(buf, pos) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(StoreError::io(path, "cannot read", e)),
-        }
-    }
 }

@@ -7,6 +7,7 @@ mod error;
 mod file;
 mod index;
 mod load;
+mod scan;
 mod session;
 mod tree;
 

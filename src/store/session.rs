@@ -298,6 +298,11 @@ impl Session {
         self.file.is_some()
     }
 
+    /// Whether the file ends without a newline: the next append starts a fresh line first.
+    pub fn has_torn_tail(&self) -> bool {
+        self.file.as_ref().is_some_and(SessionFile::has_torn_tail)
+    }
+
     pub fn leaf(&self) -> &Leaf {
         &self.leaf
     }

@@ -1,0 +1,210 @@
+//! Streaming a session file line by line, reading each line's facts on every core.
+//!
+//! One thread reads the file in chunks cut at line ends, workers turn each chunk's lines into
+//! [`LineRead`]s, and the caller receives them in file order. Memory stays bounded by the
+//! chunks in flight, whatever the file's size.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use crate::format::entry::{LineRead, read_line};
+
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::file::SessionFile;
+
+const CHUNK_BYTES: usize = 2 << 20;
+
+/// A chunk of whole lines, starting at `offset` in the file.
+struct Chunk {
+    seq: usize,
+    offset: u64,
+    bytes: Vec<u8>,
+}
+
+/// A chunk with its lines read: `(start, end)` within the chunk, and what the line says.
+struct ReadChunk {
+    chunk: Chunk,
+    lines: Vec<(usize, usize, LineRead)>,
+}
+
+/// Calls `each(line_number, offset, bytes, read)` for every line (split on `\n`; a last line
+/// without its newline included), in file order.
+pub fn scan_lines(
+    file: &SessionFile,
+    max_line_bytes: usize,
+    mut each: impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let (job_tx, job_rx) = sync_channel::<Chunk>(workers * 2);
+    let (done_tx, done_rx) = sync_channel::<Result<ReadChunk, StoreError>>(workers * 2);
+    // Delivered chunks' buffers go back to the reader, so a scan allocates a handful of
+    // buffers whatever the file's size.
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    std::thread::scope(|scope| {
+        let reader_done = done_tx.clone();
+        scope.spawn(move || {
+            if let Err(e) = read_chunks(file, max_line_bytes, &job_tx, &free_rx) {
+                let _ = reader_done.send(Err(e));
+            }
+        });
+        for _ in 0..workers {
+            let jobs = Arc::clone(&job_rx);
+            let done = done_tx.clone();
+            scope.spawn(move || read_facts(&jobs, &done));
+        }
+        drop(done_tx);
+        deliver_in_order(&done_rx, &free_tx, &mut each)
+    })
+}
+
+fn deliver_in_order(
+    done: &Receiver<Result<ReadChunk, StoreError>>,
+    free: &std::sync::mpsc::Sender<Vec<u8>>,
+    each: &mut impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let mut waiting: BTreeMap<usize, ReadChunk> = BTreeMap::new();
+    let mut next = 0usize;
+    let mut line_number = 0u64;
+    for result in done.iter() {
+        let read = result?;
+        waiting.insert(read.chunk.seq, read);
+        while let Some(read) = waiting.remove(&next) {
+            let ReadChunk { chunk, lines } = read;
+            for (start, end, line) in lines {
+                line_number += 1;
+                each(
+                    line_number,
+                    chunk.offset + start as u64,
+                    &chunk.bytes[start..end],
+                    line,
+                )?;
+            }
+            let _ = free.send(chunk.bytes);
+            next += 1;
+        }
+    }
+    Ok(())
+}
+
+fn read_facts(jobs: &Mutex<Receiver<Chunk>>, done: &SyncSender<Result<ReadChunk, StoreError>>) {
+    loop {
+        let chunk = match jobs.lock() {
+            Ok(rx) => match rx.recv() {
+                Ok(chunk) => chunk,
+                Err(_) => return,
+            },
+            Err(_) => return,
+        };
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while start < chunk.bytes.len() {
+            let end = memchr::memchr(b'\n', &chunk.bytes[start..])
+                .map_or(chunk.bytes.len(), |p| start + p);
+            lines.push((start, end, read_line(&chunk.bytes[start..end])));
+            start = end + 1;
+        }
+        if done.send(Ok(ReadChunk { chunk, lines })).is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads the bytes present now (appends start after them) in chunks that end at a line end.
+fn read_chunks(
+    file: &SessionFile,
+    max_line_bytes: usize,
+    jobs: &SyncSender<Chunk>,
+    free: &Receiver<Vec<u8>>,
+) -> StoreResult<()> {
+    let path = file.path();
+    let total = file.len();
+    let mut carry: Vec<u8> = Vec::new();
+    let mut carry_offset = 0u64;
+    let mut position = 0u64;
+    let mut seq = 0usize;
+    let mut lines_before = 0u64;
+    while position < total {
+        let want = (CHUNK_BYTES as u64).min(total - position) as usize;
+        let mut bytes = free.try_recv().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(&carry);
+        let start = bytes.len();
+        bytes.resize(start + want, 0);
+        read_exact_at(file.file(), &mut bytes[start..], position, path)?;
+        position += want as u64;
+        let cut = if position >= total {
+            bytes.len()
+        } else {
+            match memchr::memrchr(b'\n', &bytes) {
+                Some(p) => p + 1,
+                None => {
+                    if bytes.len() > max_line_bytes {
+                        return Err(too_long(path, lines_before + 1, max_line_bytes));
+                    }
+                    carry.clear();
+                    carry.extend_from_slice(&bytes);
+                    continue;
+                }
+            }
+        };
+        carry.clear();
+        carry.extend_from_slice(&bytes[cut..]);
+        bytes.truncate(cut);
+        if let Some(line) = longest_line_over(&bytes, max_line_bytes) {
+            return Err(too_long(path, lines_before + line, max_line_bytes));
+        }
+        lines_before += memchr::memchr_iter(b'\n', &bytes).count() as u64;
+        let offset = carry_offset;
+        carry_offset += cut as u64;
+        if jobs.send(Chunk { seq, offset, bytes }).is_err() {
+            return Ok(());
+        }
+        seq += 1;
+    }
+    Ok(())
+}
+
+/// The 1-based line (within `bytes`) of the first line longer than `max`, if any.
+fn longest_line_over(bytes: &[u8], max: usize) -> Option<u64> {
+    if bytes.len() <= max {
+        return None;
+    }
+    let mut start = 0;
+    for (n, end) in memchr::memchr_iter(b'\n', bytes)
+        .chain(std::iter::once(bytes.len()))
+        .enumerate()
+    {
+        if end - start > max {
+            return Some(n as u64 + 1);
+        }
+        start = end + 1;
+    }
+    None
+}
+
+fn too_long(path: &Path, line: u64, limit: usize) -> StoreError {
+    StoreError::at_line(
+        ErrorKind::LineTooLong,
+        line,
+        format!(
+            "{}: line {line} is longer than {limit} bytes",
+            path.display()
+        ),
+    )
+}
+
+fn read_exact_at(
+    file: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+    path: &Path,
+) -> StoreResult<()> {
+    file.read_exact_at(buf, offset)
+        .map_err(|e| StoreError::io(path, "cannot read", e))
+}
