@@ -5,8 +5,10 @@
 mod context;
 mod error;
 mod file;
+mod fork;
 mod index;
 mod load;
+mod navigate;
 mod scan;
 mod session;
 mod tree;
@@ -14,7 +16,12 @@ mod tree;
 pub use context::{Context, MessageFormat, convert_to_llm};
 pub use error::{ErrorKind, StoreError, StoreResult};
 pub use file::SessionFile;
+pub use fork::{ForkPosition, ForkSelection};
 pub use index::{Leaf, Record};
 pub use load::{DEFAULT_MAX_LINE_BYTES, Warning};
+pub use navigate::{
+    NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
+    content_text, decide,
+};
 pub use session::{NewSession, Session, SessionOptions, backup_path};
 pub use tree::{TreeRow, Walk};

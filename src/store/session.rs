@@ -528,7 +528,7 @@ impl Session {
             (Some(path), false) if self.index.has_assistant || is_assistant => {
                 // The SessionManager's first write: the whole session at once, exclusively.
                 let path = path.clone();
-                self.first_write(&path, &line)?;
+                self.first_write(&path, Some(&line))?;
                 let offset = self.file.as_ref().map_or(0, |f| f.len()) - line.len() as u64 - 1;
                 Body::File {
                     offset,
@@ -547,7 +547,7 @@ impl Session {
         Ok(())
     }
 
-    fn first_write(&mut self, path: &Path, new_line: &str) -> StoreResult<()> {
+    fn first_write(&mut self, path: &Path, new_line: Option<&str>) -> StoreResult<()> {
         let mut content = format!("{}\n", self.header.stringify());
         let mut offsets = Vec::with_capacity(self.index.records.len());
         for record in &self.index.records {
@@ -561,8 +561,10 @@ impl Session {
             content.push_str(text);
             content.push('\n');
         }
-        content.push_str(new_line);
-        content.push('\n');
+        if let Some(line) = new_line {
+            content.push_str(line);
+            content.push('\n');
+        }
         let file = SessionFile::create_new(path, &content, self.options.durable)?;
         for (i, (offset, len)) in offsets.into_iter().enumerate() {
             let record = &mut self.index.records[i];
@@ -571,6 +573,23 @@ impl Session {
         }
         self.file = Some(file);
         self.flushed = true;
+        Ok(())
+    }
+
+    /// Replaces every entry (a session made from copied entries); the leaf is their fold.
+    pub(super) fn replace_index(&mut self, index: Index) {
+        self.leaf = index.leaf.clone().unwrap_or(Leaf::Null);
+        self.index = index;
+    }
+
+    /// Gives an unwritten session its file: written now when `now` or when it holds an
+    /// assistant message (pi-cli's rule), else at the first assistant message.
+    pub(super) fn persist_at(&mut self, path: PathBuf, now: bool) -> StoreResult<()> {
+        self.path = Some(path.clone());
+        self.flushed = false;
+        if now || self.index.has_assistant {
+            self.first_write(&path, None)?;
+        }
         Ok(())
     }
 

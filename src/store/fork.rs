@@ -1,0 +1,194 @@
+//! Forks and clones (spec section 9): which entries a new session copies, and the new session
+//! made of them.
+
+use crate::format::entry::{Kind, facts_from_value};
+use crate::format::ids::EntryIdStyle;
+use crate::format::json::{JsString, JsValue};
+use crate::format::write::Profile;
+
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::{Body, Index, Leaf, Record};
+use super::navigate::content_text;
+use super::session::{NewSession, Session, SessionOptions};
+
+/// `/fork` copies the path before a user message; `/clone` the path up to an entry.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ForkPosition {
+    Before,
+    At,
+}
+
+/// What a fork copies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkSelection {
+    /// The entry the copy ends at; `None` when forking before a root message (a new, empty
+    /// session).
+    pub leaf_id: Option<String>,
+    /// The forked user message's text, for the editor (`before` only).
+    pub selected_text: Option<String>,
+}
+
+impl Session {
+    /// Which entry a fork from `entry_id` copies up to, with pi's checks and errors.
+    pub fn fork_selection(
+        &self,
+        entry_id: &str,
+        position: ForkPosition,
+    ) -> StoreResult<ForkSelection> {
+        let invalid = |message: String| StoreError::new(ErrorKind::InvalidForkTarget, message);
+        let pi_cli = self.profile() == Profile::PiCli;
+        let Some(target) = self.position(entry_id) else {
+            return Err(invalid(if pi_cli {
+                "Invalid entry ID for forking".into()
+            } else {
+                format!("Entry {entry_id} not found")
+            }));
+        };
+        match position {
+            ForkPosition::At => Ok(ForkSelection {
+                leaf_id: Some(entry_id.to_string()),
+                selected_text: None,
+            }),
+            ForkPosition::Before => {
+                if !self.is_user_message(target) {
+                    return Err(invalid(if pi_cli {
+                        "Invalid entry ID for forking".into()
+                    } else {
+                        format!("Entry {entry_id} is not a user message")
+                    }));
+                }
+                let value = self.entry_value(target)?;
+                let text = value
+                    .get("message")
+                    .and_then(|m| m.get("content"))
+                    .map(content_text)
+                    .unwrap_or_default();
+                let parent = self
+                    .record(target)
+                    .facts
+                    .parent
+                    .id()
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_string);
+                Ok(ForkSelection {
+                    leaf_id: parent,
+                    selected_text: Some(text),
+                })
+            }
+        }
+    }
+
+    /// The entries of a branched copy ending at `leaf_id`.
+    ///
+    /// pi-cli (`createBranchedSession`): the full path with label entries dropped and the rest
+    /// re-chained, then every label still set on a kept entry re-created at the end with a new
+    /// id and its original timestamp. Harness (`repo.fork`): the checkpoint path, verbatim.
+    pub fn branched_entries(&mut self, leaf_id: &str) -> StoreResult<Vec<JsValue>> {
+        if self.profile() == Profile::Harness {
+            let walk = self.checkpoint_path(&Leaf::Id(leaf_id.into()))?;
+            return walk
+                .positions
+                .iter()
+                .map(|&p| self.entry_value(p))
+                .collect();
+        }
+        let walk = self.branch_path(leaf_id);
+        self.note_cycle(&walk);
+        if walk.positions.is_empty() {
+            return Err(StoreError::entry_not_found(leaf_id));
+        }
+        let mut entries = Vec::new();
+        let mut kept_ids = std::collections::HashSet::new();
+        let mut parent = JsValue::Null;
+        for &position in &walk.positions {
+            if self.record(position).kind() == Kind::Label {
+                continue;
+            }
+            let mut value = self.entry_value(position)?;
+            let id = value.get("id").cloned().unwrap_or(JsValue::Null);
+            if let Some(map) = value.as_object_mut() {
+                map.insert(JsString::new("parentId"), parent);
+            }
+            if let Some(id) = id.as_str() {
+                kept_ids.insert(id.into_owned());
+            }
+            parent = id;
+            entries.push(value);
+        }
+        let mut in_use = kept_ids.clone();
+        if !matches!(parent, JsValue::String(ref s) if !s.is_empty()) {
+            parent = JsValue::Null;
+        }
+        let labels: Vec<(String, JsValue, u32)> = self
+            .labels()
+            .filter(|(target, _, _)| kept_ids.contains(*target))
+            .map(|(t, l, p)| (t.to_string(), l, p))
+            .collect();
+        for (target, label, label_entry) in labels {
+            let id = self.ids().entry_id(EntryIdStyle::V4Prefix, |candidate| {
+                in_use.contains(candidate)
+            });
+            in_use.insert(id.clone());
+            let timestamp = self.entry_value(label_entry)?.get("timestamp").cloned();
+            let mut map = crate::format::json::JsObject::new();
+            map.insert(JsString::new("type"), JsValue::from("label"));
+            map.insert(JsString::new("id"), JsValue::from(id.as_str()));
+            map.insert(JsString::new("parentId"), parent.clone());
+            if let Some(timestamp) = timestamp {
+                map.insert(JsString::new("timestamp"), timestamp);
+            }
+            map.insert(JsString::new("targetId"), JsValue::from(target.as_str()));
+            map.insert(JsString::new("label"), label);
+            parent = JsValue::from(id.as_str());
+            entries.push(JsValue::Object(map));
+        }
+        Ok(entries)
+    }
+
+    /// Every entry, as `JSON.stringify(JSON.parse(line))` copies it (`forkFrom`).
+    pub fn all_entries(&self) -> StoreResult<Vec<JsValue>> {
+        (0..self.len() as u32)
+            .map(|p| self.entry_value(p))
+            .collect()
+    }
+
+    /// A new session holding `entries` after its header. pi-cli writes the file at once only
+    /// when the entries hold an assistant message (otherwise at the first one, as usual);
+    /// harness writes it at once. The leaf is the fold over the entries.
+    pub fn from_entries(
+        new: NewSession,
+        entries: &[JsValue],
+        options: SessionOptions,
+    ) -> StoreResult<Session> {
+        let profile = options.profile;
+        let mut session = Session::create(
+            NewSession {
+                path: None,
+                ..new.clone()
+            },
+            options,
+        )?;
+        let mut index = Index::default();
+        let mut lines = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let line = entry.stringify();
+            index.push(
+                Record::new(
+                    facts_from_value(entry),
+                    Body::Held(line.clone().into_boxed_str()),
+                    0,
+                ),
+                profile,
+            );
+            lines.push(line);
+        }
+        session.replace_index(index);
+        if let Some(path) = new.path {
+            session.persist_at(path, profile == Profile::Harness)?;
+        }
+        Ok(session)
+    }
+}
