@@ -56,6 +56,7 @@ pub struct TreeHookAnswer {
 
 /// What to do after the hook.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // made once per navigation, never stored
 pub enum TreeDecision {
     Cancel,
     Proceed {
