@@ -91,6 +91,7 @@ fn child(file: &Path) {
 }
 
 /// Best wall time (s) and largest peak RSS (KiB) over `runs` fresh processes.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports the peak RSS
 fn best(runs: usize, make: impl Fn() -> Command) -> (f64, i64) {
     let mut wall = f64::MAX;
     let mut peak = 0;
