@@ -110,7 +110,9 @@ async fn sleep_ms(ms: u64) {
 fn test_methods() -> Methods<Lists> {
     let mut methods = Methods::new();
     methods
-        .add("test/echo", |_, params: Value| async move { Ok::<_, RpcError>(params) })
+        .add("test/echo", |_, params: Value| async move {
+            Ok::<_, RpcError>(params)
+        })
         .add("test/sleep", |_, p: SleepParams| async move {
             sleep_ms(p.ms).await;
             Ok::<_, RpcError>(json!({ "slept": p.ms }))
@@ -123,12 +125,18 @@ fn test_methods() -> Methods<Lists> {
                 Ok::<_, RpcError>(cx.state().push(&p.key, p.value))
             },
         )
-        .add("test/read", |cx: RequestContext<Lists>, p: KeyParams| async move {
-            Ok::<_, RpcError>(cx.state().get(&p.key))
-        })
-        .add("test/hook", |cx: RequestContext<Lists>, p: HookParams| async move {
-            Ok::<_, RpcError>(describe(cx.hook(&p.name, p.params).await))
-        })
+        .add(
+            "test/read",
+            |cx: RequestContext<Lists>, p: KeyParams| async move {
+                Ok::<_, RpcError>(cx.state().get(&p.key))
+            },
+        )
+        .add(
+            "test/hook",
+            |cx: RequestContext<Lists>, p: HookParams| async move {
+                Ok::<_, RpcError>(describe(cx.hook(&p.name, p.params).await))
+            },
+        )
         .add_serial(
             "test/serialHook",
             |p: &SerialHookParams| p.key.clone(),
@@ -148,10 +156,13 @@ fn test_methods() -> Methods<Lists> {
             }
             Ok::<Value, RpcError>(Value::Null)
         })
-        .add("test/notify", |cx: RequestContext<Lists>, p: NotifyParams| async move {
-            cx.notify(&p.method, p.params);
-            Ok::<_, RpcError>("sent")
-        })
+        .add(
+            "test/notify",
+            |cx: RequestContext<Lists>, p: NotifyParams| async move {
+                cx.notify(&p.method, p.params);
+                Ok::<_, RpcError>("sent")
+            },
+        )
         .add("test/typed", |_, _: TypedParams| async move {
             Ok::<_, RpcError>("ok")
         })
@@ -214,7 +225,10 @@ enum Step {
 }
 
 async fn run(name: &str) {
-    let path = format!("{}/tests/transcripts/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/transcripts/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let transcript: Transcript =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -80,6 +80,9 @@ pub struct FrameReader<R> {
     configured: Framing,
     wire: Option<WireFraming>,
     max_frame_bytes: usize,
+    /// Body bytes of an oversized LSP frame still to discard. The frame is reported first and
+    /// skipped on the next read, so the client hears of it before the body has arrived.
+    skip_pending: u64,
     /// Told the framing once it is known, so the writer can answer in kind.
     announce: Option<oneshot::Sender<WireFraming>>,
 }
@@ -98,6 +101,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             configured: framing,
             wire: None,
             max_frame_bytes,
+            skip_pending: 0,
             announce: Some(announce),
         };
         match framing {
@@ -121,6 +125,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// The next frame, or `None` at the end of input. I/O errors are returned as they are;
     /// malformed input never is an error here, it is a [`Frame`].
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        if self.skip_pending > 0 {
+            let count = std::mem::take(&mut self.skip_pending);
+            self.skip(count).await?;
+        }
         let wire = match self.wire {
             Some(wire) => wire,
             None => match self.detect().await? {
@@ -258,7 +266,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             ContentLength::Invalid(problem) => return Ok(Some(Frame::Malformed(problem))),
         };
         if length > self.max_frame_bytes as u64 {
-            self.skip(length).await?;
+            self.skip_pending = length;
             return Ok(Some(Frame::TooLarge {
                 declared: Some(length),
             }));
