@@ -14,7 +14,8 @@ pub(crate) fn watch_parent(pid: i32, interval: Duration, stop: StopHandle) -> Jo
     // lingers (a zombie not yet reaped answers kill(pid, 0)).
     let is_our_parent = i64::from(std::os::unix::process::parent_id()) == i64::from(pid);
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(interval);
+        // tokio refuses a zero period.
+        let mut ticks = tokio::time::interval(interval.max(Duration::from_millis(1)));
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;

@@ -146,7 +146,7 @@ impl<S: ServerState> Server<S> {
         });
         let mut connection = Connection {
             shared,
-            methods: Arc::new(methods),
+            methods,
             options,
             stop,
             phase: Phase::AwaitingInitialize,
@@ -187,7 +187,7 @@ enum Phase {
 
 struct Connection<S: ServerState> {
     shared: Arc<Shared<S>>,
-    methods: Arc<Methods<S>>,
+    methods: Methods<S>,
     options: ServerOptions,
     stop: StopHandle,
     phase: Phase,
