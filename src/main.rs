@@ -1,4 +1,5 @@
-//! The command line: offline views of session files for people and scripts.
+//! The command line: `pi-session --stdio` serves JSON-RPC; the subcommands are offline views
+//! of session files for people and scripts. The real work is in the library.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,8 +19,15 @@ use pi_session::store::{MessageFormat, Session, SessionOptions, StoreError};
     about = "pi-compatible sessions: inspect session files, or serve them over JSON-RPC"
 )]
 struct Cli {
+    /// Serve JSON-RPC on stdin/stdout (see protocol/protocol.md).
+    #[arg(long)]
+    stdio: bool,
+
+    #[command(flatten)]
+    server: pi_session::rpc::StdioArgs,
+
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -67,7 +75,21 @@ fn parse_profile(text: &str) -> Result<Profile, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let command = match cli.command {
+        Some(command) if !cli.stdio => command,
+        Some(_) => {
+            eprintln!("pi-session: --stdio takes no subcommand");
+            return ExitCode::from(2);
+        }
+        None if cli.stdio => serve(cli.server),
+        None => {
+            eprintln!(
+                "pi-session: nothing to do; run `pi-session --stdio` to serve JSON-RPC, or see --help"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match command {
         Command::Context {
             file,
             leaf,
@@ -102,6 +124,23 @@ fn main() -> ExitCode {
             deterministic,
         } => replay(&ops, &out_dir, profile, deterministic),
     }
+}
+
+fn serve(args: pi_session::rpc::StdioArgs) -> ! {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("pi-session: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(pi_session::rpc::serve_stdio(args));
+    // Exit here rather than returning: the runtime would otherwise wait for the blocking
+    // thread still reading stdin, which may never see end of input.
+    std::process::exit(code);
 }
 
 fn run(

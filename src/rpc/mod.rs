@@ -1,1 +1,47 @@
-//! The JSON-RPC stdio sidecar.
+//! The JSON-RPC stdio sidecar: framing, the reader, the single writer, the lifecycle, dispatch,
+//! hooks (server -> client requests) and notifications. The wire contract is
+//! `protocol/protocol.md`.
+//!
+//! The seam for the application: implement [`ServerState`] for the state, register methods in
+//! a [`Methods`] table ([`Methods::add`] for reads, [`Methods::add_serial`] for changes to one
+//! session, [`Methods::add_notification`]), and serve it with [`Server`]. Methods receive a
+//! [`RequestContext`] that reaches the state, the settings from `initialize`, notifications
+//! ([`RequestContext::notify`]) and hooks ([`RequestContext::hook`]). The sidecar's own table is
+//! built in [`sidecar`].
+
+mod cancel;
+mod context;
+mod error;
+mod framing;
+mod hooks;
+mod lifecycle;
+mod logging;
+mod message;
+mod methods;
+mod parent;
+pub mod serial;
+mod server;
+pub mod sidecar;
+mod stdio;
+mod writer;
+
+pub use cancel::CancelToken;
+pub use context::{BoxFuture, RequestContext, ServerHandle, ServerState};
+pub use error::{IntoRpcError, RpcError, code};
+pub use framing::{
+    DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, FramingDecision, WireFraming,
+    encode_frame,
+};
+pub use hooks::HookOutcome;
+pub use lifecycle::{
+    Capabilities, ClientInfo, ClientSettings, DEFAULT_HOOK_TIMEOUT_MS, Deterministic,
+    InitializeParams, InitializeResult, PROTOCOL_VERSION, Profile, SERVER_NAME, ServerInfo,
+    ServerOptions,
+};
+pub use logging::init_logging;
+pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
+pub use server::{ServeOutcome, Server, StopHandle, StopReason};
+pub use stdio::{StdioArgs, serve_stdio};
+
+/// jsonrpc-core's id type, as methods see it in [`RequestContext::request_id`].
+pub use jsonrpc_core::Id;

@@ -1,0 +1,287 @@
+//! What a method can reach: the server's state, the settings from `initialize`, notifications
+//! and hooks to the client, and (for a request) its id and cancellation.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use jsonrpc_core::Id;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::cancel::CancelToken;
+use super::error::RpcError;
+use super::hooks::{HookOutcome, PendingHooks};
+use super::lifecycle::ClientSettings;
+use super::message;
+use super::serial::{SerialQueues, Turn};
+use super::writer::Outbox;
+
+/// A boxed future that can move between threads.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The application state behind the server (the lead's session registry), with the two
+/// lifecycle moments it may care about.
+pub trait ServerState: Send + Sync + 'static {
+    /// Called while `initialize` is answered, before any other method can run. An error fails
+    /// `initialize` (the client may try again).
+    fn on_initialize(&self, _settings: &ClientSettings) -> Result<(), RpcError> {
+        Ok(())
+    }
+
+    /// Called once on the way out (after `exit`, at the end of input, on SIGTERM/SIGINT or
+    /// when the parent process dies), after running requests have finished: flush and close
+    /// every session here.
+    fn on_close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl ServerState for () {}
+
+/// The parts of the server every method shares.
+pub(crate) struct Shared<S> {
+    pub(crate) state: S,
+    pub(crate) outbox: Outbox,
+    pub(crate) hooks: PendingHooks,
+    pub(crate) serial: SerialQueues,
+}
+
+/// A handle on the running server: state, settings, notifications and hooks. Cheap to clone
+/// and `'static`, so it can be moved into spawned tasks.
+pub struct ServerHandle<S> {
+    shared: Arc<Shared<S>>,
+    settings: Arc<ClientSettings>,
+}
+
+impl<S> Clone for ServerHandle<S> {
+    fn clone(&self) -> Self {
+        ServerHandle {
+            shared: self.shared.clone(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+impl<S: ServerState> ServerHandle<S> {
+    pub(crate) fn new(shared: Arc<Shared<S>>, settings: Arc<ClientSettings>) -> Self {
+        ServerHandle { shared, settings }
+    }
+
+    /// The application state.
+    pub fn state(&self) -> &S {
+        &self.shared.state
+    }
+
+    /// The settings from `initialize` and the command line.
+    pub fn settings(&self) -> &ClientSettings {
+        &self.settings
+    }
+
+    /// The per-key serial queues behind [`Methods::add_serial`](super::Methods::add_serial),
+    /// for a method that must also wait for a second key.
+    pub fn serial_queues(&self) -> &SerialQueues {
+        &self.shared.serial
+    }
+
+    /// Queues a notification to the client. Notifications and responses leave in the order
+    /// they are queued, so one sent before a method returns precedes its response.
+    pub fn notify(&self, method: &str, params: impl Serialize) {
+        match serde_json::to_value(params) {
+            Ok(params) => self
+                .shared
+                .outbox
+                .send(&message::notification(method, params)),
+            Err(error) => tracing::error!("cannot serialize params of '{method}': {error}"),
+        }
+    }
+
+    /// Sends hook `name` to the client and waits for its answer, at most `hookTimeoutMs`.
+    /// Never sent to a client that did not declare `name` in `initialize.hooks`. When the
+    /// server stops waiting without an answer (timeout, end of input, or this future being
+    /// dropped) it tells the client with `$/cancelRequest`.
+    pub async fn hook(&self, name: &str, params: impl Serialize) -> HookOutcome {
+        if !self.settings.hooks.contains(name) {
+            return HookOutcome::NotDeclared;
+        }
+        let params = match serde_json::to_value(params) {
+            Ok(params) => params,
+            Err(error) => {
+                tracing::error!("cannot serialize params of hook '{name}': {error}");
+                return HookOutcome::Error(RpcError::internal(error));
+            }
+        };
+        let Some((id, answered)) = self.shared.hooks.register() else {
+            return HookOutcome::InputClosed;
+        };
+        let mut pending = PendingHook {
+            id: id.clone(),
+            shared: &self.shared,
+            settled: false,
+        };
+        self.shared
+            .outbox
+            .send(&message::request(id.clone(), name, params));
+        let outcome = match tokio::time::timeout(self.settings.hook_timeout, answered).await {
+            Ok(Ok(Ok(answer))) => {
+                pending.settled = true;
+                HookOutcome::Answered(answer)
+            }
+            Ok(Ok(Err(error))) => {
+                pending.settled = true;
+                tracing::warn!(
+                    "hook '{name}' ({id}) answered with error {}: {}",
+                    error.code.code(),
+                    error.message
+                );
+                HookOutcome::Error(error.into())
+            }
+            Ok(Err(_)) => HookOutcome::InputClosed,
+            Err(_) => {
+                tracing::warn!("hook '{name}' ({id}) timed out; cancelling it");
+                HookOutcome::TimedOut
+            }
+        };
+        drop(pending);
+        outcome
+    }
+}
+
+/// A hook sent and not settled; dropping it unsettled forgets the id and cancels it on the
+/// client's side.
+struct PendingHook<'a, S> {
+    id: String,
+    shared: &'a Shared<S>,
+    settled: bool,
+}
+
+impl<S> Drop for PendingHook<'_, S> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.shared.hooks.forget(&self.id);
+            self.shared.outbox.send(&message::notification(
+                "$/cancelRequest",
+                json!({ "id": self.id }),
+            ));
+        }
+    }
+}
+
+/// What belongs to one request.
+pub(crate) struct RequestScope {
+    id: Id,
+    cancel: CancelToken,
+    /// The serial turn, held until the response is queued so that responses for one key
+    /// leave in arrival order too.
+    turn: Mutex<Option<Turn>>,
+}
+
+impl RequestScope {
+    pub(crate) fn new(id: Id, cancel: CancelToken) -> Self {
+        RequestScope {
+            id,
+            cancel,
+            turn: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn release_turn(&self) {
+        let turn = self
+            .turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(turn);
+    }
+}
+
+/// The context a request method receives: the server handle plus the request's own id and
+/// cancellation.
+pub struct RequestContext<S> {
+    server: ServerHandle<S>,
+    request: Arc<RequestScope>,
+}
+
+impl<S> Clone for RequestContext<S> {
+    fn clone(&self) -> Self {
+        RequestContext {
+            server: self.server.clone(),
+            request: self.request.clone(),
+        }
+    }
+}
+
+// jsonrpc-core passes this to methods as their "metadata".
+impl<S: ServerState> jsonrpc_core::Metadata for RequestContext<S> {}
+
+impl<S: ServerState> RequestContext<S> {
+    pub(crate) fn new(server: ServerHandle<S>, request: Arc<RequestScope>) -> Self {
+        RequestContext { server, request }
+    }
+
+    /// The server handle, e.g. to move into a spawned task.
+    pub fn server(&self) -> &ServerHandle<S> {
+        &self.server
+    }
+
+    /// The application state.
+    pub fn state(&self) -> &S {
+        self.server.state()
+    }
+
+    /// The settings from `initialize` and the command line.
+    pub fn settings(&self) -> &ClientSettings {
+        self.server.settings()
+    }
+
+    /// Queues a notification; see [`ServerHandle::notify`].
+    pub fn notify(&self, method: &str, params: impl Serialize) {
+        self.server.notify(method, params);
+    }
+
+    /// Sends a hook and waits for it as [`ServerHandle::hook`] does, and also stops waiting
+    /// with [`HookOutcome::Cancelled`] when the client cancels this request.
+    pub async fn hook(&self, name: &str, params: impl Serialize) -> HookOutcome {
+        tokio::select! {
+            biased;
+            () = self.request.cancel.cancelled() => HookOutcome::Cancelled,
+            outcome = self.server.hook(name, params) => outcome,
+        }
+    }
+
+    /// The client's id for this request.
+    pub fn request_id(&self) -> &Id {
+        &self.request.id
+    }
+
+    /// Whether the client has cancelled this request.
+    pub fn is_cancelled(&self) -> bool {
+        self.request.cancel.is_cancelled()
+    }
+
+    /// Resolves when the client cancels this request.
+    pub async fn cancelled(&self) {
+        self.request.cancel.cancelled().await
+    }
+
+    pub(crate) fn hold_turn(&self, turn: Turn) {
+        *self
+            .request
+            .turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(turn);
+    }
+}
+
+/// `$/cancelRequest` params, in both directions.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct CancelParams {
+    pub(crate) id: Id,
+}
+
+/// Serializes a method result, or says why it could not be.
+pub(crate) fn result_to_json<R: Serialize>(result: Result<R, RpcError>) -> Result<Value, RpcError> {
+    let value = result?;
+    serde_json::to_value(value)
+        .map_err(|error| RpcError::internal(format!("cannot serialize the result: {error}")))
+}

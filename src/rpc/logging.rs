@@ -1,0 +1,36 @@
+//! Logs go to stderr or a file, never to stdout, which carries protocol bytes only.
+
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::sync::Arc;
+
+use tracing_subscriber::EnvFilter;
+
+/// The environment variable holding the log filter (`tracing` directives, e.g. `debug` or
+/// `pi_session::rpc=trace`).
+pub const LOG_ENV: &str = "PI_SESSION_LOG";
+
+/// The filter when [`LOG_ENV`] is unset or invalid.
+const DEFAULT_FILTER: &str = "warn";
+
+/// Sends `tracing` output to `log_file` (appended) or else to stderr, filtered by
+/// `PI_SESSION_LOG`. Fails only when the log file cannot be opened. Calling it again is
+/// harmless: the first subscriber stays.
+pub fn init_logging(log_file: Option<&Path>) -> std::io::Result<()> {
+    let filter =
+        EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    let installed = match log_file {
+        Some(path) => {
+            let file = OpenOptions::new().create(true).append(true).open(path)?;
+            builder.with_writer(Arc::new(file)).try_init()
+        }
+        None => builder.with_writer(std::io::stderr).try_init(),
+    };
+    if installed.is_err() {
+        tracing::debug!("a log subscriber was already installed");
+    }
+    Ok(())
+}

@@ -1,0 +1,505 @@
+//! The connection: the reader loop, the lifecycle, dispatch, and the way out.
+//!
+//! One loop reads frames in order. Lifecycle messages, client notifications and answers to
+//! hooks are handled right there, in arrival order; each request runs in its own task, its
+//! ordering and cancellation arranged by its wrapper (see `methods.rs`). The loop itself never
+//! waits for a method, so it is always free to route an answer to a waiting hook.
+//!
+//! The way out is the same for `exit`, end of input, SIGTERM/SIGINT and the parent's death:
+//! stop reading, let running requests finish and answer (hooks can no longer be answered and
+//! resolve at once), run the state's close hook, flush, and report exit code 0 if `shutdown`
+//! came first, else 1. A second stop request stops the waiting for running requests.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use jsonrpc_core::{Call, Id, MethodCall, Notification};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::cancel::{CancelToken, InFlight};
+use super::context::{
+    CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
+};
+use super::error::RpcError;
+use super::framing::{Frame, FrameReader, WireFraming};
+use super::hooks::PendingHooks;
+use super::lifecycle::{
+    Capabilities, ClientSettings, InitializeParams, InitializeResult, PROTOCOL_VERSION, ServerInfo,
+    ServerOptions,
+};
+use super::message::{self, Incoming};
+use super::methods::{Methods, parse_params};
+use super::parent::watch_parent;
+use super::serial::SerialQueues;
+use super::writer::spawn_writer;
+
+/// Why the server stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The client sent `exit`.
+    Exit,
+    /// The input ended.
+    EndOfInput,
+    /// Reading the input failed.
+    InputError(String),
+    /// A signal (SIGTERM, SIGINT) asked the server to stop.
+    Signal(&'static str),
+    /// The process named by `initialize.processId` died.
+    ParentDied(i32),
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopReason::Exit => f.write_str("exit notification"),
+            StopReason::EndOfInput => f.write_str("end of input"),
+            StopReason::InputError(error) => write!(f, "input error: {error}"),
+            StopReason::Signal(name) => write!(f, "signal {name}"),
+            StopReason::ParentDied(pid) => write!(f, "parent process {pid} died"),
+        }
+    }
+}
+
+/// How serving ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeOutcome {
+    /// What stopped the server.
+    pub reason: StopReason,
+    /// Whether `shutdown` was received before.
+    pub shutdown_requested: bool,
+}
+
+impl ServeOutcome {
+    /// The process exit code: 0 after `shutdown`, else 1 (as LSP).
+    pub fn exit_code(&self) -> i32 {
+        if self.shutdown_requested { 0 } else { 1 }
+    }
+}
+
+/// Asks a running server to stop, from outside the protocol (signals, the parent watch).
+#[derive(Clone)]
+pub struct StopHandle(mpsc::UnboundedSender<StopReason>);
+
+impl StopHandle {
+    /// Requests the graceful way out; a second request stops waiting for running requests.
+    pub fn stop(&self, reason: StopReason) {
+        // The server may be gone already; then there is nothing to stop.
+        let _ = self.0.send(reason);
+    }
+}
+
+/// A JSON-RPC server over one input and one output.
+pub struct Server<S: ServerState> {
+    state: S,
+    methods: Methods<S>,
+    options: ServerOptions,
+    stop: StopHandle,
+    stop_requests: mpsc::UnboundedReceiver<StopReason>,
+}
+
+impl<S: ServerState> Server<S> {
+    /// A server for `state` offering `methods` beside the lifecycle.
+    pub fn new(state: S, methods: Methods<S>, options: ServerOptions) -> Self {
+        let (stop, stop_requests) = mpsc::unbounded_channel();
+        Server {
+            state,
+            methods,
+            options,
+            stop: StopHandle(stop),
+            stop_requests,
+        }
+    }
+
+    /// A handle to stop the server from outside; take it before [`Server::serve`].
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    /// Serves until `exit`, end of input or a stop request; never fails and never panics on
+    /// any input.
+    pub async fn serve<R, W>(self, input: R, output: W) -> ServeOutcome
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let Server {
+            state,
+            methods,
+            options,
+            stop,
+            mut stop_requests,
+        } = self;
+        let (mut reader, decision) =
+            FrameReader::new(input, options.framing, options.max_frame_bytes);
+        let (outbox, writer) = spawn_writer(output, decision);
+        let shared = Arc::new(Shared {
+            state,
+            outbox,
+            hooks: PendingHooks::default(),
+            serial: SerialQueues::default(),
+        });
+        let mut connection = Connection {
+            shared,
+            methods,
+            options,
+            stop,
+            phase: Phase::AwaitingInitialize,
+            settings: None,
+            shutdown_requested: false,
+            in_flight: Arc::new(InFlight::default()),
+            shutdown_reply: None,
+            parent_watch: None,
+        };
+        let reason = loop {
+            tokio::select! {
+                biased;
+                Some(reason) = stop_requests.recv() => break reason,
+                frame = reader.next_frame() => match frame {
+                    Ok(Some(frame)) => {
+                        let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
+                        if let Some(reason) = connection.on_frame(frame, wire) {
+                            break reason;
+                        }
+                    }
+                    Ok(None) => break StopReason::EndOfInput,
+                    Err(error) => break StopReason::InputError(error.to_string()),
+                },
+            }
+        };
+        // Dropping the reader also settles the writer's framing if it was never decided.
+        drop(reader);
+        connection.close(reason, &mut stop_requests, writer).await
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    AwaitingInitialize,
+    Running,
+    ShutDown,
+}
+
+struct Connection<S: ServerState> {
+    shared: Arc<Shared<S>>,
+    methods: Methods<S>,
+    options: ServerOptions,
+    stop: StopHandle,
+    phase: Phase,
+    /// Set by `initialize`; every method context carries it.
+    settings: Option<Arc<ClientSettings>>,
+    shutdown_requested: bool,
+    in_flight: Arc<InFlight>,
+    /// The task that answers `shutdown` once running requests have answered.
+    shutdown_reply: Option<JoinHandle<()>>,
+    parent_watch: Option<JoinHandle<()>>,
+}
+
+impl<S: ServerState> Connection<S> {
+    fn reply(&self, id: Id, result: Result<Value, RpcError>) {
+        self.shared.outbox.send(&message::response(id, result));
+    }
+
+    /// Handles one frame; `Some` when it asks the server to stop.
+    fn on_frame(&mut self, frame: Frame, wire: WireFraming) -> Option<StopReason> {
+        match frame {
+            Frame::Message(bytes) => return self.on_message(message::parse_incoming(&bytes), wire),
+            Frame::TooLarge { declared } => {
+                let limit = self.options.max_frame_bytes;
+                let detail = match declared {
+                    Some(size) => {
+                        format!("frame of {size} bytes exceeds the limit of {limit} bytes; skipped")
+                    }
+                    None => format!("line exceeds the limit of {limit} bytes; skipped"),
+                };
+                tracing::warn!("{detail}");
+                self.reply(Id::Null, Err(RpcError::invalid_request(detail)));
+            }
+            Frame::Malformed(problem) => {
+                tracing::warn!("malformed frame: {problem}");
+                self.reply(
+                    Id::Null,
+                    Err(RpcError::parse_error(format!("malformed frame: {problem}"))),
+                );
+            }
+        }
+        None
+    }
+
+    fn on_message(&mut self, incoming: Incoming, wire: WireFraming) -> Option<StopReason> {
+        match incoming {
+            Incoming::Invalid { id, error } => {
+                tracing::warn!("{}", error.message());
+                self.reply(id, Err(error));
+            }
+            Incoming::Response { id, answer } => self.on_answer(id, answer),
+            Incoming::Notification(notification) => return self.on_notification(notification),
+            Incoming::Request(call) => self.on_request(call, wire),
+        }
+        None
+    }
+
+    fn on_answer(&self, id: Option<Value>, answer: Result<Value, jsonrpc_core::Error>) {
+        let delivered = match &id {
+            Some(Value::String(id)) => self.shared.hooks.answer(id, answer),
+            _ => false,
+        };
+        if !delivered {
+            let shown = id.map_or_else(|| "none".to_owned(), |id| id.to_string());
+            tracing::warn!("ignoring an answer with id {shown}: no hook is waiting for it");
+        }
+    }
+
+    fn on_notification(&mut self, notification: Notification) -> Option<StopReason> {
+        let method = notification.method.as_str();
+        match method {
+            "exit" => return Some(StopReason::Exit),
+            "$/cancelRequest" => match parse_params::<CancelParams>(notification.params) {
+                Ok(CancelParams { id }) => {
+                    if !self.in_flight.cancel(&id) {
+                        tracing::debug!("cancel for {id:?}, which is not in flight");
+                    }
+                }
+                Err(error) => tracing::warn!("$/cancelRequest ignored: {}", error.message()),
+            },
+            _ if self.phase == Phase::AwaitingInitialize => {
+                tracing::warn!("notification '{method}' before initialize ignored");
+            }
+            "initialized" => tracing::debug!("client says initialized"),
+            _ if self.phase == Phase::ShutDown => {
+                tracing::warn!("notification '{method}' after shutdown ignored");
+            }
+            _ if self.methods.has_notification(method) => self.run_notification(notification),
+            _ if method.starts_with("$/") => {
+                tracing::debug!("optional notification '{method}' ignored")
+            }
+            _ => tracing::warn!("unknown notification '{method}' ignored"),
+        }
+        None
+    }
+
+    fn run_notification(&self, notification: Notification) {
+        // Notifications have no id and cannot be cancelled; they get an inert scope.
+        let scope = Arc::new(RequestScope::new(Id::Null, CancelToken::default()));
+        let Some(context) = self.request_context(scope) else {
+            return;
+        };
+        let method = notification.method.clone();
+        // The handler runs synchronously inside `call`; the returned future is empty.
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            drop(self.methods.call(Call::Notification(notification), context));
+        }));
+        if let Err(panic) = ran {
+            tracing::error!(
+                "notification '{method}' panicked: {}",
+                panic_message(panic.as_ref())
+            );
+        }
+    }
+
+    fn on_request(&mut self, call: MethodCall, wire: WireFraming) {
+        let id = call.id.clone();
+        match (self.phase, call.method.as_str()) {
+            (Phase::AwaitingInitialize, "initialize") => self.initialize(call, wire),
+            (_, "initialize") => self.reply(
+                id,
+                Err(RpcError::invalid_request(
+                    "'initialize' may only be sent once",
+                )),
+            ),
+            (Phase::AwaitingInitialize, _) => {
+                self.reply(id, Err(RpcError::server_not_initialized()));
+            }
+            (Phase::ShutDown, _) => self.reply(
+                id,
+                Err(RpcError::invalid_request(
+                    "the server is shut down; only 'exit' is accepted",
+                )),
+            ),
+            (Phase::Running, "shutdown") => self.shutdown(id),
+            (Phase::Running, _) => self.dispatch(call),
+        }
+    }
+
+    fn initialize(&mut self, call: MethodCall, wire: WireFraming) {
+        let settings = parse_params::<InitializeParams>(call.params)
+            .and_then(|params| ClientSettings::new(params, &self.options, wire));
+        let settings = match settings {
+            Ok(settings) => settings,
+            Err(error) => return self.reply(call.id, Err(error)),
+        };
+        let accepted = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.shared.state.on_initialize(&settings)
+        }))
+        .unwrap_or_else(|panic| Err(panicked("initialize", panic.as_ref())));
+        if let Err(error) = accepted {
+            return self.reply(call.id, Err(error));
+        }
+        if let Some(pid) = settings.process_id {
+            self.parent_watch = Some(watch_parent(
+                pid,
+                self.options.parent_poll_interval,
+                self.stop.clone(),
+            ));
+        }
+        let result = InitializeResult {
+            server_info: ServerInfo::default(),
+            protocol_version: PROTOCOL_VERSION,
+            methods: self.methods.request_names(),
+            capabilities: Capabilities {
+                client_notifications: self.methods.notification_names(),
+                hooks: self.methods.hook_names(),
+                notifications: self.methods.server_notification_names(),
+                cancel_request: true,
+                batches: false,
+                max_frame_bytes: self.options.max_frame_bytes,
+            },
+            settings,
+        };
+        let answer = serde_json::to_value(&result).map_err(RpcError::internal);
+        if answer.is_ok() {
+            tracing::info!(
+                "initialized: client {:?}, hooks {:?}",
+                result.settings.client_info,
+                result.settings.hooks
+            );
+            self.phase = Phase::Running;
+            self.settings = Some(Arc::new(result.settings));
+        }
+        self.reply(call.id, answer);
+    }
+
+    /// Refuses new requests at once; answers once every running request has answered.
+    fn shutdown(&mut self, id: Id) {
+        self.phase = Phase::ShutDown;
+        self.shutdown_requested = true;
+        let in_flight = self.in_flight.clone();
+        let outbox = self.shared.outbox.clone();
+        self.shutdown_reply = Some(tokio::spawn(async move {
+            in_flight.drained().await;
+            outbox.send(&message::response(id, Ok(Value::Null)));
+        }));
+    }
+
+    fn dispatch(&mut self, call: MethodCall) {
+        let id = call.id.clone();
+        if !self.methods.has_request(&call.method) {
+            return self.reply(id, Err(RpcError::method_not_found(&call.method)));
+        }
+        let Some(cancel) = self.in_flight.begin(&id) else {
+            let shown = serde_json::to_string(&id).unwrap_or_default();
+            return self.reply(
+                id,
+                Err(RpcError::invalid_request(format!(
+                    "request id {shown} is already in use by a running request"
+                ))),
+            );
+        };
+        let scope = Arc::new(RequestScope::new(id.clone(), cancel));
+        let Some(context) = self.request_context(scope.clone()) else {
+            return;
+        };
+        let method = call.method.clone();
+        let in_flight = self.in_flight.clone();
+        let outbox = self.shared.outbox.clone();
+        let answer = move |output: jsonrpc_core::Output| {
+            in_flight.finish(output.id(), || outbox.send(&output));
+            // After the response is queued, so one key's responses leave in order.
+            scope.release_turn();
+        };
+        // The synchronous part (params, serial ticket) runs here, in arrival order.
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.methods.call(Call::MethodCall(call), context)
+        }));
+        let running = match started {
+            Ok(running) => running,
+            Err(panic) => {
+                return answer(message::response(
+                    id,
+                    Err(panicked(&method, panic.as_ref())),
+                ));
+            }
+        };
+        tokio::spawn(async move {
+            let output = match AssertUnwindSafe(running).catch_unwind().await {
+                Ok(Some(output)) => output,
+                Ok(None) => message::response(
+                    id,
+                    Err(RpcError::internal("the method produced no response")),
+                ),
+                Err(panic) => message::response(id, Err(panicked(&method, panic.as_ref()))),
+            };
+            answer(output);
+        });
+    }
+
+    /// A context for a method; `None` before `initialize` (never reached: the lifecycle
+    /// refuses methods until then).
+    fn request_context(&self, scope: Arc<RequestScope>) -> Option<RequestContext<S>> {
+        let settings = self.settings.clone()?;
+        Some(RequestContext::new(
+            ServerHandle::new(self.shared.clone(), settings),
+            scope,
+        ))
+    }
+
+    async fn close(
+        mut self,
+        reason: StopReason,
+        stop_requests: &mut mpsc::UnboundedReceiver<StopReason>,
+        writer: JoinHandle<()>,
+    ) -> ServeOutcome {
+        tracing::info!("stopping: {reason}");
+        self.shared.hooks.close();
+        let shutdown_reply = self.shutdown_reply.take();
+        let in_flight = self.in_flight.clone();
+        let settled = async move {
+            in_flight.drained().await;
+            if let Some(reply) = shutdown_reply {
+                let _ = reply.await;
+            }
+        };
+        tokio::select! {
+            () = settled => {}
+            Some(again) = stop_requests.recv() => {
+                tracing::warn!("{again}: not waiting for running requests any longer");
+            }
+        }
+        if let Some(watch) = self.parent_watch.take() {
+            watch.abort();
+        }
+        if let Err(panic) = AssertUnwindSafe(self.shared.state.on_close())
+            .catch_unwind()
+            .await
+        {
+            tracing::error!("close hook panicked: {}", panic_message(panic.as_ref()));
+        }
+        self.shared.outbox.close().await;
+        let _ = writer.await;
+        ServeOutcome {
+            reason,
+            shutdown_requested: self.shutdown_requested,
+        }
+    }
+}
+
+fn panicked(method: &str, panic: &(dyn Any + Send)) -> RpcError {
+    let message = panic_message(panic);
+    tracing::error!("method '{method}' panicked: {message}");
+    RpcError::internal(format!("method '{method}' panicked: {message}"))
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}

@@ -1,0 +1,88 @@
+//! `pi-session --stdio`: the sidecar over the process's stdin and stdout, with signals.
+
+use std::path::PathBuf;
+
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
+use super::lifecycle::{Deterministic, ServerOptions};
+use super::logging::init_logging;
+use super::server::{StopHandle, StopReason};
+use super::sidecar;
+
+/// Command-line options of the stdio server (flatten into the binary's parser).
+#[derive(Debug, Clone, clap::Args)]
+pub struct StdioArgs {
+    /// How messages are framed: decided by the client's first byte, LSP headers, or one JSON
+    /// message per line.
+    #[arg(long, value_enum, default_value_t = Framing::Auto)]
+    pub framing: Framing,
+
+    /// Frames larger than this many bytes are refused without being read into memory.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
+    pub max_frame_bytes: usize,
+
+    /// Append logs to this file instead of stderr (the filter is PI_SESSION_LOG, default warn).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+
+    /// Reproducible ids and timestamps (seed 0, clock from 2025-01-01T00:00:00.000Z);
+    /// `initialize.deterministic` overrides.
+    #[arg(long)]
+    pub deterministic: bool,
+}
+
+impl StdioArgs {
+    /// The server options these arguments ask for.
+    pub fn server_options(&self) -> ServerOptions {
+        ServerOptions {
+            framing: self.framing,
+            max_frame_bytes: self.max_frame_bytes,
+            deterministic: self.deterministic.then(Deterministic::default),
+            ..ServerOptions::default()
+        }
+    }
+}
+
+/// Serves the sidecar on stdin/stdout until `exit`, end of input, SIGTERM/SIGINT or the
+/// parent's death, and returns the process exit code (0 after `shutdown`, 1 otherwise, 2 if
+/// it could not start).
+pub async fn serve_stdio(args: StdioArgs) -> i32 {
+    if let Err(error) = init_logging(args.log_file.as_deref()) {
+        let path = args.log_file.as_deref().unwrap_or_else(|| "".as_ref());
+        eprintln!(
+            "pi-session: cannot open the log file {}: {error}",
+            path.display()
+        );
+        return 2;
+    }
+    let server = sidecar::server(args.server_options());
+    if let Err(error) = forward_signals(server.stop_handle()) {
+        eprintln!("pi-session: cannot listen for signals: {error}");
+        return 2;
+    }
+    let outcome = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    tracing::info!(
+        "stopped ({}), exit code {}",
+        outcome.reason,
+        outcome.exit_code()
+    );
+    outcome.exit_code()
+}
+
+/// SIGTERM and SIGINT take the graceful way out; a second one stops waiting for requests.
+fn forward_signals(stop: StopHandle) -> std::io::Result<()> {
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    tokio::spawn(async move {
+        loop {
+            let name = tokio::select! {
+                Some(()) = terminate.recv() => "SIGTERM",
+                Some(()) = interrupt.recv() => "SIGINT",
+                else => return,
+            };
+            stop.stop(StopReason::Signal(name));
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! The single writer.
+//!
+//! Every outgoing message (responses, notifications, server -> client requests) is serialized
+//! by its sender and queued on one channel; one task frames and writes them in queue order, so
+//! frames never interleave and a method's notifications always precede its response. The
+//! channel is unbounded so that no part of the server ever waits on a slow client while holding
+//! something another part needs (the reader in particular must always be free to read).
+
+use serde::Serialize;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::framing::{FramingDecision, WireFraming, encode_frame};
+
+/// Bytes gathered from the queue before they are written out in one go.
+const WRITE_BATCH_BYTES: usize = 1024 * 1024;
+
+enum WriterCommand {
+    /// One serialized JSON message.
+    Message(Vec<u8>),
+    /// Write everything queued before this, flush, acknowledge and stop.
+    Close(oneshot::Sender<()>),
+}
+
+/// The sending side of the writer; cheap to clone.
+#[derive(Clone)]
+pub struct Outbox {
+    queue: mpsc::UnboundedSender<WriterCommand>,
+}
+
+impl Outbox {
+    /// Queues one message. After the writer has stopped, messages are dropped (logged).
+    pub(crate) fn send(&self, message: &impl Serialize) {
+        match serde_json::to_vec(message) {
+            Ok(bytes) => {
+                if self.queue.send(WriterCommand::Message(bytes)).is_err() {
+                    tracing::debug!("writer closed; dropping an outgoing message");
+                }
+            }
+            Err(error) => tracing::error!("could not serialize an outgoing message: {error}"),
+        }
+    }
+
+    /// Writes and flushes everything queued so far, then stops the writer.
+    pub(crate) async fn close(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.queue.send(WriterCommand::Close(ack)).is_ok() {
+            let _ = done.await;
+        }
+    }
+}
+
+/// Starts the writer over `output`. It waits for the framing decision before writing.
+pub(crate) fn spawn_writer<W>(output: W, decision: FramingDecision) -> (Outbox, JoinHandle<()>)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (queue, commands) = mpsc::unbounded_channel();
+    let task = tokio::spawn(run_writer(output, decision, commands));
+    (Outbox { queue }, task)
+}
+
+async fn run_writer<W: AsyncWrite + Unpin>(
+    mut output: W,
+    decision: FramingDecision,
+    mut commands: mpsc::UnboundedReceiver<WriterCommand>,
+) {
+    // No decision means the input ended before its first byte: nothing can have been queued
+    // that needs answering, so any framing will do.
+    let framing = decision.await.unwrap_or(WireFraming::Lsp);
+    let mut batch = Vec::new();
+    let mut broken = false;
+    while let Some(command) = commands.recv().await {
+        let mut close = None;
+        let mut next = Some(command);
+        while let Some(command) = next.take() {
+            match command {
+                WriterCommand::Message(json) => encode_frame(framing, &json, &mut batch),
+                WriterCommand::Close(ack) => {
+                    close = Some(ack);
+                    break;
+                }
+            }
+            if batch.len() < WRITE_BATCH_BYTES {
+                next = commands.try_recv().ok();
+            }
+        }
+        if !broken
+            && !batch.is_empty()
+            && let Err(error) = write_batch(&mut output, &batch).await
+        {
+            // The client stopped reading; keep draining so senders never notice.
+            tracing::warn!("cannot write to the client, dropping further output: {error}");
+            broken = true;
+        }
+        batch.clear();
+        if let Some(ack) = close {
+            let _ = ack.send(());
+            return;
+        }
+    }
+}
+
+async fn write_batch<W: AsyncWrite + Unpin>(output: &mut W, batch: &[u8]) -> std::io::Result<()> {
+    output.write_all(batch).await?;
+    output.flush().await
+}
