@@ -629,6 +629,49 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Values crossing to serde_json (the JSON-RPC wire). serde_json strings cannot hold lone
+/// surrogates: they become U+FFFD there (files keep them). Whole numbers below 2^53 travel as
+/// integers, so that they print as JavaScript prints them.
+impl JsValue {
+    pub fn to_serde(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            JsValue::Null => Value::Null,
+            JsValue::Bool(b) => Value::Bool(*b),
+            JsValue::Number(n) => {
+                if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+                    Value::from(*n as i64)
+                } else {
+                    serde_json::Number::from_f64(*n).map_or(Value::Null, Value::Number)
+                }
+            }
+            JsValue::String(s) => Value::String(s.to_string_lossy().into_owned()),
+            JsValue::Array(items) => Value::Array(items.iter().map(JsValue::to_serde).collect()),
+            JsValue::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_serde()))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn from_serde(value: &serde_json::Value) -> JsValue {
+        use serde_json::Value;
+        match value {
+            Value::Null => JsValue::Null,
+            Value::Bool(b) => JsValue::Bool(*b),
+            Value::Number(n) => JsValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => JsValue::from(s.as_str()),
+            Value::Array(items) => JsValue::Array(items.iter().map(JsValue::from_serde).collect()),
+            Value::Object(map) => JsValue::Object(
+                map.iter()
+                    .map(|(k, v)| (JsString::new(k), JsValue::from_serde(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,7 @@ pub fn context_document(
     let mut put = |k: &str, v: JsValue| {
         doc.insert(JsString::new(k), v);
     };
-    put("header", header_value(session));
+    put("header", session.reported_header());
     match &leaf {
         Leaf::Null => put("leafId", JsValue::Null),
         Leaf::Id(id) => put("leafId", JsValue::from(&**id)),
@@ -103,24 +103,6 @@ fn id_value(session: &Session, position: u32) -> JsValue {
         .record(position)
         .id()
         .map_or(JsValue::Null, JsValue::from)
-}
-
-/// The header as each pi reports it: the SessionManager returns the raw object; the harness
-/// keeps only its known fields.
-pub fn header_value(session: &Session) -> JsValue {
-    let header = session.header();
-    if session.profile() == Profile::PiCli {
-        return header.clone();
-    }
-    let mut map = JsObject::new();
-    map.insert(JsString::new("type"), JsValue::from("session"));
-    map.insert(JsString::new("version"), JsValue::Number(3.0));
-    for key in ["id", "timestamp", "cwd", "parentSession", "metadata"] {
-        if let Some(v) = header.get(key) {
-            map.insert(JsString::new(key), v.clone());
-        }
-    }
-    JsValue::Object(map)
 }
 
 /// The value with every object's keys sorted by code point, as the oracle prints documents.

@@ -3,11 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::format::entry::Kind;
-use crate::format::json::JsValue;
 use crate::store::{Session, StoreResult};
-
-const PREVIEW_CHARS: usize = 72;
 
 pub fn render_tree(session: &Session) -> StoreResult<String> {
     let rows = session.tree_rows();
@@ -44,7 +40,7 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
             " "
         };
         let id = record.id().unwrap_or("?");
-        let what = describe(session, position)?;
+        let what = session.preview(position)?;
         let _ = write!(out, "{marker} {}{id} {what}", "  ".repeat(indent));
         if let Some(label) = record.id().and_then(|id| session.label(id)) {
             let _ = write!(out, "  [{}]", label.as_str().unwrap_or_default());
@@ -58,85 +54,4 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         out.push_str("(no entries)\n");
     }
     Ok(out)
-}
-
-fn describe(session: &Session, position: u32) -> StoreResult<String> {
-    let record = session.record(position);
-    let entry = session.entry_value(position)?;
-    let text = |key: &str| entry.get(key).map(preview_of).unwrap_or_default();
-    Ok(match record.kind() {
-        Kind::Message => {
-            let message = entry.get("message");
-            let role = message
-                .and_then(|m| m.get("role"))
-                .and_then(JsValue::as_str)
-                .unwrap_or_default()
-                .into_owned();
-            let body = match role.as_str() {
-                "bashExecution" => message
-                    .and_then(|m| m.get("command"))
-                    .map(preview_of)
-                    .unwrap_or_default(),
-                _ => message
-                    .and_then(|m| m.get("content"))
-                    .map(preview_of)
-                    .unwrap_or_default(),
-            };
-            format!("{role}: {}", shorten(&body))
-        }
-        Kind::Compaction => format!("compaction: {}", shorten(&text("summary"))),
-        Kind::BranchSummary => format!("branch summary: {}", shorten(&text("summary"))),
-        Kind::CustomMessage => format!(
-            "custom message ({}): {}",
-            text("customType"),
-            shorten(&text("content"))
-        ),
-        Kind::Custom => format!("custom ({})", text("customType")),
-        Kind::Label => format!("label {} -> {}", text("targetId"), text("label")),
-        Kind::SessionInfo => format!("name: {}", text("name")),
-        Kind::ModelChange => format!("model: {}/{}", text("provider"), text("modelId")),
-        Kind::ThinkingLevelChange => format!("thinking: {}", text("thinkingLevel")),
-        Kind::Leaf => format!(
-            "leaf -> {}",
-            entry.get("targetId").map(preview_of).unwrap_or_default()
-        ),
-        Kind::ActiveToolsChange => "active tools changed".to_string(),
-        Kind::Session | Kind::Other => record.type_name().unwrap_or("(not an object)").to_string(),
-    })
-}
-
-/// The text of a value for a preview: strings as they are, content blocks by their text.
-fn preview_of(value: &JsValue) -> String {
-    match value {
-        JsValue::String(s) => s.to_string_lossy().into_owned(),
-        JsValue::Array(blocks) => blocks
-            .iter()
-            .filter_map(
-                |b| match b.get("type").and_then(JsValue::as_str).as_deref() {
-                    Some("text") => b.get("text").map(preview_of),
-                    Some("toolCall") => b.get("name").map(|n| format!("{}(...)", preview_of(n))),
-                    Some("image") => Some("[image]".to_string()),
-                    _ => None,
-                },
-            )
-            .collect::<Vec<_>>()
-            .join(" "),
-        JsValue::Null => "null".into(),
-        other => other.stringify(),
-    }
-}
-
-fn shorten(text: &str) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= PREVIEW_CHARS {
-        format!("\"{flat}\"")
-    } else {
-        let cut: String = flat.chars().take(PREVIEW_CHARS - 1).collect();
-        format!("\"{cut}…\"")
-    }
-}
-
-/// A one-line preview of an entry, for tree rows and pickers.
-pub fn entry_preview(session: &Session, position: u32) -> StoreResult<String> {
-    describe(session, position)
 }

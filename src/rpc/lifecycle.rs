@@ -51,15 +51,7 @@ impl Default for ServerOptions {
 }
 
 /// The writing profile new sessions get unless a method says otherwise (see DESIGN.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    /// pi's SessionManager, as the pi CLI writes: leaf in memory, lazy first write.
-    #[default]
-    PiCli,
-    /// pi-agent-core's harness: `leaf` entries, immediate writes.
-    Harness,
-}
+pub use crate::format::write::Profile;
 
 /// Reproducible ids and timestamps: ids drawn from a generator seeded with `seed`, and a clock
 /// that starts at `start_time` and advances 1 ms per use. The store implements both; this is

@@ -21,6 +21,7 @@ mod methods;
 mod parent;
 pub mod serial;
 mod server;
+pub mod sessions;
 pub mod sidecar;
 mod stdio;
 mod writer;

@@ -9,8 +9,10 @@ mod fork;
 mod index;
 mod load;
 mod navigate;
+mod preview;
 mod scan;
 mod session;
+mod stats;
 mod tree;
 
 pub use context::{Context, MessageFormat, convert_to_llm};
@@ -24,4 +26,5 @@ pub use navigate::{
     content_text, decide,
 };
 pub use session::{NewSession, Session, SessionOptions, backup_path};
+pub use stats::SessionStats;
 pub use tree::{TreeRow, Walk};

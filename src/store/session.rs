@@ -274,6 +274,23 @@ impl Session {
         &self.header
     }
 
+    /// The header as each pi reports it: the SessionManager returns the raw object; the
+    /// harness keeps only its known fields.
+    pub fn reported_header(&self) -> JsValue {
+        if self.options.profile == Profile::PiCli {
+            return self.header.clone();
+        }
+        let mut map = crate::format::json::JsObject::new();
+        map.insert("type".into(), JsValue::from("session"));
+        map.insert("version".into(), JsValue::Number(3.0));
+        for key in ["id", "timestamp", "cwd", "parentSession", "metadata"] {
+            if let Some(v) = self.header.get(key) {
+                map.insert(key.into(), v.clone());
+            }
+        }
+        JsValue::Object(map)
+    }
+
     pub fn session_id(&self) -> Cow<'_, str> {
         self.header
             .get("id")

@@ -1,0 +1,540 @@
+//! The `session/*` methods: wire types in, store calls, wire types out. No session logic lives
+//! here; files are opened on blocking threads so large sessions never stall the reader.
+
+use std::path::{Path, PathBuf};
+
+use crate::format::json::JsValue;
+use crate::format::time::file_stamp;
+use crate::format::write::Profile;
+use crate::rpc::{HookOutcome, RequestContext, RpcError};
+use crate::store::{
+    self, ErrorKind, Leaf, MessageFormat, NewSession, Session, StoreError, SummaryInput,
+    TreeHookAnswer, TreeRequest,
+};
+
+use super::Sidecar;
+use super::entry::new_entry;
+use super::registry::lock;
+use super::wire::*;
+
+type Ctx = RequestContext<Sidecar>;
+
+fn leaf_id(leaf: &Leaf) -> Option<String> {
+    leaf.id().map(str::to_string)
+}
+
+fn store_error(kind: ErrorKind, message: impl Into<String>) -> RpcError {
+    StoreError::new(kind, message).into()
+}
+
+/// Runs blocking store work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RpcError::internal(format!("store task failed: {e}")))?
+}
+
+fn opened(id: String, session: &Session) -> OpenedSession {
+    OpenedSession {
+        session_id: id,
+        path: session.path().map(|p| p.to_string_lossy().into_owned()),
+        profile: session.profile(),
+        header: session.reported_header().to_serde(),
+        leaf_id: leaf_id(session.leaf()),
+        written: session.is_written(),
+        warnings: session.warnings().to_vec(),
+    }
+}
+
+fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
+    let (id, cell) = ctx.state().registry.insert(session)?;
+    let session = lock(&cell);
+    Ok(opened(id, &session))
+}
+
+/// The directory new sessions of `cwd` go to: an explicit one (flat), else the sessions root's
+/// subdirectory for the cwd, encoded as the profile's pi encodes it.
+fn session_dir(ctx: &Ctx, cwd: &str, explicit: Option<&str>, profile: Profile) -> PathBuf {
+    if let Some(dir) = explicit {
+        return PathBuf::from(dir);
+    }
+    let root = ctx.state().registry.sessions_root(ctx.settings());
+    let encoded = match profile {
+        Profile::PiCli => crate::repo::paths::encode_cwd_resolved(cwd),
+        Profile::Harness => crate::repo::paths::encode_cwd_raw(cwd),
+    };
+    root.join(encoded)
+}
+
+pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
+    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
+    if let Some(id) = &p.id
+        && profile == Profile::PiCli
+    {
+        validate_session_id(id)?;
+    }
+    if p.metadata.is_some() && profile == Profile::PiCli {
+        return Err(RpcError::invalid_params(
+            "'metadata': header metadata is written by the harness profile only",
+        ));
+    }
+    let options = ctx.state().registry.options(profile);
+    let ids = options.ids.clone();
+    let id = p.id.clone().unwrap_or_else(|| ids.session_id());
+    let timestamp = ids.now_iso();
+    let cwd = match profile {
+        Profile::PiCli => crate::repo::paths::resolve_path(&p.cwd),
+        Profile::Harness => p.cwd.clone(),
+    };
+    let path = if p.in_memory {
+        None
+    } else {
+        let dir = session_dir(&ctx, &p.cwd, p.session_dir.as_deref(), profile);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
+        Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
+    };
+    let new = NewSession {
+        path,
+        cwd,
+        id: Some(id),
+        timestamp: Some(timestamp),
+        parent_session: p.parent_session,
+        metadata: p.metadata.as_ref().map(JsValue::from_serde),
+    };
+    let session = blocking(move || Session::create(new, options).map_err(RpcError::from)).await?;
+    register(&ctx, session)
+}
+
+/// pi's check for caller-given session ids.
+fn validate_session_id(id: &str) -> Result<(), RpcError> {
+    let bytes = id.as_bytes();
+    let inner_ok = bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    let ends_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
+    if inner_ok && ends_ok {
+        return Ok(());
+    }
+    Err(store_error(
+        ErrorKind::InvalidArgument,
+        "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+    ))
+}
+
+pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
+    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
+    let options = ctx.state().registry.options(profile);
+    let path = PathBuf::from(crate::repo::paths::resolve_path(&p.path));
+    if ctx.state().registry.is_open_at(&path) {
+        return Err(store_error(
+            ErrorKind::Locked,
+            format!("{}: this session is already open here", path.display()),
+        ));
+    }
+    let cwd = p.cwd.map_or_else(
+        || crate::repo::paths::resolve_path("."),
+        |c| crate::repo::paths::resolve_path(&c),
+    );
+    let session =
+        blocking(move || Session::open(&path, &cwd, options).map_err(RpcError::from)).await?;
+    register(&ctx, session)
+}
+
+pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
+    ctx.state().registry.get(&p.session_id)?;
+    ctx.state().registry.remove(&p.session_id);
+    Ok(Empty {})
+}
+
+pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError> {
+    let entry = new_entry(&p.entry)?;
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    let entry_id = session.append(entry)?;
+    Ok(AppendResult {
+        entry_id,
+        leaf_id: leaf_id(session.leaf()),
+    })
+}
+
+pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    session.branch(&p.entry_id)?;
+    Ok(LeafResult {
+        leaf_id: leaf_id(session.leaf()),
+        entry_id: None,
+    })
+}
+
+pub async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    session.reset_leaf()?;
+    Ok(LeafResult {
+        leaf_id: leaf_id(session.leaf()),
+        entry_id: None,
+    })
+}
+
+pub async fn branch_with_summary(
+    ctx: Ctx,
+    p: BranchWithSummaryParams,
+) -> Result<LeafResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    let id = session.branch_with_summary(
+        p.target_id.as_deref(),
+        JsValue::from_serde(&p.summary),
+        p.details.as_ref().map(JsValue::from_serde),
+        p.from_hook.map(JsValue::Bool),
+        p.usage.as_ref().map(JsValue::from_serde),
+    )?;
+    Ok(LeafResult {
+        leaf_id: leaf_id(session.leaf()),
+        entry_id: Some(id),
+    })
+}
+
+fn tree_request(p: &TreeParams) -> TreeRequest {
+    TreeRequest {
+        target_id: p.target_id.clone(),
+        summarize: p.summarize,
+        custom_instructions: p.custom_instructions.clone(),
+        replace_instructions: p.replace_instructions,
+        label: p.label.clone(),
+    }
+}
+
+fn summary_input(s: &SummaryParam) -> SummaryInput {
+    SummaryInput {
+        summary: JsValue::from(s.summary.as_str()),
+        details: s.details.as_ref().map(JsValue::from_serde),
+        usage: s.usage.as_ref().map(JsValue::from_serde),
+    }
+}
+
+pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    Ok(match session.prepare_tree(&tree_request(&p))? {
+        None => PrepareTreeResult {
+            no_op: true,
+            preparation: None,
+        },
+        Some(preparation) => PrepareTreeResult {
+            no_op: false,
+            preparation: Some(session.preparation_value(&preparation)?.to_serde()),
+        },
+    })
+}
+
+/// `navigateTree`, step by step (spec section 8): prepare, ask the `session_before_tree` hook
+/// (the session is not held while waiting), decide, apply, notify `session_tree`, answer.
+pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let (preparation, payload, profile) = {
+        let mut session = lock(&cell);
+        match session.prepare_tree(&tree_request(&p))? {
+            None => {
+                return Ok(NavigateResult {
+                    cancelled: false,
+                    editor_text: None,
+                    summary_entry: None,
+                    leaf_id: leaf_id(session.leaf()),
+                });
+            }
+            Some(preparation) => {
+                let payload = session.preparation_value(&preparation)?.to_serde();
+                (preparation, payload, session.profile())
+            }
+        }
+    };
+    let hook = BeforeTreeHook {
+        session_id: p.session_id.clone(),
+        preparation: payload,
+    };
+    let answer = match ctx.hook("session_before_tree", hook).await {
+        HookOutcome::Cancelled => return Err(RpcError::request_cancelled()),
+        outcome => outcome
+            .into_answer()
+            .and_then(|value| parse_answer::<BeforeTreeAnswer>("session_before_tree", value)),
+    };
+    let answer = answer.map(|a| TreeHookAnswer {
+        cancel: a.cancel,
+        summary: a.summary.as_ref().map(summary_input),
+        custom_instructions: a.custom_instructions,
+        replace_instructions: a.replace_instructions,
+        label: a.label,
+    });
+    let decision = store::decide(
+        profile,
+        &preparation,
+        answer,
+        p.summary.as_ref().map(summary_input),
+    )?;
+    let outcome = {
+        let mut session = lock(&cell);
+        session.apply_navigation(&preparation, &decision)?
+    };
+    let Some(outcome) = outcome else {
+        let session = lock(&cell);
+        return Ok(NavigateResult {
+            cancelled: true,
+            editor_text: None,
+            summary_entry: None,
+            leaf_id: leaf_id(session.leaf()),
+        });
+    };
+    let summary_entry = outcome.summary_entry.as_ref().map(JsValue::to_serde);
+    ctx.notify(
+        "session_tree",
+        TreeNotification {
+            session_id: p.session_id.clone(),
+            new_leaf_id: leaf_id(&outcome.new_leaf),
+            old_leaf_id: leaf_id(&outcome.old_leaf),
+            summary_entry: summary_entry.clone(),
+            from_extension: outcome.from_extension,
+        },
+    );
+    Ok(NavigateResult {
+        cancelled: false,
+        editor_text: outcome.editor_text,
+        summary_entry,
+        leaf_id: leaf_id(&outcome.new_leaf),
+    })
+}
+
+/// A hook answer that does not fit is logged and treated as no answer, as pi ignores a
+/// handler that throws.
+fn parse_answer<T: serde::de::DeserializeOwned>(hook: &str, value: serde_json::Value) -> Option<T> {
+    if value.is_null() {
+        return None;
+    }
+    match serde_json::from_value(value) {
+        Ok(answer) => Some(answer),
+        Err(e) => {
+            tracing::warn!("ignoring the {hook} answer: {e}");
+            None
+        }
+    }
+}
+
+/// `/fork` and `/clone` (spec 9.2): the new session is written beside the current one and
+/// opened; the current one stays open.
+pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
+    let hook = BeforeForkHook {
+        session_id: p.session_id.clone(),
+        entry_id: p.entry_id.clone(),
+        position: p.position,
+    };
+    let answer = match ctx.hook("session_before_fork", hook).await {
+        HookOutcome::Cancelled => return Err(RpcError::request_cancelled()),
+        outcome => outcome
+            .into_answer()
+            .and_then(|value| parse_answer::<BeforeForkAnswer>("session_before_fork", value)),
+    };
+    if answer.is_some_and(|a| a.cancel) {
+        return Ok(ForkResult {
+            cancelled: true,
+            session: None,
+            selected_text: None,
+        });
+    }
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let registry = &ctx.state().registry;
+    let (new, entries, options, selected_text) = {
+        let mut session = lock(&cell);
+        let selection = session.fork_selection(&p.entry_id, p.position)?;
+        let profile = session.profile();
+        let options = registry.options(profile);
+        let ids = options.ids.clone();
+        let id = ids.session_id();
+        let timestamp = ids.now_iso();
+        let path = match session.path() {
+            None => None,
+            Some(current) => {
+                let dir = match profile {
+                    Profile::PiCli => current.parent().map(Path::to_path_buf).unwrap_or_default(),
+                    Profile::Harness => session_dir(&ctx, &session.cwd(), None, profile),
+                };
+                if !session.is_written() && selection.leaf_id.is_some() {
+                    return Err(store_error(
+                        ErrorKind::NotSaved,
+                        "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.",
+                    ));
+                }
+                Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
+            }
+        };
+        let entries = match &selection.leaf_id {
+            Some(leaf) => session.branched_entries(leaf)?,
+            None => Vec::new(),
+        };
+        let new = NewSession {
+            path,
+            cwd: session.cwd().into_owned(),
+            id: Some(id),
+            timestamp: Some(timestamp),
+            parent_session: session.path().map(|p| p.to_string_lossy().into_owned()),
+            metadata: session.header().get("metadata").cloned(),
+        };
+        (new, entries, options, selection.selected_text)
+    };
+    let session =
+        blocking(move || Session::from_entries(new, &entries, options).map_err(RpcError::from))
+            .await?;
+    let opened = register(&ctx, session)?;
+    Ok(ForkResult {
+        cancelled: false,
+        session: Some(opened),
+        selected_text,
+    })
+}
+
+fn context_leaf(session: &Session, requested: &Option<Option<String>>) -> Result<Leaf, RpcError> {
+    Ok(match requested {
+        None => session.leaf().clone(),
+        Some(None) => Leaf::Null,
+        Some(Some(id)) => {
+            if session.position(id).is_none() {
+                return Err(StoreError::entry_not_found(id).into());
+            }
+            Leaf::Id(id.as_str().into())
+        }
+    })
+}
+
+pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<ContextResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    let leaf = context_leaf(&session, &p.leaf_id)?;
+    let format = match p.format {
+        ContextFormat::Agent => MessageFormat::Agent,
+        ContextFormat::Llm => MessageFormat::Llm,
+    };
+    let profile = session.profile();
+    Ok(session
+        .build_context(&leaf, format)?
+        .to_value(profile)
+        .to_serde())
+}
+
+fn entries_of(session: &Session, positions: &[u32]) -> Result<Vec<serde_json::Value>, RpcError> {
+    positions
+        .iter()
+        .map(|&p| Ok(session.entry_value(p)?.to_serde()))
+        .collect()
+}
+
+pub async fn build_context_entries(ctx: Ctx, p: ContextParams) -> Result<EntriesResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let mut session = lock(&cell);
+    let leaf = context_leaf(&session, &p.leaf_id)?;
+    let positions = session.context_entries(&leaf)?;
+    Ok(EntriesResult {
+        entries: entries_of(&session, &positions)?,
+    })
+}
+
+pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    let on_path: std::collections::HashSet<u32> = session
+        .leaf_path(session.leaf())
+        .positions
+        .into_iter()
+        .collect();
+    let mut rows = Vec::with_capacity(session.len());
+    for row in session.tree_rows() {
+        let record = session.record(row.position);
+        rows.push(TreeRow {
+            id: record.id().map(str::to_string),
+            parent_id: record.facts.parent.id().map(str::to_string),
+            kind: record.type_name().map(str::to_string),
+            depth: row.depth,
+            label: record
+                .id()
+                .and_then(|id| session.label(id))
+                .map(|l| l.to_serde()),
+            preview: session.preview(row.position)?,
+            on_path: on_path.contains(&row.position),
+        });
+    }
+    Ok(TreeResult {
+        leaf_id: leaf_id(session.leaf()),
+        rows,
+    })
+}
+
+fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
+    session
+        .position(id)
+        .ok_or_else(|| StoreError::entry_not_found(id).into())
+}
+
+pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<serde_json::Value, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    let position = position_of(&session, &p.entry_id)?;
+    Ok(session.entry_value(position)?.to_serde())
+}
+
+pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<EntriesResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    position_of(&session, &p.entry_id)?;
+    Ok(EntriesResult {
+        entries: entries_of(&session, &session.children(&p.entry_id))?,
+    })
+}
+
+pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<EntriesResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    let leaf = match &p.entry_id {
+        Some(id) => {
+            position_of(&session, id)?;
+            Leaf::Id(id.as_str().into())
+        }
+        None => session.leaf().clone(),
+    };
+    let walk = session.profile_path(&leaf)?;
+    Ok(EntriesResult {
+        entries: entries_of(&session, &walk.positions)?,
+    })
+}
+
+pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    let total = session.len();
+    let start = p.offset.min(total);
+    let end = start.saturating_add(p.limit.unwrap_or(1000)).min(total);
+    let positions: Vec<u32> = (start as u32..end as u32).collect();
+    Ok(EntriesPage {
+        entries: entries_of(&session, &positions)?,
+        next_offset: (end < total).then_some(end),
+        total,
+    })
+}
+
+pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
+    let cell = ctx.state().registry.get(&p.session_id)?;
+    let session = lock(&cell);
+    Ok(InfoResult {
+        session_id: p.session_id.clone(),
+        path: session.path().map(|p| p.to_string_lossy().into_owned()),
+        profile: session.profile(),
+        header: session.reported_header().to_serde(),
+        name: session.session_name(),
+        leaf_id: leaf_id(session.leaf()),
+        written: session.is_written(),
+        entry_count: session.len(),
+        stats: session.stats()?,
+    })
+}

@@ -1,0 +1,134 @@
+//! The open sessions, by session id, and the sidecar-wide settings they are opened with.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::format::ids::IdSource;
+use crate::format::write::Profile;
+use crate::rpc::{ClientSettings, IntoRpcError, RpcError};
+use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
+
+/// One open session. Held only for the length of a store call, never across an await.
+pub type SessionCell = Arc<Mutex<Session>>;
+
+/// The sidecar's state: every open session.
+#[derive(Debug, Default)]
+pub struct Registry {
+    sessions: Mutex<HashMap<String, SessionCell>>,
+    ids: OnceLock<Arc<IdSource>>,
+}
+
+/// Application error codes (outside JSON-RPC's reserved range), one per store error kind.
+pub fn error_code(kind: ErrorKind) -> i64 {
+    match kind {
+        ErrorKind::InvalidSession => 1001,
+        ErrorKind::InvalidEntry => 1002,
+        ErrorKind::EntryNotFound => 1003,
+        ErrorKind::SessionNotFound => 1004,
+        ErrorKind::Locked => 1005,
+        ErrorKind::Io => 1006,
+        ErrorKind::InvalidForkTarget => 1007,
+        ErrorKind::SummaryRequired => 1008,
+        ErrorKind::InvalidArgument => 1009,
+        ErrorKind::NotSaved => 1010,
+        ErrorKind::LineTooLong => 1011,
+    }
+}
+
+impl IntoRpcError for StoreError {
+    fn into_rpc_error(self) -> RpcError {
+        let error = RpcError::application(error_code(self.kind), self.message, self.kind.name());
+        match self.line {
+            Some(line) => error.with_data("line", line),
+            None => error,
+        }
+    }
+}
+
+/// Locks a session; a panic in an earlier call does not make it unusable.
+pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
+    cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Registry {
+    /// Called at `initialize`: deterministic ids and clock when asked.
+    pub fn configure(&self, settings: &ClientSettings) {
+        let ids = match settings.deterministic {
+            Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
+            None => IdSource::system(),
+        };
+        let _ = self.ids.set(Arc::new(ids));
+    }
+
+    pub fn ids(&self) -> Arc<IdSource> {
+        self.ids
+            .get_or_init(|| Arc::new(IdSource::system()))
+            .clone()
+    }
+
+    pub fn options(&self, profile: Profile) -> SessionOptions {
+        SessionOptions {
+            profile,
+            ids: self.ids(),
+            ..SessionOptions::default()
+        }
+    }
+
+    fn map(&self) -> MutexGuard<'_, HashMap<String, SessionCell>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The open session `id`, or `session_not_found`.
+    pub fn get(&self, id: &str) -> Result<SessionCell, RpcError> {
+        self.map().get(id).cloned().ok_or_else(|| {
+            StoreError::new(
+                ErrorKind::SessionNotFound,
+                format!("no open session {id:?}"),
+            )
+            .into_rpc_error()
+        })
+    }
+
+    /// Registers a session under its header id; refuses a second session with the same id.
+    pub fn insert(&self, session: Session) -> Result<(String, SessionCell), RpcError> {
+        let id = session.session_id().into_owned();
+        let mut map = self.map();
+        if map.contains_key(&id) {
+            return Err(StoreError::new(
+                ErrorKind::InvalidArgument,
+                format!("a session with id {id:?} is already open; close it first"),
+            )
+            .into_rpc_error());
+        }
+        let cell = Arc::new(Mutex::new(session));
+        map.insert(id.clone(), cell.clone());
+        Ok((id, cell))
+    }
+
+    pub fn remove(&self, id: &str) -> Option<SessionCell> {
+        self.map().remove(id)
+    }
+
+    /// Whether a session is open at `path`.
+    pub fn is_open_at(&self, path: &std::path::Path) -> bool {
+        self.map()
+            .values()
+            .any(|cell| lock(cell).path() == Some(path))
+    }
+
+    /// Closes every session (files are written at each append; dropping releases the locks).
+    pub fn close_all(&self) {
+        self.map().clear();
+    }
+
+    /// The sessions root: `initialize.sessionsRoot`, else pi's `<agent dir>/sessions`.
+    pub fn sessions_root(&self, settings: &ClientSettings) -> PathBuf {
+        settings
+            .sessions_root
+            .clone()
+            .unwrap_or_else(crate::repo::paths::default_sessions_root)
+    }
+}

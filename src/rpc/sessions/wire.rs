@@ -1,0 +1,359 @@
+//! The params and results of the `session/*` methods, hooks and notifications, as they travel.
+//! These types are the protocol: `protocol/schema.json` is generated from them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::format::write::Profile;
+use crate::store::{ForkPosition, SessionStats, Warning};
+
+/// Any JSON value (an entry, a message, extension data).
+pub type Json = Value;
+
+/// Names an open session.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionRef {
+    pub session_id: String,
+}
+
+/// `session/create`: a new session.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateParams {
+    /// The project directory; the header `cwd` (resolved as pi resolves it for pi-cli).
+    pub cwd: String,
+    /// Defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
+    /// A fixed session id (validated as pi validates it); a new UUIDv7 otherwise.
+    pub id: Option<String>,
+    /// The session file this one continues from (header `parentSession`).
+    pub parent_session: Option<String>,
+    /// Keep the session in memory only: no file is ever written.
+    #[serde(default)]
+    pub in_memory: bool,
+    /// Write into this directory (flat) instead of `<sessionsRoot>/<encoded cwd>/`.
+    pub session_dir: Option<String>,
+    /// Header metadata (harness only).
+    pub metadata: Option<Json>,
+}
+
+/// `session/open`: an existing file, for reading and appending.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenParams {
+    pub path: String,
+    pub profile: Option<Profile>,
+    /// The cwd of a session started at a path that does not exist yet (pi-cli); defaults to
+    /// the server's working directory.
+    pub cwd: Option<String>,
+}
+
+/// What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and
+/// `session/fork` return about the session now open.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedSession {
+    pub session_id: String,
+    /// Where the session is written (`null` in memory).
+    pub path: Option<String>,
+    pub profile: Profile,
+    pub header: Json,
+    pub leaf_id: Option<String>,
+    /// Whether the file exists yet (pi-cli writes it at the first assistant message).
+    pub written: bool,
+    /// Lines the reader skipped or migrated, with their line numbers.
+    pub warnings: Vec<Warning>,
+}
+
+/// `session/append`: one new entry, as a child of the leaf.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppendParams {
+    pub session_id: String,
+    /// `{type, ...fields}` with pi's field names: `message` {message}, `model_change`
+    /// {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary,
+    /// firstKeptEntryId?, tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)},
+    /// `custom` {customType, data?}, `custom_message` {customType, content, display?, details?},
+    /// `label` {targetId, label?}, `session_info` {name}, `active_tools_change`
+    /// {activeToolNames} (harness).
+    pub entry: Json,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendResult {
+    pub entry_id: String,
+    pub leaf_id: Option<String>,
+}
+
+/// `session/branch`: move the leaf to an entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchParams {
+    pub session_id: String,
+    pub entry_id: String,
+}
+
+/// `session/branchWithSummary`: move the leaf and attach a branch summary there.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchWithSummaryParams {
+    pub session_id: String,
+    /// The entry the summary hangs under; `null` for a new root.
+    pub target_id: Option<String>,
+    pub summary: Json,
+    pub details: Option<Json>,
+    pub usage: Option<Json>,
+    pub from_hook: Option<bool>,
+}
+
+/// The leaf after a move.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LeafResult {
+    pub leaf_id: Option<String>,
+    /// The entry written by the move, if any (a branch summary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+}
+
+/// `session/prepareTree` and `session/navigateTree`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TreeParams {
+    pub session_id: String,
+    pub target_id: String,
+    #[serde(default)]
+    pub summarize: bool,
+    /// A ready summary of the abandoned branch (written by the caller's own model); used when
+    /// `summarize` is set and no hook supplies one.
+    pub summary: Option<SummaryParam>,
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: Option<bool>,
+    pub label: Option<String>,
+}
+
+/// A branch summary written by someone with a model.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryParam {
+    pub summary: String,
+    pub details: Option<Json>,
+    pub usage: Option<Json>,
+}
+
+/// `session/prepareTree`: what a navigation would abandon, without moving.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrepareTreeResult {
+    /// The target already is the leaf: navigating would do nothing.
+    pub no_op: bool,
+    /// pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize,
+    /// userWantsSummary, customInstructions?, replaceInstructions?, label?.
+    pub preparation: Option<Json>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateResult {
+    pub cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_entry: Option<Json>,
+    pub leaf_id: Option<String>,
+}
+
+/// The `session_before_tree` hook's params.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeTreeHook {
+    pub session_id: String,
+    pub preparation: Json,
+}
+
+/// The `session_before_tree` hook's answer (every member optional).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeTreeAnswer {
+    #[serde(default)]
+    pub cancel: bool,
+    pub summary: Option<SummaryParam>,
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: Option<bool>,
+    pub label: Option<String>,
+}
+
+/// The `session_tree` notification, sent after a navigation and before its response.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeNotification {
+    pub session_id: String,
+    pub new_leaf_id: Option<String>,
+    pub old_leaf_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_entry: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_extension: Option<bool>,
+}
+
+/// `session/fork`: a new session from the path before a user message (`before`, pi's
+/// `/fork`) or up to an entry (`at`, pi's `/clone`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkParams {
+    pub session_id: String,
+    pub entry_id: String,
+    #[serde(default = "before")]
+    pub position: ForkPosition,
+}
+
+fn before() -> ForkPosition {
+    ForkPosition::Before
+}
+
+/// The `session_before_fork` hook's params.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeForkHook {
+    pub session_id: String,
+    pub entry_id: String,
+    pub position: ForkPosition,
+}
+
+/// The `session_before_fork` hook's answer.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeForkAnswer {
+    #[serde(default)]
+    pub cancel: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkResult {
+    pub cancelled: bool,
+    /// The new session, now open (absent when cancelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<OpenedSession>,
+    /// The forked user message's text, for the editor (`before` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_text: Option<String>,
+}
+
+/// Which form of messages `session/buildContext` returns.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextFormat {
+    /// pi's agent messages (`buildSessionContext`).
+    #[default]
+    Agent,
+    /// What is sent to the model (after pi's `convertToLlm`).
+    Llm,
+}
+
+/// `session/buildContext` and `session/buildContextEntries`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    #[serde(default)]
+    pub format: ContextFormat,
+}
+
+/// Keeps `null` apart from absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), as pi builds it.
+pub type ContextResult = Json;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntriesResult {
+    pub entries: Vec<Json>,
+}
+
+/// One row of `session/getTree`: the tree flattened depth-first in pre-order (children in
+/// the profile's pi order), so deep sessions never nest.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeRow {
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub depth: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<Json>,
+    pub preview: String,
+    /// On the path from the root to the leaf.
+    pub on_path: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeResult {
+    pub leaf_id: Option<String>,
+    pub rows: Vec<TreeRow>,
+}
+
+/// `session/getEntry` and `session/getChildren`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntryParams {
+    pub session_id: String,
+    pub entry_id: String,
+}
+
+/// `session/getBranch`: the path to an entry (the leaf by default).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchPathParams {
+    pub session_id: String,
+    pub entry_id: Option<String>,
+}
+
+/// `session/getEntries`: entries in file order, a page at a time.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntriesParams {
+    pub session_id: String,
+    /// Start after this many entries.
+    #[serde(default)]
+    pub offset: usize,
+    /// At most this many (default 1000).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntriesPage {
+    pub entries: Vec<Json>,
+    /// The offset of the next page, or `null` at the end.
+    pub next_offset: Option<usize>,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InfoResult {
+    pub session_id: String,
+    pub path: Option<String>,
+    pub profile: Profile,
+    pub header: Json,
+    pub name: Option<String>,
+    pub leaf_id: Option<String>,
+    pub written: bool,
+    pub entry_count: usize,
+    pub stats: SessionStats,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Empty {}
