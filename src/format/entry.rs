@@ -10,6 +10,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use std::sync::Arc;
+
+pub use super::entry_id::EntryId;
 use super::json::{self, JsValue};
 use super::time::parse_date_millis;
 
@@ -86,7 +89,7 @@ pub enum Role {
 pub enum Ref {
     Missing,
     Null,
-    Id(Box<str>),
+    Id(EntryId),
     /// Present but neither a string nor null.
     Invalid,
 }
@@ -107,20 +110,20 @@ pub enum Payload {
     None,
     Message {
         role: Role,
-        provider: Option<Box<str>>,
-        model: Option<Box<str>>,
+        provider: Option<Arc<str>>,
+        model: Option<Arc<str>>,
     },
-    ThinkingLevel(Option<Box<str>>),
+    ThinkingLevel(Option<Arc<str>>),
     ModelChange {
-        provider: Option<Box<str>>,
-        model_id: Option<Box<str>>,
+        provider: Option<Arc<str>>,
+        model_id: Option<Arc<str>>,
     },
     Compaction {
-        first_kept: Option<Box<str>>,
+        first_kept: Option<EntryId>,
         retained_tail: bool,
     },
-    Label(Option<Box<str>>),
-    SessionInfo(Option<Box<str>>),
+    Label(Option<Arc<str>>),
+    SessionInfo(Option<Arc<str>>),
 }
 
 /// Everything the index keeps of one parsed line.
@@ -134,21 +137,14 @@ pub struct LineFacts {
     /// Whether `type` is a string (the harness requires it).
     pub has_type: bool,
     /// `id` when it is a string.
-    pub id: Option<Box<str>>,
+    pub id: Option<EntryId>,
     pub parent: Ref,
-    /// The `timestamp` string, if it is one.
-    pub timestamp: Option<Box<str>>,
+    /// Whether `timestamp` is a non-empty string (the harness requires it).
+    pub has_timestamp: bool,
+    /// `Date.parse(timestamp)`: NaN when missing or unparsable.
+    pub timestamp_millis: f64,
     pub target: Ref,
     pub payload: Payload,
-}
-
-impl LineFacts {
-    /// `Date.parse(entry.timestamp)`, NaN when missing or unparsable.
-    pub fn timestamp_millis(&self) -> f64 {
-        self.timestamp
-            .as_deref()
-            .map_or(f64::NAN, parse_date_millis)
-    }
 }
 
 /// How a physical line reads.
@@ -366,7 +362,8 @@ fn inert_facts() -> LineFacts {
         has_type: false,
         id: None,
         parent: Ref::Missing,
-        timestamp: None,
+        has_timestamp: false,
+        timestamp_millis: f64::NAN,
         target: Ref::Missing,
         payload: Payload::None,
     }
@@ -398,19 +395,26 @@ fn owned_string(raw: &Option<Cow<'_, str>>) -> Result<Option<Box<str>>, ()> {
     }
 }
 
+fn entry_id(raw: &Option<Cow<'_, str>>) -> Result<Option<EntryId>, ()> {
+    match raw {
+        None => Ok(None),
+        Some(r) => Ok(raw_string(r)?.map(|s| EntryId::from(&*s))),
+    }
+}
+
 fn reference(raw: &Option<Cow<'_, str>>) -> Result<Ref, ()> {
     Ok(match raw.as_deref() {
         None => Ref::Missing,
         Some("null") => Ref::Null,
         Some(r) => match raw_string(r)? {
-            Some(id) => Ref::Id(id.into_owned().into_boxed_str()),
+            Some(id) => Ref::Id(EntryId::from(&*id)),
             None => Ref::Invalid,
         },
     })
 }
 
-fn raw_box(raw: &Option<Cow<'_, str>>) -> Option<Box<str>> {
-    raw.as_deref().map(Box::from)
+fn raw_box(raw: &Option<Cow<'_, str>>) -> Option<Arc<str>> {
+    raw.as_deref().map(Arc::from)
 }
 
 /// JavaScript truthiness of a raw JSON text.
@@ -467,21 +471,23 @@ fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
             model_id: raw_box(&f.model_id),
         },
         Kind::Compaction => Payload::Compaction {
-            first_kept: owned_string(&f.first_kept_entry_id).ok()?,
+            first_kept: entry_id(&f.first_kept_entry_id).ok()?,
             retained_tail: f.retained_tail.as_deref().is_some_and(raw_truthy),
         },
         Kind::Label => Payload::Label(raw_box(&f.label)),
         Kind::SessionInfo => Payload::SessionInfo(raw_box(&f.name)),
         _ => Payload::None,
     };
+    let timestamp = owned_string(&f.timestamp).ok()?;
     Some(LineFacts {
         kind,
         other_type,
         is_object: f.is_object,
         has_type: type_name.is_some(),
-        id: owned_string(&f.id).ok()?,
+        id: entry_id(&f.id).ok()?,
         parent: reference(&f.parent_id).ok()?,
-        timestamp: owned_string(&f.timestamp).ok()?,
+        has_timestamp: timestamp.as_deref().is_some_and(|t| !t.is_empty()),
+        timestamp_millis: timestamp.as_deref().map_or(f64::NAN, parse_date_millis),
         target: reference(&f.target_id).ok()?,
         payload,
     })
@@ -506,7 +512,7 @@ mod tests {
         assert_eq!(f.kind, Kind::Message);
         assert_eq!(f.id.as_deref(), Some("a1"));
         assert_eq!(f.parent, Ref::Null);
-        assert_eq!(f.timestamp_millis(), 1_735_689_600_000.0);
+        assert_eq!(f.timestamp_millis, 1_735_689_600_000.0);
         assert_eq!(
             f.payload,
             Payload::Message {

@@ -2,6 +2,7 @@
 //! the key order of new lines, and v1/v2 -> v3 migration. Knows nothing of files.
 
 pub mod entry;
+pub mod entry_id;
 pub mod ids;
 pub mod json;
 pub mod migrate;

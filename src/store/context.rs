@@ -124,7 +124,8 @@ impl Session {
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
     fn settings(&self, path: &[u32]) -> StoreResult<Context> {
-        let parse = |raw: &Option<Box<str>>| raw.as_deref().and_then(|r| json::parse(r).ok());
+        let parse =
+            |raw: &Option<std::sync::Arc<str>>| raw.as_deref().and_then(|r| json::parse(r).ok());
         let mut thinking_level = Some(JsValue::from("off"));
         let mut model = JsValue::Null;
         let mut active_tool_names = None;

@@ -1,11 +1,12 @@
 //! The in-memory index over a session file: per line, where its bytes are and what the tree and
 //! context building need to know. Line bodies stay on disk until a query reads them back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::format::entry::{Kind, LineFacts, Payload, Ref, Role};
+use crate::format::entry::{EntryId, Kind, LineFacts, Payload, Ref, Role};
 use crate::format::write::Profile;
 
 /// Where a line's bytes are.
@@ -22,8 +23,6 @@ pub enum Body {
 #[derive(Debug, Clone)]
 pub struct Record {
     pub facts: LineFacts,
-    /// `Date.parse(timestamp)`, kept for tree ordering.
-    pub timestamp_millis: f64,
     pub body: Body,
     /// 1-based physical line in the file (0 while not written).
     pub line: u64,
@@ -31,13 +30,12 @@ pub struct Record {
 
 impl Record {
     pub fn new(facts: LineFacts, body: Body, line: u64) -> Self {
-        let timestamp_millis = facts.timestamp_millis();
-        Record {
-            facts,
-            timestamp_millis,
-            body,
-            line,
-        }
+        Record { facts, body, line }
+    }
+
+    /// `Date.parse(timestamp)`, for tree ordering.
+    pub fn timestamp_millis(&self) -> f64 {
+        self.facts.timestamp_millis
     }
 
     pub fn kind(&self) -> Kind {
@@ -75,7 +73,7 @@ pub enum Leaf {
     /// pi's `undefined` leaf: the last entry has no string id (a file ending in a non-object
     /// line). Context building then starts from the last entry, as pi does.
     Undefined,
-    Id(Box<str>),
+    Id(EntryId),
 }
 
 impl Leaf {
@@ -103,7 +101,7 @@ impl Leaf {
 }
 
 impl Ref {
-    fn from_id(id: &Option<Box<str>>) -> Ref {
+    fn from_id(id: &Option<EntryId>) -> Ref {
         id.as_ref().map_or(Ref::Missing, |id| Ref::Id(id.clone()))
     }
 }
@@ -112,7 +110,7 @@ impl Ref {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Label {
     /// The label as JSON text (a string for every label pi writes).
-    pub value: Box<str>,
+    pub value: Arc<str>,
     /// Index of the label entry that set it.
     pub entry: u32,
 }
@@ -122,14 +120,26 @@ pub struct Label {
 pub struct Index {
     pub records: Vec<Record>,
     /// Id -> position; a duplicate id maps to its last occurrence, as pi's `byId` does.
-    pub by_id: HashMap<Box<str>, u32>,
+    pub by_id: HashMap<EntryId, u32>,
     /// Target id -> label, in pi's cache order (where a label was set after its last clear).
-    pub labels: IndexMap<Box<str>, Label>,
+    pub labels: IndexMap<EntryId, Label>,
     pub leaf: Option<Leaf>,
     pub has_assistant: bool,
+    /// One copy of each provider and model text, shared by every message naming it.
+    strings: HashSet<Arc<str>>,
 }
 
 impl Index {
+    fn share(&mut self, text: &Arc<str>) -> Arc<str> {
+        match self.strings.get(text) {
+            Some(shared) => shared.clone(),
+            None => {
+                self.strings.insert(text.clone());
+                text.clone()
+            }
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<u32> {
         self.by_id.get(id).copied()
     }
@@ -147,8 +157,16 @@ impl Index {
     }
 
     /// Adds a record, updating the id map, the label cache and the leaf as `profile` does.
-    pub fn push(&mut self, record: Record, profile: Profile) {
+    pub fn push(&mut self, mut record: Record, profile: Profile) {
         let position = self.records.len() as u32;
+        if let Payload::Message {
+            provider, model, ..
+        } = &mut record.facts.payload
+        {
+            for text in [provider, model].into_iter().flatten() {
+                *text = self.share(text);
+            }
+        }
         if let Some(id) = &record.facts.id {
             self.by_id.insert(id.clone(), position);
         }
@@ -176,7 +194,7 @@ impl Index {
 
 /// The label a label entry sets, or `None` when it clears: the SessionManager keeps any truthy
 /// value verbatim; the harness trims strings and clears on an empty result.
-fn label_value(payload: &Payload, profile: Profile) -> Option<Box<str>> {
+fn label_value(payload: &Payload, profile: Profile) -> Option<Arc<str>> {
     let Payload::Label(Some(raw)) = payload else {
         return None;
     };
@@ -189,7 +207,7 @@ fn label_value(payload: &Payload, profile: Profile) -> Option<Box<str>> {
             (!trimmed.is_empty()).then(|| {
                 crate::format::json::JsValue::from(trimmed)
                     .stringify()
-                    .into_boxed_str()
+                    .into()
             })
         }
     }

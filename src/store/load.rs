@@ -224,7 +224,7 @@ impl Reader<'_> {
         if !matches!(facts.parent, Ref::Null | Ref::Id(_)) {
             return Err(bad("has invalid parentId"));
         }
-        if facts.timestamp.as_deref().is_none_or(str::is_empty) {
+        if !facts.has_timestamp {
             return Err(bad("is missing timestamp"));
         }
         if facts.kind == Kind::Leaf && !matches!(facts.target, Ref::Null | Ref::Id(_)) {

@@ -95,7 +95,7 @@ impl Session {
         };
         let mut walk = Walk::default();
         let mut seen = std::collections::HashSet::new();
-        let mut stop_at: Option<Box<str>> = None;
+        let mut stop_at: Option<crate::format::entry::EntryId> = None;
         loop {
             if !seen.insert(position) {
                 walk.cycle_at = self.index.record(position).id().map(str::to_string);
@@ -175,8 +175,8 @@ impl Session {
                 // NaN compares as equal, as JavaScript's sort treats a NaN comparison.
                 list.sort_by(|&a, &b| {
                     let (x, y) = (
-                        self.index.record(a).timestamp_millis,
-                        self.index.record(b).timestamp_millis,
+                        self.index.record(a).timestamp_millis(),
+                        self.index.record(b).timestamp_millis(),
                     );
                     x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
                 });
