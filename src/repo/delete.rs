@@ -10,10 +10,16 @@ use crate::repo::paths::is_session_file_name;
 use crate::repo::{Repo, RepoError};
 
 impl Repo {
-    /// Deletes the session file at `path`. `Ok(true)` when it was deleted, `Ok(false)` when it
-    /// was already gone. Only `*.jsonl` files are deleted: anything else is refused, so that a
-    /// wrong path cannot remove an unrelated file.
+    /// Deletes the session file at `path` (a relative path is taken from the environment's
+    /// current directory, like the paths a listing returns). `Ok(true)` when it was deleted,
+    /// `Ok(false)` when it was already gone. Only `*.jsonl` files are deleted: anything else
+    /// is refused, so that a wrong path cannot remove an unrelated file.
     pub fn delete_session(&self, path: &Path) -> Result<bool, RepoError> {
+        let path = &if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            Path::new(self.env().process_cwd()).join(path)
+        };
         let name = path
             .file_name()
             .and_then(|n| n.to_str())

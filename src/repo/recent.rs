@@ -29,22 +29,22 @@ impl Repo {
         let dir = self.env().session_dir(cwd, session_dir)?;
         // pi passes the cwd only when filtering, and an empty one filters nothing.
         let filter = dir.cwd_filter.filter(|_| !cwd.is_empty());
-        let Ok(names) = session_file_names(Path::new(&dir.path)) else {
+        let io_dir = self.env().io_path(&dir.path);
+        let Ok(names) = session_file_names(&io_dir) else {
             return Ok(None);
         };
-        let mut candidates: Vec<(f64, String)> = names
+        let mut candidates: Vec<(f64, &String)> = names
             .sessions
             .iter()
             .filter_map(|name| {
-                let path = join(&[&dir.path, name]);
-                let meta = std::fs::metadata(&path).ok()?;
-                Some((FileStamp::of(&meta).mtime_ms(), path))
+                let meta = std::fs::metadata(io_dir.join(name)).ok()?;
+                Some((FileStamp::of(&meta).mtime_ms(), name))
             })
             .collect();
         // Stable: equal times keep name order, as pi's sort does.
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (_, path) in candidates {
-            let Some(header) = discovery_header(Path::new(&path)) else {
+        for (_, name) in candidates {
+            let Some(header) = discovery_header(&io_dir.join(name)) else {
                 continue;
             };
             let matches = match &filter {
@@ -55,7 +55,7 @@ impl Repo {
                     .is_some_and(|cwd| self.env().cwd_matches(cwd, filter)),
             };
             if matches {
-                return Ok(Some(PathBuf::from(path)));
+                return Ok(Some(PathBuf::from(join(&[&dir.path, name]))));
             }
         }
         Ok(None)

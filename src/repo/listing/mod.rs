@@ -57,10 +57,11 @@ impl Repo {
             Some(explicit) => vec![self.env().normalize_path(explicit)?],
             None => {
                 let root = self.env().sessions_root();
-                if !Path::new(&root).exists() {
+                let io_root = self.env().io_path(&root);
+                if !io_root.exists() {
                     return Ok(Listing::default());
                 }
-                match dir::project_dir_names(Path::new(&root)) {
+                match dir::project_dir_names(&io_root) {
                     Ok(names) => names.iter().map(|name| join(&[&root, name])).collect(),
                     Err(e) => {
                         return Ok(Listing {
@@ -83,11 +84,12 @@ impl Repo {
         let mut plans: Vec<DirPlan> = Vec::new();
         let mut jobs: Vec<ScanJob> = Vec::new();
         for dir in dirs {
+            let io_dir = self.env().io_path(dir);
             // A missing directory simply has no sessions (pi checks `existsSync` first).
-            if !Path::new(dir).exists() {
+            if !io_dir.exists() {
                 continue;
             }
-            let names = match session_file_names(Path::new(dir)) {
+            let names = match session_file_names(&io_dir) {
                 Ok(names) => names,
                 Err(e) => {
                     warnings.push(unreadable(PathBuf::from(dir), &e));
@@ -103,21 +105,22 @@ impl Repo {
                 });
             }
             let cache = if use_cache {
-                DirCache::load(Path::new(dir))
+                DirCache::load(&io_dir)
             } else {
                 DirCache::default()
             };
             let mut files = Vec::with_capacity(names.sessions.len());
             for name in names.sessions {
                 let path = join(&[dir, &name]);
-                let source = match std::fs::metadata(&path) {
+                let io_file = io_dir.join(&name);
+                let source = match std::fs::metadata(&io_file) {
                     Err(e) => Source::Failed(SkipReason::Unreadable {
                         error: e.to_string(),
                     }),
                     Ok(meta) if cache.is_fresh(&name, &FileStamp::of(&meta)) => Source::Cache,
                     Ok(_) => {
                         jobs.push(ScanJob {
-                            file: PathBuf::from(&path),
+                            file: io_file,
                             listed_path: PathBuf::from(&path),
                         });
                         Source::Scan(jobs.len() - 1)
@@ -126,7 +129,7 @@ impl Repo {
                 files.push(PlannedFile { name, path, source });
             }
             plans.push(DirPlan {
-                dir: dir.clone(),
+                io_dir,
                 cache,
                 files,
             });
@@ -184,9 +187,10 @@ impl Repo {
                     plan.files.iter().map(|f| f.name.as_str()).collect();
                 plan.cache.retain_names(|name| names.contains(name));
                 if plan.cache.is_changed()
-                    && let Err(e) = plan.cache.store(Path::new(&plan.dir))
+                    && let Err(e) = plan.cache.store(&plan.io_dir)
                 {
-                    tracing::debug!("listing cache for {} not written: {e}", plan.dir);
+                    let dir = plan.io_dir.display();
+                    tracing::debug!("listing cache for {dir} not written: {e}");
                 }
             }
             for (file, fresh) in plan.files.into_iter().zip(fresh) {
@@ -231,7 +235,8 @@ struct PlannedFile {
 }
 
 struct DirPlan {
-    dir: String,
+    /// The directory as the OS finds it.
+    io_dir: PathBuf,
     cache: DirCache,
     files: Vec<PlannedFile>,
 }

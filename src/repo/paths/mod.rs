@@ -11,7 +11,7 @@ mod file_url;
 mod node_path;
 
 pub use file_url::FileUrlError;
-pub(crate) use node_path::{join, resolve};
+pub(crate) use node_path::{is_absolute, join, resolve};
 
 use crate::repo::error::RepoError;
 
@@ -87,6 +87,16 @@ impl PathEnv {
     /// pi's `getAgentDir()`.
     pub fn agent_dir(&self) -> &str {
         &self.agent_dir
+    }
+
+    /// Where the OS finds a path spelled relative to this environment's current directory
+    /// (which need not be the process's own, in tests).
+    pub fn io_path(&self, spelled: &str) -> std::path::PathBuf {
+        if is_absolute(spelled) {
+            spelled.into()
+        } else {
+            std::path::Path::new(&self.process_cwd).join(spelled)
+        }
     }
 
     /// pi's `getSessionsDir()`: `<agentDir>/sessions` (what `listAll` walks).
