@@ -22,7 +22,7 @@ mod stamp;
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
 pub use js_date::{JsDate, ParsedDate, parse_date};
-pub use listing::{ListWarning, Listing};
+pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
     AGENT_DIR_ENV, FileUrlError, PathEnv, SessionDir, encode_cwd, is_session_file_name,
     session_file_name, validate_session_id,

@@ -9,6 +9,7 @@
 //   node tests/node/pi-listing.mjs continue --cwd CWD [--session-dir DIR]
 //   node tests/node/pi-listing.mjs paths --cwd CWD [--session-dir DIR]
 //   node tests/node/pi-listing.mjs dates TEXT...
+//   node tests/node/pi-listing.mjs ids ID...
 //   node tests/node/pi-listing.mjs bench list|list-all [--cwd CWD] [--session-dir DIR] [--runs N]
 //
 // `recent` is `findMostRecentSession` called the way `continueRecent` calls it (read-only);
@@ -134,6 +135,16 @@ switch (command) {
 			return Number.isNaN(ms) ? null : ms;
 		}) });
 		break;
+	case "ids":
+		print({ errors: options.positional.map((id) => {
+			try {
+				sm.assertValidSessionId(id);
+				return null;
+			} catch (error) {
+				return error.message;
+			}
+		}) });
+		break;
 	case "bench": {
 		const [what] = options.positional;
 		const runs = Number(options.runs ?? 3);
@@ -149,5 +160,5 @@ switch (command) {
 		break;
 	}
 	default:
-		usage("command must be one of list, list-all, recent, continue, paths, dates, bench");
+		usage("command must be one of list, list-all, recent, continue, paths, dates, ids, bench");
 }

@@ -20,6 +20,14 @@ use parallel::{ScanJob, scan_all};
 pub struct Listing {
     pub sessions: Vec<SessionInfo>,
     pub warnings: Vec<ListWarning>,
+    pub stats: ListStats,
+}
+
+/// How the listing got its rows: files read now, and rows taken from the cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListStats {
+    pub files_read: usize,
+    pub from_cache: usize,
 }
 
 /// A file (or directory) the listing could not include.
@@ -65,8 +73,8 @@ impl Repo {
                     Ok(names) => names.iter().map(|name| join(&[&root, name])).collect(),
                     Err(e) => {
                         return Ok(Listing {
-                            sessions: Vec::new(),
                             warnings: vec![unreadable(PathBuf::from(root), &e)],
+                            ..Listing::default()
                         });
                     }
                 }
@@ -135,6 +143,14 @@ impl Repo {
             });
         }
 
+        let stats = ListStats {
+            files_read: jobs.len(),
+            from_cache: plans
+                .iter()
+                .flat_map(|p| &p.files)
+                .filter(|f| matches!(f.source, Source::Cache))
+                .count(),
+        };
         let mut scans: Vec<Option<parallel::ScanDone>> = scan_all(jobs, self.threads())
             .into_iter()
             .map(Some)
@@ -217,7 +233,11 @@ impl Repo {
                 }
             }
         }
-        Listing { sessions, warnings }
+        Listing {
+            sessions,
+            warnings,
+            stats,
+        }
     }
 }
 
