@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_session::repo::{CachePolicy, Repo, render};
+use pi_session::repo::{CachePolicy, Repo, SESSION_DIR_ENV, render};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -14,7 +14,8 @@ pub struct ListArgs {
     /// List the sessions of every project.
     #[arg(long)]
     all: bool,
-    /// Read sessions from this directory instead of the agent directory (pi's --session-dir).
+    /// Read sessions from this directory instead of the agent directory (pi's --session-dir;
+    /// default: $PI_CODING_AGENT_SESSION_DIR).
     #[arg(long, value_name = "DIR")]
     session_dir: Option<String>,
     /// Print JSON (what pi's SessionInfo[] stringifies to) instead of a table.
@@ -35,7 +36,19 @@ pub fn run(args: ListArgs) -> ExitCode {
     } else {
         repo
     };
-    let session_dir = args.session_dir.as_deref();
+    // As pi's command line: the flag, else the environment variable (tilde-expanded).
+    let from_env = std::env::var(SESSION_DIR_ENV)
+        .ok()
+        .filter(|d| !d.is_empty());
+    let session_dir = match (args.session_dir, from_env) {
+        (Some(flag), _) => Some(flag),
+        (None, Some(dir)) => match repo.env().normalize_path(&dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => return fail(&e),
+        },
+        (None, None) => None,
+    };
+    let session_dir = session_dir.as_deref();
     let listed = if args.all {
         repo.list_all(session_dir)
     } else {

@@ -13,6 +13,7 @@ fn pi_session(world: &World, args: &[&str]) -> Output {
         .current_dir(&world.work)
         .env("HOME", &world.home)
         .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .output()
         .expect("run pi-session")
 }
@@ -129,5 +130,34 @@ fn bad_arguments_fail_with_a_message() {
     assert!(
         stderr.contains("invalid path \"file://elsewhere/p\""),
         "{stderr}"
+    );
+}
+
+#[test]
+fn the_session_dir_variable_stands_in_for_the_flag() {
+    let world = world_with_sessions();
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["list", "--cwd", "/q", "--json"])
+        .current_dir(&world.work)
+        .env("HOME", &world.home)
+        .env("PI_CODING_AGENT_SESSION_DIR", "~/.pi/agent/sessions/--p--")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // A flat directory filtered by cwd: /q has no sessions in --p--.
+    assert_eq!(doc, Value::Array(vec![]));
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["list", "--all", "--json"])
+        .current_dir(&world.work)
+        .env("HOME", &world.home)
+        .env("PI_CODING_AGENT_SESSION_DIR", "~/.pi/agent/sessions/--p--")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc.as_array().unwrap().len(),
+        2,
+        "only the sessions of --p--"
     );
 }

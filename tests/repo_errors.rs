@@ -5,6 +5,7 @@ mod repo_support;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
+use std::process::Command;
 
 use pi_session::repo::{
     CachePolicy, INVALID_SESSION_ID_MESSAGE, PathEnv, RepoError, SkipReason, validate_session_id,
@@ -126,6 +127,10 @@ fn files_that_cannot_be_listed_are_reported_with_their_reason() {
     );
     symlink(dir.join("missing-target"), dir.join("dangling.jsonl")).unwrap();
     fs::create_dir(dir.join("folder.jsonl")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(dir.join("pipe.jsonl"))
+        .status()
+        .is_ok_and(|s| s.success());
 
     let listing = world
         .repo(CachePolicy::ReadWrite)
@@ -183,8 +188,23 @@ fn files_that_cannot_be_listed_are_reported_with_their_reason() {
         "line 2: a session name",
     );
     expect("dangling.jsonl", "unreadable", None, "cannot be read");
-    expect("folder.jsonl", "unreadable", None, "cannot be read");
-    assert_eq!(found.len(), 7);
+    expect(
+        "folder.jsonl",
+        "unreadable",
+        None,
+        "cannot be read: it is a directory",
+    );
+    if fifo {
+        expect("pipe.jsonl", "unreadable", None, "it is not a regular file");
+    }
+    assert_eq!(found.len(), 7 + usize::from(fifo));
+    let repo = world.repo(CachePolicy::ReadWrite);
+    let pick = repo
+        .continue_recent_candidate("/p", Some(dir.to_str().unwrap()))
+        .unwrap();
+    // The FIFO is the newest file but is never opened (that would block); among the others
+    // (equal mtimes, name order) the first with a valid header wins, whatever its content.
+    assert!(pick.unwrap().ends_with("bad-content.jsonl"));
 }
 
 #[test]

@@ -24,8 +24,8 @@ pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
 pub use js_date::{JsDate, ParsedDate, parse_date};
 pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
-    AGENT_DIR_ENV, FileUrlError, PathEnv, SessionDir, encode_cwd, is_session_file_name,
-    session_file_name, validate_session_id,
+    AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,
+    is_session_file_name, session_file_name, validate_session_id,
 };
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;

@@ -38,7 +38,9 @@ impl Repo {
             .iter()
             .filter_map(|name| {
                 let meta = std::fs::metadata(io_dir.join(name)).ok()?;
-                Some((FileStamp::of(&meta).mtime_ms(), name))
+                // Only regular files: opening a FIFO would block (pi would hang there).
+                meta.is_file()
+                    .then(|| (FileStamp::of(&meta).mtime_ms(), name))
             })
             .collect();
         // Stable: equal times keep name order, as pi's sort does.

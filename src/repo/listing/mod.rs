@@ -125,6 +125,14 @@ impl Repo {
                     Err(e) => Source::Failed(SkipReason::Unreadable {
                         error: e.to_string(),
                     }),
+                    // pi would open a FIFO and wait forever, or read a device without end.
+                    Ok(meta) if !meta.is_file() => Source::Failed(SkipReason::Unreadable {
+                        error: if meta.is_dir() {
+                            "it is a directory".to_string()
+                        } else {
+                            "it is not a regular file".to_string()
+                        },
+                    }),
                     Ok(meta) if cache.is_fresh(&name, &FileStamp::of(&meta)) => Source::Cache,
                     Ok(_) => {
                         jobs.push(ScanJob {

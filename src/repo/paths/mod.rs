@@ -18,6 +18,10 @@ use crate::repo::error::RepoError;
 /// The environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
+/// The environment variable pi's command line takes as the session directory when no
+/// `--session-dir` is given (tilde-expanded; used flat, like `--session-dir`).
+pub const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
+
 /// What pi resolves paths against: the home directory, the process's current directory and the
 /// agent directory. Taken from the process once ([`PathEnv::from_process`]) or given
 /// explicitly, which keeps tests free of global state.
