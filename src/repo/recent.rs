@@ -1,13 +1,13 @@
 //! pi's `continueRecent` choice (`pi -c`): the session file with the newest modification time
 //! among those whose header is valid. Opening or creating the session is the store's job.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::format::json::{self, JsValue};
 use crate::repo::listing::session_file_names;
 use crate::repo::paths::join;
+use crate::repo::scan::open_regular;
 use crate::repo::stamp::FileStamp;
 use crate::repo::{Repo, RepoError};
 
@@ -102,7 +102,7 @@ fn candidate(line: &[u8]) -> Candidate {
 /// count (a file that goes on beyond it without a decision has no valid header). Unreadable
 /// files have none either.
 pub(crate) fn discovery_header(path: &Path) -> Option<DiscoveredHeader> {
-    let file = File::open(path).ok()?;
+    let (file, _) = open_regular(path).ok()?;
     // One byte more than the limit tells "ends exactly at the limit" from "goes on".
     let mut source = file.take(HEADER_SCAN_LIMIT + 1);
     let mut line: Vec<u8> = Vec::new();

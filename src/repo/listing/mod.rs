@@ -2,18 +2,18 @@
 
 mod dir;
 mod parallel;
+mod plan;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub(crate) use dir::session_file_names;
 
-use crate::repo::cache::{CacheEntry, CachedOutcome, DirCache};
 use crate::repo::paths::join;
 use crate::repo::scan::SkipReason;
 use crate::repo::session_info::SessionInfo;
-use crate::repo::stamp::FileStamp;
 use crate::repo::{CachePolicy, Repo, RepoError};
-use parallel::{ScanJob, scan_all};
+use parallel::{ScanDone, scan_all};
+use plan::DirPlan;
 
 /// The sessions found, newest first, and the files that were left out with the reason.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -89,157 +89,22 @@ impl Repo {
     fn list_dirs(&self, dirs: &[String]) -> Listing {
         let use_cache = self.cache_policy() == CachePolicy::ReadWrite;
         let mut warnings = Vec::new();
-        let mut plans: Vec<DirPlan> = Vec::new();
-        let mut jobs: Vec<ScanJob> = Vec::new();
-        for dir in dirs {
-            let io_dir = self.env().io_path(dir);
-            // A missing directory simply has no sessions (pi checks `existsSync` first).
-            if !io_dir.exists() {
-                continue;
-            }
-            let names = match session_file_names(&io_dir) {
-                Ok(names) => names,
-                Err(e) => {
-                    warnings.push(unreadable(PathBuf::from(dir), &e));
-                    continue;
-                }
-            };
-            for name in &names.not_utf8 {
-                warnings.push(ListWarning {
-                    path: Path::new(dir).join(name),
-                    reason: SkipReason::Unreadable {
-                        error: "the file name is not UTF-8".to_string(),
-                    },
-                });
-            }
-            let cache = if use_cache {
-                DirCache::load(&io_dir)
-            } else {
-                DirCache::default()
-            };
-            let mut files = Vec::with_capacity(names.sessions.len());
-            for name in names.sessions {
-                let path = join(&[dir, &name]);
-                let io_file = io_dir.join(&name);
-                let source = match std::fs::metadata(&io_file) {
-                    Err(e) => Source::Failed(SkipReason::Unreadable {
-                        error: e.to_string(),
-                    }),
-                    // pi would open a FIFO and wait forever, or read a device without end.
-                    Ok(meta) if !meta.is_file() => Source::Failed(SkipReason::Unreadable {
-                        error: if meta.is_dir() {
-                            "it is a directory".to_string()
-                        } else {
-                            "it is not a regular file".to_string()
-                        },
-                    }),
-                    Ok(meta) if cache.is_fresh(&name, &FileStamp::of(&meta)) => Source::Cache,
-                    Ok(_) => {
-                        jobs.push(ScanJob {
-                            file: io_file,
-                            listed_path: PathBuf::from(&path),
-                        });
-                        Source::Scan(jobs.len() - 1)
-                    }
-                };
-                files.push(PlannedFile { name, path, source });
-            }
-            plans.push(DirPlan {
-                io_dir,
-                cache,
-                files,
-            });
-        }
-
+        let mut jobs = Vec::new();
+        let plans: Vec<DirPlan> = dirs
+            .iter()
+            .filter_map(|dir| DirPlan::new(self.env(), dir, use_cache, &mut jobs, &mut warnings))
+            .collect();
         let stats = ListStats {
             files_read: jobs.len(),
-            from_cache: plans
-                .iter()
-                .flat_map(|p| &p.files)
-                .filter(|f| matches!(f.source, Source::Cache))
-                .count(),
+            from_cache: plans.iter().map(DirPlan::cached_count).sum(),
         };
-        let mut scans: Vec<Option<parallel::ScanDone>> = scan_all(jobs, self.threads())
+        let mut scans: Vec<Option<ScanDone>> = scan_all(jobs, self.threads())
             .into_iter()
             .map(Some)
             .collect();
         let mut sessions = Vec::new();
-        for mut plan in plans {
-            // Fresh results go into the cache first, so that it can be written before the rows
-            // are moved out of it.
-            let mut fresh: Vec<Option<Result<SessionInfo, SkipReason>>> = Vec::new();
-            for file in &plan.files {
-                let Source::Scan(job) = file.source else {
-                    fresh.push(None);
-                    continue;
-                };
-                let Some(done) = scans[job].take() else {
-                    fresh.push(None);
-                    continue;
-                };
-                let (outcome, cacheable) = match done.scan.outcome {
-                    Ok(summary) => (Ok(summary.info), !summary.uses_local_time),
-                    Err(reason) => {
-                        let lasting = !matches!(reason, SkipReason::Unreadable { .. });
-                        (Err(reason), lasting)
-                    }
-                };
-                if use_cache && !cacheable {
-                    // Whatever was stored for this name no longer describes the file.
-                    plan.cache.remove(&file.name);
-                }
-                if use_cache
-                    && cacheable
-                    && let Some(stamp) = done.scan.stamp
-                {
-                    plan.cache.record(
-                        &file.name,
-                        CacheEntry {
-                            stamp,
-                            scanned_at_ns: done.started_ns,
-                            outcome: match &outcome {
-                                Ok(info) => CachedOutcome::Session(Box::new(info.clone())),
-                                Err(reason) => CachedOutcome::Skipped(reason.clone()),
-                            },
-                        },
-                    );
-                }
-                fresh.push(Some(outcome));
-            }
-            if use_cache {
-                let names: std::collections::HashSet<&str> =
-                    plan.files.iter().map(|f| f.name.as_str()).collect();
-                plan.cache.retain_names(|name| names.contains(name));
-                if plan.cache.is_changed()
-                    && let Err(e) = plan.cache.store(&plan.io_dir)
-                {
-                    let dir = plan.io_dir.display();
-                    tracing::debug!("listing cache for {dir} not written: {e}");
-                }
-            }
-            for (file, fresh) in plan.files.into_iter().zip(fresh) {
-                let outcome = match (file.source, fresh) {
-                    (_, Some(outcome)) => outcome,
-                    (Source::Failed(reason), None) => Err(reason),
-                    (_, None) => match plan.cache.take(&file.name) {
-                        Some(CachedOutcome::Session(info)) => Ok(*info),
-                        Some(CachedOutcome::Skipped(reason)) => Err(reason),
-                        None => Err(SkipReason::Unreadable {
-                            error: "vanished from the listing cache".to_string(),
-                        }),
-                    },
-                };
-                match outcome {
-                    Ok(mut info) => {
-                        info.path = PathBuf::from(file.path);
-                        sessions.push(info);
-                    }
-                    Err(reason) => warnings.push(ListWarning {
-                        path: PathBuf::from(file.path),
-                        reason,
-                    }),
-                }
-            }
+        for plan in plans {
+            plan.finish(&mut scans, use_cache, &mut sessions, &mut warnings);
         }
         Listing {
             sessions,
@@ -249,27 +114,7 @@ impl Repo {
     }
 }
 
-/// Where a file's row comes from.
-enum Source {
-    Cache,
-    Scan(usize),
-    Failed(SkipReason),
-}
-
-struct PlannedFile {
-    name: String,
-    path: String,
-    source: Source,
-}
-
-struct DirPlan {
-    /// The directory as the OS finds it.
-    io_dir: PathBuf,
-    cache: DirCache,
-    files: Vec<PlannedFile>,
-}
-
-fn unreadable(path: PathBuf, e: &std::io::Error) -> ListWarning {
+pub(crate) fn unreadable(path: PathBuf, e: &std::io::Error) -> ListWarning {
     ListWarning {
         path,
         reason: SkipReason::Unreadable {

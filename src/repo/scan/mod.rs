@@ -13,6 +13,7 @@ mod summary;
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub(crate) use summary::Summary;
@@ -106,10 +107,7 @@ pub(crate) fn scan_session_file(file: &Path, listed_path: PathBuf) -> Scan {
     let unreadable = |e: std::io::Error| SkipReason::Unreadable {
         error: e.to_string(),
     };
-    let opened = File::open(file).and_then(|f| {
-        let meta = f.metadata()?;
-        Ok((f, meta))
-    });
+    let opened = open_regular(file);
     let (handle, meta) = match opened {
         Ok(pair) => pair,
         Err(e) => {
@@ -125,6 +123,20 @@ pub(crate) fn scan_session_file(file: &Path, listed_path: PathBuf) -> Scan {
         outcome,
         stamp: Some(stamp),
     }
+}
+
+/// Opens a regular file for reading. Non-blocking, so that a FIFO swapped in after the
+/// listing checked the file cannot make the open wait; regular files ignore the flag.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    Ok((file, meta))
 }
 
 fn read_summary(
