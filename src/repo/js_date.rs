@@ -13,7 +13,7 @@ const MAX_TIME_MS: f64 = 8.64e15;
 const MS_PER_DAY: i64 = 86_400_000;
 
 /// A JavaScript time value: milliseconds since the epoch, or an invalid date (`NaN`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct JsDate(Option<i64>);
 
 impl JsDate {

@@ -41,6 +41,13 @@ pub struct SessionDir {
     pub cwd_filter: Option<String>,
 }
 
+impl SessionDir {
+    /// The path of a new session file in this directory, as pi joins it.
+    pub fn file_path(&self, timestamp_iso: &str, session_id: &str) -> String {
+        join(&[&self.path, &session_file_name(timestamp_iso, session_id)])
+    }
+}
+
 impl PathEnv {
     /// The environment of this process: `$HOME`, the current directory, and
     /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`.
@@ -310,6 +317,11 @@ mod tests {
         assert_eq!(
             session_file_name("2026-03-24T14:08:44.123Z", "abc"),
             "2026-03-24T14-08-44-123Z_abc.jsonl"
+        );
+        let flat = env().session_dir("/p", Some("~/flat/")).unwrap();
+        assert_eq!(
+            flat.file_path("2026-03-24T14:08:44.123Z", "abc"),
+            "/home/ann/flat/2026-03-24T14-08-44-123Z_abc.jsonl"
         );
         for ok in ["a", "a1", "a.b-c_d", "0"] {
             assert!(validate_session_id(ok).is_ok(), "{ok}");
