@@ -12,7 +12,7 @@ mod delete;
 mod error;
 mod js_date;
 mod listing;
-mod paths;
+pub mod paths;
 mod recent;
 pub mod render;
 mod scan;

@@ -196,6 +196,51 @@ impl PathEnv {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Shortcuts over this process's environment, for callers that hold no `PathEnv`.
+
+/// This process's environment; if it has no home or current directory, `/` stands in, so
+/// that the shortcuts below always answer.
+fn process_env() -> PathEnv {
+    PathEnv::from_process().unwrap_or_else(|_| {
+        let process_cwd = std::env::current_dir()
+            .map_or_else(|_| "/".to_string(), |d| d.to_string_lossy().into_owned());
+        PathEnv {
+            home: "/".to_string(),
+            process_cwd,
+            agent_dir: "/.pi/agent".to_string(),
+        }
+    })
+}
+
+/// pi's `resolvePath(path)` against this process's current directory. An input pi would
+/// refuse (a `file://` URL with a host) is resolved as an ordinary path instead.
+pub fn resolve_path(path: &str) -> String {
+    let env = process_env();
+    env.resolve_path(path)
+        .unwrap_or_else(|_| resolve(env.process_cwd(), path))
+}
+
+/// pi's `getAgentDir()` in this process.
+pub fn agent_dir() -> std::path::PathBuf {
+    process_env().agent_dir().into()
+}
+
+/// pi's `getSessionsDir()` in this process: `<agent dir>/sessions`.
+pub fn default_sessions_root() -> std::path::PathBuf {
+    process_env().sessions_root().into()
+}
+
+/// The SessionManager's directory name for `cwd`: the encoding of the resolved cwd.
+pub fn encode_cwd_resolved(cwd: &str) -> String {
+    encode_cwd(&resolve_path(cwd))
+}
+
+/// The harness's directory name for `cwd`: the encoding of the cwd as given.
+pub fn encode_cwd_raw(cwd: &str) -> String {
+    encode_cwd(cwd)
+}
+
 /// The directory name of a cwd: one leading `/` or `\` dropped, every `/`, `\` and `:` turned
 /// into `-`, wrapped in `--`. pi applies this to the resolved cwd, the harness to the raw one.
 /// The mapping is lossy (`/a-b/c` and `/a/b-c` share `--a-b-c--`).
