@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod cli_list;
+
 use clap::{Parser, Subcommand};
 use pi_session::format::ids::IdSource;
 use pi_session::format::json;
@@ -56,6 +58,8 @@ enum Command {
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
         profile: Profile,
     },
+    /// List sessions (pi's `/resume` list), newest activity first.
+    List(cli_list::ListArgs),
     /// Apply an op script (the oracle's replay format) to a new session in OUT_DIR.
     Replay {
         ops: PathBuf,
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Check { file, profile } => check(&file, profile),
+        Command::List(args) => cli_list::run(args),
         Command::Replay {
             ops,
             out_dir,

@@ -1,2 +1,88 @@
-//! Many sessions: the sessions directory, cwd encoding, file names, listing, forks.
+//! Many sessions: the sessions directory, cwd encoding, file names, listing, continuing the
+//! most recent session, deleting.
+//!
+//! Everything here reproduces pi's SessionManager (0.82.1) as its code behaves: the same
+//! directories, the same file chosen by `continueRecent`, the same listing rows in the same
+//! order. Listing is made fast by a cache beside the sessions ([`CACHE_FILE_NAME`]) and by
+//! reading files in parallel; the cache is only a shortcut for a file whose `stat` has not
+//! changed, never trusted over the file.
+
+mod cache;
+mod delete;
+mod error;
+mod js_date;
+mod listing;
 pub mod paths;
+mod recent;
+pub mod render;
+mod scan;
+mod session_info;
+mod stamp;
+
+pub use cache::CACHE_FILE_NAME;
+pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
+pub use js_date::{JsDate, ParsedDate, parse_date};
+pub use listing::{ListStats, ListWarning, Listing};
+pub use paths::{
+    AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,
+    is_session_file_name, session_file_name, validate_session_id,
+};
+pub use scan::SkipReason;
+pub use session_info::SessionInfo;
+
+/// Whether listings read and write the cache beside the sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CachePolicy {
+    /// Use fresh cached rows; store rows of files read anew.
+    ReadWrite,
+    /// Read every file; touch no cache file.
+    Off,
+}
+
+/// The sessions of one agent directory (or of explicit session directories), as pi sees them.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    env: PathEnv,
+    cache: CachePolicy,
+    threads: usize,
+}
+
+impl Repo {
+    /// A repo over `env`, with the cache on and one reading thread per available core.
+    pub fn new(env: PathEnv) -> Repo {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Repo {
+            env,
+            cache: CachePolicy::ReadWrite,
+            threads,
+        }
+    }
+
+    /// A repo over this process's environment (see [`PathEnv::from_process`]).
+    pub fn from_process() -> Result<Repo, RepoError> {
+        Ok(Repo::new(PathEnv::from_process()?))
+    }
+
+    pub fn with_cache(mut self, policy: CachePolicy) -> Repo {
+        self.cache = policy;
+        self
+    }
+
+    /// How many files a cold listing reads at once (at least one).
+    pub fn with_threads(mut self, threads: usize) -> Repo {
+        self.threads = threads.max(1);
+        self
+    }
+
+    pub fn env(&self) -> &PathEnv {
+        &self.env
+    }
+
+    pub fn cache_policy(&self) -> CachePolicy {
+        self.cache
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}

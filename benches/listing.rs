@@ -1,0 +1,215 @@
+//! Listing benchmark (not a timed test): this program against pi's own `SessionManager.list`,
+//! in the same run, on two generated directories:
+//!
+//! - small: 2,000 sessions of ~40 KB (`gen-session dir --count 2000 --size 40KB --seed 11`)
+//! - large: 200 sessions of ~2 MB (`--count 200 --size 2MB --size-sigma 0.5 --seed 12`)
+//!
+//! For each: pi (Node, module already loaded, best of its runs), this program cold (cache file
+//! removed before every run, so every file is read) and warm (cache in place). The OS page
+//! cache is warm for everyone. Run with `cargo bench --bench listing`; the data is generated
+//! once under `target/bench-data/` (set `BENCH_RUNS` to change the number of runs).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use pi_session::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
+
+const CWD: &str = "/home/dev/project";
+
+struct Dataset {
+    name: &'static str,
+    generator_args: &'static [&'static str],
+}
+
+const DATASETS: &[Dataset] = &[
+    Dataset {
+        name: "small",
+        generator_args: &["--count", "2000", "--size", "40KB", "--seed", "11"],
+    },
+    Dataset {
+        name: "large",
+        generator_args: &[
+            "--count",
+            "200",
+            "--size",
+            "2MB",
+            "--size-sigma",
+            "0.5",
+            "--seed",
+            "12",
+        ],
+    },
+];
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is accepted.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let oracle_ready = root
+        .join("target/oracle/node_modules/@earendil-works/pi-coding-agent")
+        .exists();
+    if !oracle_ready {
+        eprintln!("NOTICE: no oracle install in target/oracle; pi's figures are skipped");
+    }
+    println!("listing benchmark, {runs} runs each, {} threads", threads());
+    println!(
+        "{:<7} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
+        "data", "files", "MB", "pi ms", "cold ms", "warm ms", "nocache ms", "cold x", "warm x"
+    );
+    for dataset in DATASETS {
+        let dir = root
+            .join("target/bench-data")
+            .join(dataset.name)
+            .join("--home-dev-project--");
+        if !ensure_generated(&root, &dir, dataset.generator_args) {
+            continue;
+        }
+        let (files, bytes) = dir_size(&dir);
+        let dir_text = dir.to_str().expect("UTF-8 bench path");
+        let env = PathEnv::new("/nonexistent-home", root.to_str().unwrap(), None).unwrap();
+        let cached = Repo::new(env.clone()).with_cache(CachePolicy::ReadWrite);
+        let uncached = Repo::new(env).with_cache(CachePolicy::Off);
+        let list = |repo: &Repo| repo.list(CWD, Some(dir_text)).expect("list").sessions.len();
+
+        let cold = time_runs(runs, || {
+            let _ = std::fs::remove_file(dir.join(CACHE_FILE_NAME));
+            list(&cached)
+        });
+        let warm = time_runs(runs, || list(&cached));
+        let nocache = time_runs(runs, || list(&uncached));
+        let pi = if oracle_ready {
+            pi_runs(&root, dir_text, runs.min(3))
+        } else {
+            None
+        };
+        let (count, _) = warm;
+        let pi_best = pi.as_ref().map(|(_, times)| best(times));
+        if let Some((pi_count, _)) = &pi {
+            assert_eq!(
+                *pi_count, count,
+                "pi and this program list the same sessions"
+            );
+        }
+        let ratio = |ours: Duration| {
+            pi_best.map_or("-".to_string(), |p| {
+                format!("{:.0}x", p.as_secs_f64() / ours.as_secs_f64())
+            })
+        };
+        let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
+        println!(
+            "{:<7} {:>6} {:>9.0} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
+            dataset.name,
+            files,
+            bytes as f64 / 1_048_576.0,
+            pi_best.map_or("-".to_string(), ms),
+            ms(median(&cold.1)),
+            ms(median(&warm.1)),
+            ms(median(&nocache.1)),
+            ratio(median(&cold.1)),
+            ratio(median(&warm.1)),
+        );
+        println!(
+            "        runs (ms): pi {:?}  cold {:?}  warm {:?}",
+            pi.as_ref()
+                .map(|(_, t)| t.iter().map(|d| d.as_millis()).collect::<Vec<_>>()),
+            cold.1.iter().map(|d| d.as_millis()).collect::<Vec<_>>(),
+            warm.1
+                .iter()
+                .map(|d| d.as_micros() as f64 / 1000.0)
+                .collect::<Vec<_>>(),
+        );
+    }
+    println!("pi: best of its runs; this program: median. Ratios are pi / this program.");
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn time_runs(runs: usize, mut f: impl FnMut() -> usize) -> (usize, Vec<Duration>) {
+    let mut count = 0;
+    let times = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            count = f();
+            start.elapsed()
+        })
+        .collect();
+    (count, times)
+}
+
+fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+fn best(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or_default()
+}
+
+/// pi's `SessionManager.list` timed inside Node, module loaded once.
+fn pi_runs(root: &Path, dir: &str, runs: usize) -> Option<(usize, Vec<Duration>)> {
+    let out = Command::new("node")
+        .arg(root.join("tests/node/pi-listing.mjs"))
+        .args(["bench", "list", "--cwd", CWD, "--session-dir", dir])
+        .args(["--runs", &runs.to_string()])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "pi-listing failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let times = doc["millis"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| m.as_f64())
+        .map(|m| Duration::from_secs_f64(m / 1000.0))
+        .collect();
+    Some((doc["sessions"].as_u64()? as usize, times))
+}
+
+fn ensure_generated(root: &Path, dir: &Path, args: &[&str]) -> bool {
+    if dir.exists() {
+        return true;
+    }
+    let script = root.join("../shared/gen-session.mjs");
+    println!("generating {} ...", dir.display());
+    let status = Command::new("node")
+        .arg(&script)
+        .args(["dir", "--out"])
+        .arg(dir)
+        .args(args)
+        .status();
+    match status {
+        Ok(s) if s.success() => true,
+        _ => {
+            eprintln!(
+                "NOTICE: could not generate {} with {}",
+                dir.display(),
+                script.display()
+            );
+            false
+        }
+    }
+}
+
+fn dir_size(dir: &Path) -> (usize, u64) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".jsonl") {
+            files += 1;
+            bytes += entry.metadata().map_or(0, |m| m.len());
+        }
+    }
+    (files, bytes)
+}

@@ -1,0 +1,377 @@
+//! The listing cache file format: a checked header, then length-prefixed records.
+//!
+//! ```text
+//! magic "PISLCACH" | version u32 | reserved u32 | payload length u64 | checksum u64 | payload
+//! payload: record count u64, then per record:
+//!   file name | size, mtime ns, ctime ns, inode, device | scanned-at ns | tag u8
+//!   tag 1 (session): id? | cwd | name? | parentSession? | created? | modified? | message count
+//!                    | first message | all messages text
+//!   tag 2 (skipped): reason u8 | line u64
+//! ```
+//! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte.
+//! `id` and `parentSession` are stored as their `JSON.stringify` text. Binary rather than JSON
+//! because a warm listing reads the whole file (tens of megabytes of message text for big
+//! directories) and must do so in milliseconds.
+
+use std::path::PathBuf;
+
+use super::{CacheEntry, CachedOutcome};
+use crate::format::json::{self, JsValue};
+use crate::repo::js_date::JsDate;
+use crate::repo::scan::SkipReason;
+use crate::repo::session_info::SessionInfo;
+use crate::repo::stamp::FileStamp;
+
+const MAGIC: &[u8; 8] = b"PISLCACH";
+/// Bumped whenever the format or the meaning of a record changes (for instance when the scan
+/// learns to read something differently); any other version is ignored and rebuilt.
+pub(crate) const VERSION: u32 = 1;
+const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
+
+const TAG_SESSION: u8 = 1;
+const TAG_SKIPPED: u8 = 2;
+
+/// Why a cache file was not used.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    NotACache,
+    OtherVersion(u32),
+    Truncated,
+    Checksum,
+    Corrupt(&'static str),
+}
+
+pub(crate) fn encode<'a>(
+    entries: impl ExactSizeIterator<Item = (&'a str, &'a CacheEntry)>,
+) -> Vec<u8> {
+    let mut payload = Vec::new();
+    put_u64(&mut payload, entries.len() as u64);
+    for (name, entry) in entries {
+        put_text(&mut payload, name);
+        let s = &entry.stamp;
+        for n in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
+            put_u64(&mut payload, n);
+        }
+        put_u64(&mut payload, entry.scanned_at_ns as u64);
+        match &entry.outcome {
+            CachedOutcome::Session(info) => {
+                payload.push(TAG_SESSION);
+                put_opt_json(&mut payload, info.id.as_ref());
+                put_text(&mut payload, &info.cwd);
+                put_opt_text(&mut payload, info.name.as_deref());
+                put_opt_json(&mut payload, info.parent_session_path.as_ref());
+                put_opt_i64(&mut payload, info.created.millis());
+                put_opt_i64(&mut payload, info.modified.millis());
+                put_u64(&mut payload, info.message_count);
+                put_text(&mut payload, &info.first_message);
+                put_text(&mut payload, &info.all_messages_text);
+            }
+            CachedOutcome::Skipped(reason) => {
+                payload.push(TAG_SKIPPED);
+                let (code, line) = reason_code(reason);
+                payload.push(code);
+                put_u64(&mut payload, line);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<(String, CacheEntry)>, DecodeError> {
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        return Err(DecodeError::NotACache);
+    }
+    let mut header = Reader {
+        bytes: &bytes[8..HEADER_LEN],
+    };
+    let version = header.u32()?;
+    if version != VERSION {
+        return Err(DecodeError::OtherVersion(version));
+    }
+    let _reserved = header.u32()?;
+    let payload_len = header.u64()?;
+    let expected_sum = header.u64()?;
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() as u64 != payload_len {
+        return Err(DecodeError::Truncated);
+    }
+    if checksum(payload) != expected_sum {
+        return Err(DecodeError::Checksum);
+    }
+    let mut r = Reader { bytes: payload };
+    let count = r.u64()?;
+    let mut entries = Vec::with_capacity(count.min(1 << 20) as usize);
+    for _ in 0..count {
+        let name = r.text()?;
+        let stamp = FileStamp {
+            size: r.u64()?,
+            mtime_ns: r.u64()? as i64,
+            ctime_ns: r.u64()? as i64,
+            ino: r.u64()?,
+            dev: r.u64()?,
+        };
+        let scanned_at_ns = r.u64()? as i64;
+        let outcome = match r.u8()? {
+            TAG_SESSION => CachedOutcome::Session(Box::new(SessionInfo {
+                path: PathBuf::new(),
+                id: r.opt_json()?,
+                cwd: r.text()?,
+                name: r.opt_text()?,
+                parent_session_path: r.opt_json()?,
+                created: r.opt_date()?,
+                modified: r.opt_date()?,
+                message_count: r.u64()?,
+                first_message: r.text()?,
+                all_messages_text: r.text()?,
+            })),
+            TAG_SKIPPED => {
+                let code = r.u8()?;
+                let line = r.u64()?;
+                CachedOutcome::Skipped(reason_from_code(code, line)?)
+            }
+            _ => return Err(DecodeError::Corrupt("unknown record tag")),
+        };
+        entries.push((
+            name,
+            CacheEntry {
+                stamp,
+                scanned_at_ns,
+                outcome,
+            },
+        ));
+    }
+    if !r.bytes.is_empty() {
+        return Err(DecodeError::Corrupt("data after the last record"));
+    }
+    Ok(entries)
+}
+
+/// Only lasting reasons are cached; an unreadable file is retried every time.
+fn reason_code(reason: &SkipReason) -> (u8, u64) {
+    match reason {
+        SkipReason::Unreadable { .. } => (0, 0),
+        SkipReason::NoSessionData => (1, 0),
+        SkipReason::NotASession { line } => (2, *line),
+        SkipReason::MessageWithoutBody { line } => (3, *line),
+        SkipReason::ContentNotText { line } => (4, *line),
+        SkipReason::NameNotString { line } => (5, *line),
+    }
+}
+
+fn reason_from_code(code: u8, line: u64) -> Result<SkipReason, DecodeError> {
+    Ok(match code {
+        1 => SkipReason::NoSessionData,
+        2 => SkipReason::NotASession { line },
+        3 => SkipReason::MessageWithoutBody { line },
+        4 => SkipReason::ContentNotText { line },
+        5 => SkipReason::NameNotString { line },
+        _ => return Err(DecodeError::Corrupt("unknown skip reason")),
+    })
+}
+
+fn put_u64(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    put_u64(out, text.len() as u64);
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn put_opt_text(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => {
+            out.push(1);
+            put_text(out, text);
+        }
+        None => out.push(0),
+    }
+}
+
+fn put_opt_json(out: &mut Vec<u8>, value: Option<&JsValue>) {
+    put_opt_text(out, value.map(JsValue::stringify).as_deref());
+}
+
+fn put_opt_i64(out: &mut Vec<u8>, n: Option<i64>) {
+    match n {
+        Some(n) => {
+            out.push(1);
+            put_u64(out, n as u64);
+        }
+        None => out.push(0),
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.bytes.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        let mut buf = [0; 4];
+        buf.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(buf))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        let mut buf = [0; 8];
+        buf.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(buf))
+    }
+
+    fn text(&mut self) -> Result<String, DecodeError> {
+        let len = usize::try_from(self.u64()?).map_err(|_| DecodeError::Truncated)?;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::Corrupt("text is not UTF-8"))
+    }
+
+    fn present(&mut self) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError::Corrupt("bad presence byte")),
+        }
+    }
+
+    fn opt_text(&mut self) -> Result<Option<String>, DecodeError> {
+        if self.present()? {
+            self.text().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn opt_json(&mut self) -> Result<Option<JsValue>, DecodeError> {
+        match self.opt_text()? {
+            Some(text) => json::parse(&text)
+                .map(Some)
+                .map_err(|_| DecodeError::Corrupt("stored JSON does not parse")),
+            None => Ok(None),
+        }
+    }
+
+    fn opt_date(&mut self) -> Result<JsDate, DecodeError> {
+        if self.present()? {
+            Ok(JsDate::from_millis(self.u64()? as i64 as f64))
+        } else {
+            Ok(JsDate::INVALID)
+        }
+    }
+}
+
+/// A fast 64-bit checksum (four independent multiply-rotate lanes, so it runs at memory speed).
+/// It guards against torn or damaged files, not against tampering.
+fn checksum(data: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
+    let mut chunks = data.chunks_exact(32);
+    for chunk in &mut chunks {
+        for (lane, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
+            let mut buf = [0; 8];
+            buf.copy_from_slice(word);
+            *lane = (*lane ^ u64::from_le_bytes(buf))
+                .wrapping_mul(K)
+                .rotate_left(29);
+        }
+    }
+    let mut hash = data.len() as u64;
+    for lane in lanes {
+        hash = (hash ^ lane).wrapping_mul(K).rotate_left(31);
+    }
+    for &b in chunks.remainder() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(K).rotate_left(23);
+    }
+    hash ^ (hash >> 29)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<(String, CacheEntry)> {
+        let stamp = FileStamp {
+            size: 10,
+            mtime_ns: -5,
+            ctime_ns: 7,
+            ino: 9,
+            dev: 1,
+        };
+        vec![
+            (
+                "a.jsonl".to_string(),
+                CacheEntry {
+                    stamp,
+                    scanned_at_ns: 99,
+                    outcome: CachedOutcome::Session(Box::new(SessionInfo {
+                        path: PathBuf::new(),
+                        id: Some(json::parse(r#""x\ud83d""#).unwrap()),
+                        cwd: "/w".into(),
+                        name: None,
+                        parent_session_path: Some(JsValue::Number(1.5)),
+                        created: JsDate::from_millis(-3.0),
+                        modified: JsDate::INVALID,
+                        message_count: 3,
+                        first_message: "héllo".into(),
+                        all_messages_text: "héllo there".into(),
+                    })),
+                },
+            ),
+            (
+                "b.jsonl".to_string(),
+                CacheEntry {
+                    stamp,
+                    scanned_at_ns: 1,
+                    outcome: CachedOutcome::Skipped(SkipReason::ContentNotText { line: 4 }),
+                },
+            ),
+        ]
+    }
+
+    fn encode_all(entries: &[(String, CacheEntry)]) -> Vec<u8> {
+        encode(entries.iter().map(|(n, e)| (n.as_str(), e)))
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let entries = sample();
+        let decoded = decode(&encode_all(&entries)).unwrap();
+        assert_eq!(decoded, entries);
+    }
+
+    #[test]
+    fn damage_is_detected() {
+        let bytes = encode_all(&sample());
+        assert_eq!(decode(b"garbage"), Err(DecodeError::NotACache));
+        assert_eq!(
+            decode(&bytes[..bytes.len() - 1]),
+            Err(DecodeError::Truncated)
+        );
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 3;
+        flipped[last] ^= 0x40;
+        assert_eq!(decode(&flipped), Err(DecodeError::Checksum));
+        let mut older = bytes.clone();
+        older[8..12].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(decode(&older), Err(DecodeError::OtherVersion(0)));
+    }
+}

@@ -1,0 +1,162 @@
+//! The listing cache: one file per sessions directory (`.pi-session-list.cache`, which pi
+//! ignores since it lists only `*.jsonl`), remembering each file's listing row under the `stat`
+//! it was read at.
+//!
+//! The cache is a shortcut, never a source of truth:
+//! - an entry is used only while the file's size, mtime, ctime, inode and device are unchanged,
+//!   and only if the file had not been modified within [`RACY_WINDOW_NS`] before it was read
+//!   (a change in the same timestamp tick could otherwise go unseen);
+//! - a missing, damaged or other-version cache file is ignored and rebuilt;
+//! - the file is replaced atomically (temporary file, then rename), so concurrent readers see
+//!   either the old or the new cache, and concurrent writers lose nothing but cached rows,
+//!   which are rebuilt the next time.
+
+mod codec;
+
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::repo::scan::SkipReason;
+use crate::repo::session_info::SessionInfo;
+use crate::repo::stamp::FileStamp;
+
+/// The cache file's name inside a sessions directory.
+pub const CACHE_FILE_NAME: &str = ".pi-session-list.cache";
+
+/// A file modified this close to the moment it was read may change again without its stamp
+/// changing (file system timestamps are coarse), so its cached row is not trusted.
+pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// What the cache remembers of a file: its row (without the path, which depends on how the
+/// directory was named by the caller) or why it has none.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CachedOutcome {
+    Session(Box<SessionInfo>),
+    Skipped(SkipReason),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CacheEntry {
+    pub stamp: FileStamp,
+    /// Wall-clock time just before the file was opened, in ns since the epoch.
+    pub scanned_at_ns: i64,
+    pub outcome: CachedOutcome,
+}
+
+/// The cache of one directory, loaded into memory.
+#[derive(Default)]
+pub(crate) struct DirCache {
+    entries: HashMap<String, CacheEntry>,
+    changed: bool,
+}
+
+impl DirCache {
+    /// The cache of `dir`; empty when there is none or it cannot be used.
+    pub(crate) fn load(dir: &Path) -> DirCache {
+        let path = dir.join(CACHE_FILE_NAME);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                if e.kind() != io::ErrorKind::NotFound {
+                    tracing::debug!("listing cache {} unreadable: {e}", path.display());
+                }
+                return DirCache::default();
+            }
+        };
+        match codec::decode(&bytes) {
+            Ok(entries) => DirCache {
+                entries: entries.into_iter().collect(),
+                changed: false,
+            },
+            Err(e) => {
+                tracing::debug!("listing cache {} ignored: {e:?}", path.display());
+                // Rewrite it even if no file changed, so the damage does not persist.
+                DirCache {
+                    entries: HashMap::new(),
+                    changed: true,
+                }
+            }
+        }
+    }
+
+    /// Whether the row stored for `name` may stand in for reading the file now.
+    pub(crate) fn is_fresh(&self, name: &str, stamp: &FileStamp) -> bool {
+        self.entries.get(name).is_some_and(|entry| {
+            entry.stamp == *stamp
+                && entry.stamp.mtime_ns.max(entry.stamp.ctime_ns) + RACY_WINDOW_NS
+                    < entry.scanned_at_ns
+        })
+    }
+
+    /// Takes the stored outcome for `name` out of the cache (call [`DirCache::store`] first if
+    /// the cache is to be written).
+    pub(crate) fn take(&mut self, name: &str) -> Option<CachedOutcome> {
+        self.entries.remove(name).map(|entry| entry.outcome)
+    }
+
+    pub(crate) fn record(&mut self, name: &str, entry: CacheEntry) {
+        self.entries.insert(name.to_string(), entry);
+        self.changed = true;
+    }
+
+    /// Drops the rows of files that are gone.
+    pub(crate) fn retain_names(&mut self, keep: impl Fn(&str) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(|name, _| keep(name));
+        self.changed |= self.entries.len() != before;
+    }
+
+    pub(crate) fn remove(&mut self, name: &str) {
+        self.changed |= self.entries.remove(name).is_some();
+    }
+
+    pub(crate) fn is_changed(&self) -> bool {
+        self.changed
+    }
+
+    /// Writes the cache of `dir` atomically: a private temporary file renamed over the old one.
+    pub(crate) fn store(&self, dir: &Path) -> io::Result<()> {
+        let mut names: Vec<&String> = self.entries.keys().collect();
+        names.sort();
+        let bytes = codec::encode(
+            names
+                .iter()
+                .map(|name| (name.as_str(), &self.entries[*name])),
+        );
+        let target = dir.join(CACHE_FILE_NAME);
+        let temp = temp_path(dir);
+        let written = (|| {
+            // The cache holds message text, so it is as private as a session file can be.
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temp)?;
+            file.write_all(&bytes)?;
+            drop(file);
+            fs::rename(&temp, &target)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written
+    }
+}
+
+/// A temporary name no other writer uses: process id plus a per-process counter.
+fn temp_path(dir: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!("{CACHE_FILE_NAME}.{}.{n}.tmp", std::process::id()))
+}
+
+/// The current wall-clock time in ns since the epoch (0 if the clock is before 1970).
+pub(crate) fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}

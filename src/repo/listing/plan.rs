@@ -1,0 +1,225 @@
+//! One directory of a listing: which rows come from the cache and which files must be read,
+//! then, once they are read, the cache update and the rows in pi's order.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::parallel::{ScanDone, ScanJob};
+use super::{ListWarning, dir::session_file_names, unreadable};
+use crate::repo::cache::{CacheEntry, CachedOutcome, DirCache};
+use crate::repo::paths::{PathEnv, join};
+use crate::repo::scan::SkipReason;
+use crate::repo::session_info::SessionInfo;
+use crate::repo::stamp::FileStamp;
+
+/// Where a file's row comes from.
+enum Source {
+    Cache,
+    /// To be read: the index of its job.
+    Scan(usize),
+    Known(Box<Result<SessionInfo, SkipReason>>),
+}
+
+struct PlannedFile {
+    name: String,
+    /// As pi spells it: `path.join(dir, name)`.
+    path: String,
+    source: Source,
+}
+
+pub(super) struct DirPlan {
+    /// The directory as the OS finds it.
+    io_dir: PathBuf,
+    cache: DirCache,
+    files: Vec<PlannedFile>,
+}
+
+impl DirPlan {
+    /// Plans `dir` (spelled as the caller spelled it): files needing a read become `jobs`.
+    /// `None` for a missing directory (no sessions, as in pi) or an unreadable one (reported).
+    pub(super) fn new(
+        env: &PathEnv,
+        dir: &str,
+        use_cache: bool,
+        jobs: &mut Vec<ScanJob>,
+        warnings: &mut Vec<ListWarning>,
+    ) -> Option<DirPlan> {
+        let io_dir = env.io_path(dir);
+        if !io_dir.exists() {
+            return None;
+        }
+        let names = match session_file_names(&io_dir) {
+            Ok(names) => names,
+            Err(e) => {
+                warnings.push(unreadable(PathBuf::from(dir), &e));
+                return None;
+            }
+        };
+        for name in &names.not_utf8 {
+            warnings.push(ListWarning {
+                path: Path::new(dir).join(name),
+                reason: unreadable_reason("the file name is not UTF-8"),
+            });
+        }
+        let cache = if use_cache {
+            DirCache::load(&io_dir)
+        } else {
+            DirCache::default()
+        };
+        let files = names
+            .sessions
+            .into_iter()
+            .map(|name| {
+                let path = join(&[dir, &name]);
+                let io_file = io_dir.join(&name);
+                let source = match std::fs::metadata(&io_file) {
+                    Err(e) => Source::Known(Box::new(Err(unreadable_reason(&e.to_string())))),
+                    // pi would open a FIFO and wait forever, or read a device without end.
+                    Ok(meta) if meta.is_dir() => {
+                        Source::Known(Box::new(Err(unreadable_reason("it is a directory"))))
+                    }
+                    Ok(meta) if !meta.is_file() => {
+                        Source::Known(Box::new(Err(unreadable_reason("it is not a regular file"))))
+                    }
+                    Ok(meta) if cache.is_fresh(&name, &FileStamp::of(&meta)) => Source::Cache,
+                    Ok(_) => {
+                        jobs.push(ScanJob {
+                            file: io_file,
+                            listed_path: PathBuf::from(&path),
+                        });
+                        Source::Scan(jobs.len() - 1)
+                    }
+                };
+                PlannedFile { name, path, source }
+            })
+            .collect();
+        Some(DirPlan {
+            io_dir,
+            cache,
+            files,
+        })
+    }
+
+    pub(super) fn cached_count(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| matches!(f.source, Source::Cache))
+            .count()
+    }
+
+    /// Takes this directory's read results, updates its cache, and appends its rows and
+    /// warnings in file name order.
+    pub(super) fn finish(
+        mut self,
+        scans: &mut [Option<ScanDone>],
+        use_cache: bool,
+        sessions: &mut Vec<SessionInfo>,
+        warnings: &mut Vec<ListWarning>,
+    ) {
+        for file in &mut self.files {
+            let Source::Scan(job) = file.source else {
+                continue;
+            };
+            let Some(done) = scans[job].take() else {
+                continue;
+            };
+            let outcome = match done.scan.outcome {
+                Ok(summary) => {
+                    if use_cache && !summary.uses_local_time {
+                        remember(
+                            &mut self.cache,
+                            &file.name,
+                            done.scan.stamp,
+                            done.started_ns,
+                            Ok(&summary.info),
+                        );
+                    } else {
+                        // Whatever was stored for this name no longer describes the file.
+                        self.cache.remove(&file.name);
+                    }
+                    Ok(summary.info)
+                }
+                Err(reason) => {
+                    // An unreadable file may be readable next time: never remembered.
+                    if use_cache && !matches!(reason, SkipReason::Unreadable { .. }) {
+                        remember(
+                            &mut self.cache,
+                            &file.name,
+                            done.scan.stamp,
+                            done.started_ns,
+                            Err(&reason),
+                        );
+                    } else {
+                        self.cache.remove(&file.name);
+                    }
+                    Err(reason)
+                }
+            };
+            file.source = Source::Known(Box::new(outcome));
+        }
+        if use_cache {
+            let names: HashSet<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
+            self.cache.retain_names(|name| names.contains(name));
+            if self.cache.is_changed()
+                && let Err(e) = self.cache.store(&self.io_dir)
+            {
+                let dir = self.io_dir.display();
+                tracing::debug!("listing cache for {dir} not written: {e}");
+            }
+        }
+        for file in self.files {
+            // Rows are moved out of the cache only now, after it has been written.
+            let outcome = match file.source {
+                Source::Known(outcome) => *outcome,
+                Source::Cache => match self.cache.take(&file.name) {
+                    Some(CachedOutcome::Session(info)) => Ok(*info),
+                    Some(CachedOutcome::Skipped(reason)) => Err(reason),
+                    None => Err(unreadable_reason("its cached row went missing")),
+                },
+                Source::Scan(_) => Err(unreadable_reason("it was not read")),
+            };
+            match outcome {
+                Ok(mut info) => {
+                    info.path = PathBuf::from(file.path);
+                    sessions.push(info);
+                }
+                Err(reason) => warnings.push(ListWarning {
+                    path: PathBuf::from(file.path),
+                    reason,
+                }),
+            }
+        }
+    }
+}
+
+/// Stores a fresh outcome under the stamp of what was read (nothing without a stamp).
+fn remember(
+    cache: &mut DirCache,
+    name: &str,
+    stamp: Option<FileStamp>,
+    scanned_at_ns: i64,
+    outcome: Result<&SessionInfo, &SkipReason>,
+) {
+    let Some(stamp) = stamp else {
+        cache.remove(name);
+        return;
+    };
+    let outcome = match outcome {
+        Ok(info) => CachedOutcome::Session(Box::new(info.clone())),
+        Err(reason) => CachedOutcome::Skipped(reason.clone()),
+    };
+    cache.record(
+        name,
+        CacheEntry {
+            stamp,
+            scanned_at_ns,
+            outcome,
+        },
+    );
+}
+
+fn unreadable_reason(error: &str) -> SkipReason {
+    SkipReason::Unreadable {
+        error: error.to_string(),
+    }
+}

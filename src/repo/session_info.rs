@@ -1,0 +1,75 @@
+//! One row of a session listing: what pi's `SessionInfo` holds.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use crate::format::json::{JsObject, JsString, JsValue};
+use crate::repo::js_date::JsDate;
+
+/// What pi's `SessionManager.list`/`listAll` report for one session file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    /// The file, spelled as pi spells it (`path.join(dir, name)`).
+    pub path: PathBuf,
+    /// The header `id`, whatever its type (`None`: the header has no `id`). A string in every
+    /// file pi writes.
+    pub id: Option<JsValue>,
+    /// The header `cwd` if it is a string, else empty.
+    pub cwd: String,
+    /// The latest `session_info` name, trimmed; `None` when never set or cleared.
+    pub name: Option<String>,
+    /// The header `parentSession`, whatever its type.
+    pub parent_session_path: Option<JsValue>,
+    /// `new Date(header.timestamp)`.
+    pub created: JsDate,
+    /// The last user/assistant activity, else the header time, else the file's mtime.
+    pub modified: JsDate,
+    /// Every `message` entry, on all branches.
+    pub message_count: u64,
+    /// The first user text, or `(no messages)`.
+    pub first_message: String,
+    /// Every non-empty user/assistant text, joined with spaces (what pi's search reads).
+    pub all_messages_text: String,
+}
+
+impl SessionInfo {
+    /// The session id when it is a string (always, for files pi wrote).
+    pub fn id_str(&self) -> Option<Cow<'_, str>> {
+        self.id.as_ref().and_then(JsValue::as_str)
+    }
+
+    /// What a session picker shows: the name, else the first message.
+    pub fn title(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.first_message)
+    }
+
+    /// The object `JSON.stringify(info)` writes for pi's `SessionInfo`: same keys, same order,
+    /// dates as ISO strings (`null` when invalid), undefined fields left out.
+    pub fn to_js_value(&self) -> JsValue {
+        let mut object = JsObject::new();
+        let mut put = |key: &str, value: JsValue| {
+            object.insert(JsString::new(key), value);
+        };
+        let date = |d: JsDate| d.to_iso_string().map_or(JsValue::Null, JsValue::from);
+        put("path", JsValue::from(self.path.to_string_lossy().as_ref()));
+        if let Some(id) = &self.id {
+            put("id", id.clone());
+        }
+        put("cwd", JsValue::from(self.cwd.as_str()));
+        if let Some(name) = &self.name {
+            put("name", JsValue::from(name.as_str()));
+        }
+        if let Some(parent) = &self.parent_session_path {
+            put("parentSessionPath", parent.clone());
+        }
+        put("created", date(self.created));
+        put("modified", date(self.modified));
+        put("messageCount", JsValue::Number(self.message_count as f64));
+        put("firstMessage", JsValue::from(self.first_message.as_str()));
+        put(
+            "allMessagesText",
+            JsValue::from(self.all_messages_text.as_str()),
+        );
+        JsValue::Object(object)
+    }
+}
