@@ -21,4 +21,5 @@ mod generated;
 mod leaves;
 mod normalize;
 mod oracle;
+mod replays;
 mod snapshot;
