@@ -7,7 +7,7 @@ use pi_session::format::json::{self, JsValue};
 use crate::diff::Mismatches;
 use crate::env::{self, Outcome};
 use crate::leaves::Leaf;
-use crate::normalize::object;
+use crate::normalize::{Jsonl, object};
 
 pub const PROFILES: [&str; 2] = ["pi-cli", "harness"];
 
@@ -119,7 +119,8 @@ impl Answer {
 
 impl Mismatches {
     /// The same document, or both failing the same way: the oracle's exit status, and our
-    /// one error line contains the oracle's message.
+    /// error line (the last line on stderr; warnings may come before it) contains the
+    /// oracle's message.
     pub fn answers(&mut self, what: &str, ours: &Answer, oracle: &Answer) {
         match (ours, oracle) {
             (Answer::Doc(a), Answer::Doc(b)) => self.compare(what, a, b),
@@ -130,7 +131,7 @@ impl Mismatches {
                     message: pi,
                 },
             ) => self.check(
-                status == expected && message.lines().count() == 1 && message.contains(pi),
+                status == expected && message.lines().last().is_some_and(|l| l.contains(pi)),
                 || {
                     format!(
                         "{what}:\n    ours failed with exit {status}: {message}\n    \
@@ -144,4 +145,31 @@ impl Mismatches {
             }),
         }
     }
+}
+
+/// A file ending with a `leaf` entry, read with profile pi-cli at its leaf: this program takes
+/// the entry's target (a fold over the file, as the harness does), pi's manager the entry
+/// itself. A deliberate difference: not compared, but checked by [`check_trailing_leaf`].
+pub fn is_leaf_entry_difference(case: &Case, file: &Jsonl) -> bool {
+    case.profile == "pi-cli" && case.leaf == Leaf::Default && file.trailing_leaf_entry().is_some()
+}
+
+/// For such a case: our leaf is the `leaf` entry's target (`ours`), the oracle's the entry.
+pub fn check_trailing_leaf(
+    found: &mut Mismatches,
+    file: &Jsonl,
+    case: &Case,
+    answer: &Answer,
+    ours: bool,
+) {
+    let last = file.trailing_leaf_entry().unwrap();
+    let expected = last.get(if ours { "targetId" } else { "id" });
+    let leaf = answer.doc().and_then(|doc| doc.get("leafId"));
+    found.check(leaf == expected, || {
+        let who = if ours { "ours" } else { "the oracle" };
+        format!(
+            "{}: {who} should report leafId {expected:?}, got {leaf:?}",
+            case.describe()
+        )
+    });
 }

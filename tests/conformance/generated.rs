@@ -1,6 +1,6 @@
 //! Sessions of a few MB written by the shared generator (`gen-session.mjs`): long, branched,
-//! summarized, labelled and compacted. Both profiles, at the file's leaf, at `null`, at a
-//! spread of entries and at an unknown entry.
+//! summarized, labelled and compacted. Both profiles, at the file's leaf, at `null` and at a
+//! spread of entries.
 
 use pi_session::format::json::JsValue;
 
@@ -17,8 +17,8 @@ fn generated_session(name: &str, args: &[&str]) {
     let file = env::generated(name, args);
     let jsonl = Jsonl::read(&file);
     let ids = jsonl.ids();
-    let mut leaves = vec![Leaf::Default, Leaf::Null, Leaf::Id("no-such-entry".into())];
-    let spread = leaves::spread(&jsonl, 10);
+    let mut leaves = vec![Leaf::Default, Leaf::Null];
+    let spread = leaves::spread(&jsonl, 8);
     leaves.extend(
         spread
             .into_iter()
@@ -94,10 +94,10 @@ fn deep_rewinds_and_summaries() {
 #[test]
 fn images_and_big_tool_results() {
     generated_session(
-        "seed3-4MB-images",
+        "seed3-3MB-images",
         &[
             "--size",
-            "4MB",
+            "3MB",
             "--seed",
             "3",
             "--tool-kb",

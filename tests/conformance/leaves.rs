@@ -45,6 +45,7 @@ const KINDS: [&str; 10] = [
 /// Up to `max` entries of `file`, as indexes into `file.entries`: the first and the middle
 /// entry, the last entry of each kind, the first kept entry of the last compaction, entries
 /// off the current path (first, middle and last of them), and the current leaf's parent.
+/// Never an entry whose path to the root runs in a circle: pi loops forever on those.
 pub fn spread(file: &Jsonl, max: usize) -> Vec<usize> {
     let entries: Vec<(usize, &JsValue)> = file
         .entries
@@ -107,8 +108,19 @@ pub fn spread(file: &Jsonl, max: usize) -> Vec<usize> {
     }
     picks.extend(leaf.and_then(parent));
 
+    let reaches_root = |i: usize| {
+        let mut visited = HashSet::new();
+        let mut at = Some(i);
+        while let Some(i) = at {
+            if !visited.insert(i) {
+                return false;
+            }
+            at = parent(i);
+        }
+        true
+    };
     let mut seen = HashSet::new();
-    picks.retain(|i| seen.insert(*i));
+    picks.retain(|i| seen.insert(*i) && reaches_root(*i));
     picks.truncate(max);
     picks
 }

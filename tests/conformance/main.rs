@@ -16,6 +16,7 @@
 mod cases;
 mod diff;
 mod env;
+mod files;
 mod fixtures;
 mod generated;
 mod leaves;

@@ -55,6 +55,13 @@ impl Jsonl {
         self.entries.iter().filter_map(|line| line.value.as_ref())
     }
 
+    /// The last entry, when it is a harness `leaf` entry.
+    pub fn trailing_leaf_entry(&self) -> Option<&JsValue> {
+        let last = self.entries.last()?.value.as_ref()?;
+        let is_leaf = last.get("type").and_then(JsValue::as_str).as_deref() == Some("leaf");
+        is_leaf.then_some(last)
+    }
+
     /// The `id` of each entry, in file order.
     pub fn ids(&self) -> Vec<Option<String>> {
         self.entries
@@ -269,16 +276,15 @@ fn replace_strings<'a>(text: &str, rename: impl Fn(&str) -> Option<&'a str>) -> 
     out
 }
 
-/// A `context` or `replay` document with ids replaced by `labels`, the header id by `S`, and,
-/// with `timestamps`, the header timestamp and pi-derived message timestamps by `T`.
-pub fn relabel(doc: &JsValue, labels: &Labels, timestamps: bool) -> JsValue {
+/// A `context` or `replay` document with ids replaced by `labels`, and, where pi `invented`
+/// the session (a new header, entries stamped by the clock), the header id `S`, the header
+/// timestamp and the pi-derived message timestamps `T`.
+pub fn relabel(doc: &JsValue, labels: &Labels, invented: bool) -> JsValue {
     let mut doc = doc.clone();
     let map = doc.as_object_mut().expect("a document is an object");
-    if let Some(JsValue::Object(header)) = map.get_mut("header") {
+    if invented && let Some(JsValue::Object(header)) = map.get_mut("header") {
         replace(header, "id", JsValue::from("S"));
-        if timestamps {
-            replace(header, "timestamp", JsValue::from("T"));
-        }
+        replace(header, "timestamp", JsValue::from("T"));
     }
     if let Some(leaf) = map.get_mut("leafId") {
         *leaf = labels.label(leaf);
@@ -321,7 +327,7 @@ pub fn relabel(doc: &JsValue, labels: &Labels, timestamps: bool) -> JsValue {
             {
                 message.insert("fromId".into(), from);
             }
-            if timestamps && DERIVED_ROLES.contains(&role) {
+            if invented && DERIVED_ROLES.contains(&role) {
                 replace(message, "timestamp", JsValue::from("T"));
             }
         }

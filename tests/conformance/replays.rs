@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 
 use pi_session::format::json::{self, JsObject, JsValue};
 
-use crate::cases::{Answer, Case, PROFILES, implementation, path_str};
+use crate::cases::{
+    Answer, Case, PROFILES, check_trailing_leaf, implementation, is_leaf_entry_difference, path_str,
+};
 use crate::diff::Mismatches;
 use crate::env::{self, Outcome};
 use crate::leaves::{self, Leaf};
@@ -35,9 +37,23 @@ fn script_names() -> Vec<String> {
     names
 }
 
-type OracleReplays = HashMap<(String, &'static str), Outcome>;
+/// The oracle's side of one replay.
+struct OracleReplay {
+    /// How the replay command ended (the manager refuses harness-only scripts).
+    outcome: Outcome,
+    written: Option<Written>,
+    /// The entries (positions) at which the written file is read back.
+    picks: Vec<usize>,
+    /// The oracle's `normalize` of its file.
+    normalized: Option<JsValue>,
+    /// Its answers to `written.cases(&picks)`.
+    answers: Vec<Outcome>,
+}
 
-/// The oracle's replay of every script with every implementation, run once for all tests.
+type OracleReplays = HashMap<(String, &'static str), OracleReplay>;
+
+/// The oracle's replay of every script with every implementation, its files normalized and
+/// read back: run once for all tests (two Node processes).
 fn oracle_replays() -> Option<&'static OracleReplays> {
     static REPLAYS: OnceLock<Option<OracleReplays>> = OnceLock::new();
     REPLAYS
@@ -48,11 +64,11 @@ fn oracle_replays() -> Option<&'static OracleReplays> {
                 .into_iter()
                 .flat_map(|name| PROFILES.map(|profile| (name.clone(), profile)))
                 .collect();
+            let out_dir = |name: &str, profile: &str| dir.join(name).join(profile);
             let jobs = keys
                 .iter()
                 .map(|(name, profile)| {
-                    let out = dir.join(name).join(profile);
-                    let ops = ops_path(name);
+                    let (ops, out) = (ops_path(name), out_dir(name, profile));
                     let args = ["replay", path_str(&ops), path_str(&out), "--impl"];
                     let mut args: Vec<String> = args.map(String::from).to_vec();
                     args.push(implementation(profile).into());
@@ -60,7 +76,43 @@ fn oracle_replays() -> Option<&'static OracleReplays> {
                 })
                 .collect();
             let outcomes = oracle.start(jobs).wait();
-            Some(keys.into_iter().zip(outcomes).collect())
+            let mut replays: Vec<OracleReplay> = keys
+                .iter()
+                .zip(outcomes)
+                .map(|((name, profile), outcome)| {
+                    let written = (outcome.status == 0)
+                        .then(|| Written::new(&outcome, out_dir(name, profile)));
+                    let picks = written.as_ref().map_or(vec![], Written::spread);
+                    OracleReplay {
+                        outcome,
+                        written,
+                        picks,
+                        normalized: None,
+                        answers: vec![],
+                    }
+                })
+                .collect();
+            let mut jobs = Vec::new();
+            for replay in &replays {
+                if let Some(Written {
+                    file: Some((path, _)),
+                    ..
+                }) = &replay.written
+                {
+                    jobs.push(vec!["normalize".to_string(), path_str(path).into()]);
+                    let cases = replay.written.as_ref().unwrap().cases(&replay.picks);
+                    jobs.extend(cases.iter().map(|(_, case)| case.oracle_args()));
+                }
+            }
+            let mut outcomes = oracle.start(jobs).wait().into_iter();
+            for replay in &mut replays {
+                if let Some(written) = replay.written.as_ref().filter(|w| w.file.is_some()) {
+                    replay.normalized = Some(outcomes.next().unwrap().doc());
+                    let count = written.cases(&replay.picks).len();
+                    replay.answers = outcomes.by_ref().take(count).collect();
+                }
+            }
+            Some(keys.into_iter().zip(replays).collect())
         })
         .as_ref()
 }
@@ -125,6 +177,13 @@ impl Written {
         doc
     }
 
+    /// The entries to read the written file back at.
+    fn spread(&self) -> Vec<usize> {
+        self.file
+            .as_ref()
+            .map_or(vec![], |(_, jsonl)| leaves::spread(jsonl, 8))
+    }
+
     /// The context questions for the written file: both profiles at its leaf, at `null`, at
     /// an unknown entry and at the entries `picks` (positions in the file). Each named so that
     /// the name holds in every file written by the same ops (`pi-cli e4`).
@@ -159,41 +218,6 @@ impl Written {
         }
         cases
     }
-
-    /// The last entry of the file, when it is a harness `leaf` entry.
-    fn trailing_leaf_entry(&self) -> Option<&JsValue> {
-        let last = self.file.as_ref()?.1.entries.last()?.value.as_ref()?;
-        let is_leaf = last.get("type").and_then(JsValue::as_str).as_deref() == Some("leaf");
-        is_leaf.then_some(last)
-    }
-
-    /// A file ending with a `leaf` entry, read at its leaf with profile pi-cli: this program
-    /// (folding, like the harness) takes the entry's target, pi's manager the entry itself.
-    /// A deliberate difference: checked on its own, and not compared.
-    fn is_deliberate_difference(&self, case: &Case) -> bool {
-        case.profile == "pi-cli"
-            && case.leaf == Leaf::Default
-            && self.trailing_leaf_entry().is_some()
-    }
-
-    fn check_trailing_leaf(
-        &self,
-        found: &mut Mismatches,
-        case: &Case,
-        answer: &Answer,
-        ours: bool,
-    ) {
-        let last = self.trailing_leaf_entry().unwrap();
-        let expected = last.get(if ours { "targetId" } else { "id" });
-        let leaf = answer.doc().and_then(|doc| doc.get("leafId"));
-        found.check(leaf == expected, || {
-            let who = if ours { "ours" } else { "the oracle" };
-            format!(
-                "{}: {who} should report leafId {expected:?}, got {leaf:?}",
-                case.describe()
-            )
-        });
-    }
 }
 
 /// `2026-01-01T00-00-00-000Z`, the clock reading in a session file name.
@@ -213,82 +237,50 @@ fn is_file_stamp(stamp: &str) -> bool {
 struct Replay {
     what: String,
     snapshot: String,
+    profile: &'static str,
     fixed_id: bool,
     ours: Written,
-    theirs: Option<Written>,
-    /// The entries (positions) at which both written files are read back.
+    /// The entries (positions) at which our file is read back; the oracle's file is read at
+    /// the entries the same rule picks there.
     picks: Vec<usize>,
+    theirs: Option<&'static OracleReplay>,
 }
 
 impl Replay {
-    /// The contexts of the oracle's file, asked at the same positions as ours; none when
-    /// the files differ in length (that difference is reported on its own).
-    fn their_cases(&self) -> Vec<(String, Case)> {
-        let Some(theirs) = &self.theirs else {
-            return vec![];
-        };
-        let length = |w: &Written| w.file.as_ref().map(|(_, jsonl)| jsonl.entries.len());
-        if length(theirs) != length(&self.ours) {
-            return vec![];
-        }
-        theirs.cases(&self.picks)
-    }
-
-    /// Oracle jobs, in the order [`Replay::compare`] takes their outcomes: both files
-    /// normalized, then the contexts of the oracle's file.
-    fn oracle_jobs(&self) -> Vec<Vec<String>> {
-        let mut jobs = Vec::new();
-        if let (
-            Some((ours, _)),
-            Some(Written {
-                file: Some((theirs, _)),
-                ..
-            }),
-        ) = (&self.ours.file, &self.theirs)
-        {
-            jobs.push(vec!["normalize".to_string(), path_str(ours).into()]);
-            jobs.push(vec!["normalize".to_string(), path_str(theirs).into()]);
-        }
-        jobs.extend(
-            self.their_cases()
-                .iter()
-                .map(|(_, case)| case.oracle_args()),
-        );
-        jobs
-    }
-
     /// Compares everything; returns the snapshot documents (JSON, and the file text).
+    /// `normalized` is the oracle's `normalize` of our file.
     fn compare(
         &self,
         found: &mut Mismatches,
         ours_on_ours: &[Outcome],
         ours_on_theirs: &[Outcome],
-        oracle: &mut impl Iterator<Item = Outcome>,
+        normalized: Option<JsValue>,
     ) -> (JsValue, Option<String>) {
         let what = &self.what;
         let ours_doc = self.ours.normalized(self.fixed_id);
-        found.check(
-            self.ours
-                .file
-                .as_ref()
-                .is_some_and(|(path, _)| path.exists())
-                == (ours_doc.get("fileWritten") == Some(&JsValue::Bool(true))),
-            || format!("{what}: fileWritten does not say whether the file exists"),
-        );
-        let our_labels = self
+        let path = self
             .ours
-            .file
-            .as_ref()
-            .map(|(_, jsonl)| Labels::from_file(jsonl));
+            .doc
+            .get("file")
+            .and_then(JsValue::as_str)
+            .unwrap()
+            .into_owned();
+        found.check(
+            Path::new(&path).exists() == self.ours.file.is_some(),
+            || format!("{what}: fileWritten does not say whether {path} exists"),
+        );
         let mut our_answers: Vec<(String, &Path, Answer)> = Vec::new();
-        for ((name, case), outcome) in self.ours.cases(&self.picks).iter().zip(ours_on_ours) {
-            if self.ours.is_deliberate_difference(case) {
-                let answer = Answer::ours(outcome, JsValue::clone);
-                self.ours.check_trailing_leaf(found, case, &answer, true);
-                continue;
+        if let Some((our_path, our_jsonl)) = &self.ours.file {
+            let labels = Labels::from_file(our_jsonl);
+            for ((name, case), outcome) in self.ours.cases(&self.picks).iter().zip(ours_on_ours) {
+                if is_leaf_entry_difference(case, our_jsonl) {
+                    let answer = Answer::ours(outcome, JsValue::clone);
+                    check_trailing_leaf(found, our_jsonl, case, &answer, true);
+                    continue;
+                }
+                let answer = Answer::ours(outcome, |d| relabel(d, &labels, true));
+                our_answers.push((name.clone(), our_path, answer));
             }
-            let answer = Answer::ours(outcome, |d| relabel(d, our_labels.as_ref().unwrap(), true));
-            our_answers.push((name.clone(), &self.ours.file.as_ref().unwrap().0, answer));
         }
         let file_text = self
             .ours
@@ -296,27 +288,30 @@ impl Replay {
             .as_ref()
             .map(|(_, jsonl)| normalize::file_text(jsonl));
 
-        if let Some(theirs) = &self.theirs {
+        if let Some(theirs) = self.theirs {
+            let Some(written) = &theirs.written else {
+                found.check(false, || {
+                    format!("{what}: the oracle failed: {:?}", theirs.outcome)
+                });
+                return (JsValue::Null, None);
+            };
             found.compare(
                 &format!("{what}: replay document"),
                 &ours_doc,
-                &theirs.normalized(self.fixed_id),
+                &written.normalized(self.fixed_id),
             );
-            match (&self.ours.file, &theirs.file) {
+            match (&self.ours.file, &written.file) {
                 (Some(_), Some((_, their_jsonl))) => {
-                    let ours_normalized = oracle.next().unwrap().doc();
-                    let theirs_normalized = oracle.next().unwrap().doc();
+                    let theirs_normalized = theirs.normalized.as_ref().unwrap();
                     found.compare(
                         &format!("{what}: files, normalized by the oracle"),
-                        &ours_normalized,
-                        &theirs_normalized,
+                        &normalized.unwrap(),
+                        theirs_normalized,
                     );
                     found.compare(
-                        &format!(
-                            "{what}: the oracle's file, normalized by this suite / by the oracle"
-                        ),
+                        &format!("{what}: the oracle's file, normalized by this suite / by it"),
                         &normalize::normalize_file(their_jsonl),
-                        &theirs_normalized,
+                        theirs_normalized,
                     );
                     found.compare_lines(
                         &format!("{what}: file text with ids and timestamps replaced"),
@@ -331,27 +326,27 @@ impl Replay {
                     format!("{what}: ours wrote {ours:?}, the oracle {theirs:?}")
                 }),
             }
-            let their_cases = self.their_cases();
-            if let Some((_, their_jsonl)) = &theirs.file {
-                found.check(!their_cases.is_empty(), || {
-                    format!("{what}: the files differ in length; their contexts were not compared")
+            if let Some((_, their_jsonl)) = &written.file {
+                found.check(theirs.picks == self.picks, || {
+                    format!("{what}: the files are read back at different entries")
                 });
                 let their_labels = Labels::from_file(their_jsonl);
-                for ((name, case), ours) in their_cases.iter().zip(ours_on_theirs) {
-                    let oracle = oracle.next().unwrap();
-                    if theirs.is_deliberate_difference(case) {
+                let their_cases = written.cases(&theirs.picks);
+                let asked = their_cases.iter().zip(ours_on_theirs).zip(&theirs.answers);
+                for (((name, case), ours), oracle) in asked {
+                    if is_leaf_entry_difference(case, their_jsonl) {
                         let ours = Answer::ours(ours, JsValue::clone);
-                        theirs.check_trailing_leaf(found, case, &ours, true);
-                        let oracle = Answer::oracle(&oracle, JsValue::clone);
-                        theirs.check_trailing_leaf(found, case, &oracle, false);
+                        check_trailing_leaf(found, their_jsonl, case, &ours, true);
+                        let oracle = Answer::oracle(oracle, JsValue::clone);
+                        check_trailing_leaf(found, their_jsonl, case, &oracle, false);
                         continue;
                     }
                     found.answers(
                         &format!("{what}: {}", case.describe()),
                         &Answer::ours(ours, JsValue::clone),
-                        &Answer::oracle(&oracle, JsValue::clone),
+                        &Answer::oracle(oracle, JsValue::clone),
                     );
-                    let normalized = Answer::oracle(&oracle, |d| relabel(d, &their_labels, true));
+                    let normalized = Answer::oracle(oracle, |d| relabel(d, &their_labels, true));
                     match our_answers.iter().find(|(n, _, _)| n == name) {
                         Some((_, _, ours)) => found.answers(
                             &format!("{what}: {name}, ours on our file / the oracle on its file"),
@@ -380,12 +375,10 @@ impl Replay {
 fn replay_script(name: &str) {
     let ops = ops_path(name);
     let script = json::parse_bytes(&std::fs::read(&ops).unwrap()).unwrap();
-    let oracle_replays = oracle_replays();
-    if oracle_replays.is_none() {
-        env::skipped("replaying the op scripts with pi");
-    }
     let mut found = Mismatches::default();
+    // This program's side first, while the oracle's shared batch may still be running.
     let mut replays = Vec::new();
+    let mut refusals = Vec::new();
     for profile in PROFILES {
         let what = format!("replay {name} --profile {profile}");
         let dir = env::fresh_dir(&format!("replays/{name}/{profile}"));
@@ -399,52 +392,81 @@ fn replay_script(name: &str) {
             SEED,
         ];
         let ours = env::ours(&args);
-        let theirs = oracle_replays.map(|r| &r[&(name.to_string(), profile)]);
         if harness_only(&script) && profile == "pi-cli" {
             found.check(ours.status == 2, || {
                 format!("{what}: ours must refuse harness-only ops, got {ours:?}")
             });
-            if let Some(theirs) = theirs {
-                found.check(theirs.status == 2, || {
-                    format!("{what}: the oracle must refuse, got {theirs:?}")
-                });
-            }
+            refusals.push((what, profile));
             continue;
         }
-        let theirs_dir = env::work_dir().join(format!("oracle-replays/{name}/{profile}"));
         let ours = Written::new(&ours, dir);
-        let picks = ours
-            .file
-            .as_ref()
-            .map_or(vec![], |(_, jsonl)| leaves::spread(jsonl, 8));
         replays.push(Replay {
             snapshot: format!("replay-{name}-{profile}"),
             what,
+            profile,
             fixed_id: script.get("sessionId").is_some(),
+            picks: ours.spread(),
             ours,
-            theirs: theirs.map(|outcome| Written::new(outcome, theirs_dir)),
-            picks,
+            theirs: None,
         });
     }
-
-    let pending = env::oracle()
-        .filter(|_| oracle_replays.is_some())
-        .map(|o| o.start(replays.iter().flat_map(Replay::oracle_jobs).collect()));
     let ask = |cases: Vec<(String, Case)>| cases.iter().map(|(_, c)| c.ours()).collect::<Vec<_>>();
     let ours_on_ours: Vec<Vec<Outcome>> = replays
         .iter()
         .map(|r| ask(r.ours.cases(&r.picks)))
         .collect();
-    let ours_on_theirs: Vec<Vec<Outcome>> = replays.iter().map(|r| ask(r.their_cases())).collect();
-    let mut oracle = pending.map(|p| p.wait()).unwrap_or_default().into_iter();
+
+    let oracle_replays = oracle_replays();
+    if oracle_replays.is_none() {
+        env::skipped("replaying the op scripts with pi");
+    }
+    let theirs = |profile| oracle_replays.map(|r| &r[&(name.to_string(), profile)]);
+    for (what, profile) in refusals {
+        if let Some(theirs) = theirs(profile) {
+            let refused = theirs.outcome.status == 2;
+            found.check(refused, || {
+                format!("{what}: the oracle must refuse, got {:?}", theirs.outcome)
+            });
+        }
+    }
+    for replay in &mut replays {
+        replay.theirs = theirs(replay.profile);
+    }
+    // The oracle normalizes our files (a quick job: no pi package is loaded for it).
+    let with_file = |r: &&Replay| r.ours.file.is_some() && r.theirs.is_some();
+    let pending = env::oracle().filter(|_| oracle_replays.is_some()).map(|o| {
+        let files = replays
+            .iter()
+            .filter(with_file)
+            .map(|r| &r.ours.file.as_ref().unwrap().0);
+        o.start(
+            files
+                .map(|path| vec!["normalize".to_string(), path_str(path).into()])
+                .collect(),
+        )
+    });
+    let ours_on_theirs: Vec<Vec<Outcome>> = replays
+        .iter()
+        .map(|r| {
+            match r
+                .theirs
+                .and_then(|t| t.written.as_ref().map(|w| (w, &t.picks)))
+            {
+                Some((written, picks)) => ask(written.cases(picks)),
+                None => vec![],
+            }
+        })
+        .collect();
+    let mut normalized = pending.map(|p| p.wait()).unwrap_or_default().into_iter();
 
     let mut snapshots = Vec::new();
     for (i, replay) in replays.iter().enumerate() {
+        let ours_normalized = with_file(&replay).then(|| normalized.next().unwrap().doc());
         let (doc, text) = replay.compare(
             &mut found,
             &ours_on_ours[i],
             &ours_on_theirs[i],
-            &mut oracle,
+            ours_normalized,
         );
         snapshots.push((replay.snapshot.clone(), doc, text));
     }

@@ -7,6 +7,8 @@
 //! any change. `tree` rows are shown one per line as `"<depth> <id> <type>"`.
 
 use pi_session::format::json::JsValue;
+
+use crate::cases::path_str;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 const LONG: usize = 120;
@@ -73,14 +75,15 @@ pub fn settings() -> insta::Settings {
 
 /// Asserts `value` against the JSON snapshot `name`.
 pub fn assert_json(name: &str, value: &JsValue) {
-    let value = compact_trees(value);
+    let value = for_snapshot(value);
     settings().bind(|| insta::assert_json_snapshot!(name, Snap(&value)));
 }
 
-/// `value` with the rows of every `tree` as one string each.
-fn compact_trees(value: &JsValue) -> JsValue {
+/// `value` with the rows of every `tree` as one string each, and the checkout's path (pi makes
+/// a relative or missing `cwd` absolute against the process's) shown as `<checkout>`.
+fn for_snapshot(value: &JsValue) -> JsValue {
     match value {
-        JsValue::Array(items) => JsValue::Array(items.iter().map(compact_trees).collect()),
+        JsValue::Array(items) => JsValue::Array(items.iter().map(for_snapshot).collect()),
         JsValue::Object(map) => JsValue::Object(
             map.iter()
                 .map(|(key, value)| match value {
@@ -88,10 +91,19 @@ fn compact_trees(value: &JsValue) -> JsValue {
                         key.clone(),
                         JsValue::Array(rows.iter().map(tree_row).collect()),
                     ),
-                    _ => (key.clone(), compact_trees(value)),
+                    _ => (key.clone(), for_snapshot(value)),
                 })
                 .collect(),
         ),
+        JsValue::String(s) => {
+            let checkout = path_str(crate::env::root());
+            match s.to_str() {
+                Some(text) if text.starts_with(checkout) => {
+                    JsValue::from(text.replacen(checkout, "<checkout>", 1))
+                }
+                _ => value.clone(),
+            }
+        }
         other => other.clone(),
     }
 }
