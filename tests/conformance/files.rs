@@ -1,7 +1,9 @@
 //! Small hand-written files in `tests/files/`, each about one reading rule where the two pi
 //! implementations, or a careless reader, could differ: line endings, blank and broken lines,
-//! JSON that is no entry, orphans, unknown kinds, labels, timestamps, null content, v1/v2
-//! migration, `leaf` entries, duplicate ids, header fields, versions, empty files.
+//! JSON that is no entry, orphans, unknown kinds, labels, timestamps (sibling order, and the
+//! formats JavaScript's `Date.parse` reads, each giving a derived message's time), null
+//! content, v1/v2 migration, `leaf` entries, duplicate ids, header fields, versions, empty
+//! files.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -189,6 +191,7 @@ file_tests! {
     non_object_last_line => "non-object-last-line",
     null_content => "null-content",
     orphans_and_unknown_kinds => "orphans-and-unknown-kinds",
+    timestamp_formats => "timestamp-formats",
     timestamps_out_of_order => "timestamps-out-of-order",
     v1_first_kept_index => "v1-first-kept-index",
     v2_hook_message => "v2-hook-message",
