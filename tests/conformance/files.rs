@@ -18,9 +18,6 @@ use crate::leaves::{self, Leaf};
 use crate::normalize::{Jsonl, Labels, relabel};
 use crate::snapshot;
 
-/// Files of which pi invents the header (a new id, the clock's time) when it opens them.
-const INVENTED_HEADER: [&str; 1] = ["empty"];
-
 fn file_path(name: &str) -> PathBuf {
     env::root().join(format!("tests/files/{name}.jsonl"))
 }
@@ -86,15 +83,11 @@ fn check_file(name: &str) {
     let jsonl = Jsonl::read(&file_path(name));
     let ids = jsonl.ids();
     let cases = file_cases(name);
-    // Ids that pi invents (v1 files have none) are labelled by the tree; others stay as
-    // written, labelled by the file when pi's must be compared with ours.
-    let invented = INVENTED_HEADER.contains(&name);
+    // pi invents the ids of v1 entries (which have none): label those by the tree.
     let migrated_v1 = ids.iter().all(Option::is_none);
     let prepare = |doc: &JsValue| {
         if migrated_v1 {
-            relabel(doc, &Labels::from_tree(doc), invented)
-        } else if invented {
-            relabel(doc, &Labels::from_file(&jsonl), true)
+            relabel(doc, &Labels::from_tree(doc), false)
         } else {
             doc.clone()
         }
