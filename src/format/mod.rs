@@ -4,6 +4,7 @@
 pub mod entry;
 pub mod entry_id;
 pub mod ids;
+pub mod js_date;
 pub mod json;
 pub mod migrate;
 pub mod time;

@@ -1,6 +1,6 @@
 //! Timestamps as pi writes and reads them.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
 
 /// `new Date(ms).toISOString()`: `YYYY-MM-DDTHH:mm:ss.sssZ`.
 pub fn iso_from_millis(ms: i64) -> String {
@@ -15,32 +15,12 @@ pub fn file_stamp(iso: &str) -> String {
     iso.replace([':', '.'], "-")
 }
 
-/// `Date.parse(text)` for the forms pi and JavaScript produce: ISO 8601 date-time strings with
-/// `Z`, an offset, or no zone (local time, as JavaScript reads them), and date-only strings
-/// (UTC). Anything else is `NaN`, where V8's legacy parser might still find a date.
+/// `Date.parse(text)` in milliseconds, NaN for an invalid date.
 pub fn parse_date_millis(text: &str) -> f64 {
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return t.timestamp_millis() as f64;
-    }
-    for format in ["%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%dT%H:%MZ"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
-            return t.and_utc().timestamp_millis() as f64;
-        }
-    }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
-            return match chrono::Local.from_local_datetime(&t).earliest() {
-                Some(local) => local.timestamp_millis() as f64,
-                None => f64::NAN,
-            };
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return d
-            .and_hms_opt(0, 0, 0)
-            .map_or(f64::NAN, |t| t.and_utc().timestamp_millis() as f64);
-    }
-    f64::NAN
+    super::js_date::parse_date(text)
+        .date
+        .millis()
+        .map_or(f64::NAN, |ms| ms as f64)
 }
 
 #[cfg(test)]

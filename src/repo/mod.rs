@@ -10,7 +10,6 @@
 mod cache;
 mod delete;
 mod error;
-mod js_date;
 mod listing;
 pub mod paths;
 mod recent;
@@ -19,9 +18,9 @@ mod scan;
 mod session_info;
 mod stamp;
 
+pub use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
-pub use js_date::{JsDate, ParsedDate, parse_date};
 pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
     AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,

@@ -2,8 +2,8 @@
 
 use chrono::{Local, TimeZone};
 
+use crate::format::js_date::JsDate;
 use crate::format::json::JsValue;
-use crate::repo::js_date::JsDate;
 use crate::repo::session_info::SessionInfo;
 
 /// The widest a title gets in the table before it is cut with `…`.

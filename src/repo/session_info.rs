@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
+use crate::format::js_date::JsDate;
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::repo::js_date::JsDate;
 
 /// What pi's `SessionManager.list`/`listAll` report for one session file.
 #[derive(Clone, Debug, PartialEq)]

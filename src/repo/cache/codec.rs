@@ -16,8 +16,8 @@
 use std::path::PathBuf;
 
 use super::{CacheEntry, CachedOutcome};
+use crate::format::js_date::JsDate;
 use crate::format::json::{self, JsValue};
-use crate::repo::js_date::JsDate;
 use crate::repo::scan::SkipReason;
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;

@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 
+use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 use crate::format::json::{self, JsValue};
 use crate::format::write::js_trim;
-use crate::repo::js_date::{JsDate, ParsedDate, parse_date};
 
 /// The `type` of an entry, for the three values the listing cares about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

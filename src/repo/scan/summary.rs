@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::SkipReason;
 use super::facts::{ContentFact, EntryFacts, HeaderFacts, Kind, MessageFact};
-use crate::repo::js_date::JsDate;
+use crate::format::js_date::JsDate;
 use crate::repo::session_info::SessionInfo;
 
 pub(crate) struct SummaryBuilder {

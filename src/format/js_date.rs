@@ -80,7 +80,7 @@ pub fn parse_date(text: &str) -> ParsedDate {
         bytes: text.as_bytes(),
         pos: 0,
     };
-    let Some(fields) = read_iso(&mut cursor) else {
+    let Some(fields) = read_iso(&mut cursor).or_else(|| read_legacy(text)) else {
         return invalid;
     };
     let days = days_from_civil(fields.year, fields.month, 1) + i64::from(fields.day) - 1;
@@ -98,6 +98,165 @@ pub fn parse_date(text: &str) -> ParsedDate {
         date: JsDate::from_millis(utc_ms as f64),
         local,
     }
+}
+
+/// V8's fallback for strings that are not ISO 8601: the forms `Date.prototype.toString`,
+/// `toUTCString` and people write (`Thu Jan 01 2026 10:00:00 GMT+0100 (CET)`,
+/// `Thu, 01 Jan 2026 00:00:10 GMT`, `January 5, 2026`, `2026/03/24`, `12/25/2026`,
+/// `Mar 24 2026 10:00 PM`). Month names, weekdays, AM/PM, GMT/UTC/Z with an offset, and
+/// parenthesized comments are understood; any other word makes the date invalid. Without a
+/// zone the time is local.
+fn read_legacy(text: &str) -> Option<IsoFields> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    const WEEKDAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let mut numbers: Vec<(i64, usize)> = Vec::new(); // value, digit count
+    let mut month_name: Option<u32> = None;
+    let mut time: Option<(u32, u32, u32, u32)> = None;
+    let mut pm: Option<bool> = None;
+    let mut zone: Option<i32> = None; // offset minutes when a zone was given
+    let number_at = |pos: &mut usize| -> Option<(i64, usize)> {
+        let start = *pos;
+        while bytes.get(*pos).is_some_and(u8::is_ascii_digit) {
+            *pos += 1;
+        }
+        let digits = &text[start..*pos];
+        (!digits.is_empty() && digits.len() <= 9)
+            .then(|| (digits.parse().unwrap_or(0), digits.len()))
+    };
+    while pos < bytes.len() {
+        let b = bytes[pos];
+        match b {
+            b' ' | b'\t' | b',' | b'\n' | b'\r' => pos += 1,
+            b'(' => {
+                let mut depth = 0;
+                while pos < bytes.len() {
+                    match bytes[pos] {
+                        b'(' => depth += 1,
+                        b')' => depth -= 1,
+                        _ => {}
+                    }
+                    pos += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            b'0'..=b'9' => {
+                let (value, digits) = number_at(&mut pos)?;
+                if bytes.get(pos) == Some(&b':') {
+                    if time.is_some() {
+                        return None;
+                    }
+                    pos += 1;
+                    let (minute, _) = number_at(&mut pos)?;
+                    let (mut second, mut millis) = (0, 0);
+                    if bytes.get(pos) == Some(&b':') {
+                        pos += 1;
+                        second = number_at(&mut pos)?.0;
+                        if bytes.get(pos) == Some(&b'.') {
+                            pos += 1;
+                            let (fraction, count) = number_at(&mut pos)?;
+                            millis = (fraction as f64 / 10f64.powi(count as i32 - 3)) as i64;
+                        }
+                    }
+                    time = Some((
+                        u32::try_from(value).ok()?,
+                        minute as u32,
+                        second as u32,
+                        millis as u32,
+                    ));
+                } else {
+                    numbers.push((value, digits));
+                    if numbers.len() > 3 {
+                        return None;
+                    }
+                }
+            }
+            b'+' | b'-'
+                if zone.is_some()
+                    || (time.is_some()
+                        && bytes.get(pos + 1).is_some_and(u8::is_ascii_digit)
+                        && numbers.len() >= 2) =>
+            {
+                let sign = if b == b'-' { -1 } else { 1 };
+                pos += 1;
+                let (value, digits) = number_at(&mut pos)?;
+                let minutes = if digits <= 2 {
+                    let hours = value;
+                    let mut minutes = 0;
+                    if bytes.get(pos) == Some(&b':') {
+                        pos += 1;
+                        minutes = number_at(&mut pos)?.0;
+                    }
+                    hours * 60 + minutes
+                } else {
+                    (value / 100) * 60 + value % 100
+                };
+                zone = Some(sign * minutes as i32);
+            }
+            b'-' | b'/' | b'.' => pos += 1,
+            b if b.is_ascii_alphabetic() => {
+                let start = pos;
+                while bytes.get(pos).is_some_and(u8::is_ascii_alphabetic) {
+                    pos += 1;
+                }
+                let word = text[start..pos].to_ascii_lowercase();
+                if word.len() >= 3
+                    && let Some(m) = MONTHS.iter().position(|m| word.starts_with(m))
+                {
+                    month_name = Some(m as u32 + 1);
+                } else if word.len() >= 3 && WEEKDAYS.iter().any(|d| word.starts_with(d)) {
+                } else if word == "am" || word == "pm" {
+                    pm = Some(word == "pm");
+                } else if matches!(word.as_str(), "gmt" | "utc" | "ut" | "z") {
+                    zone = Some(zone.unwrap_or(0));
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    let year_of = |(value, digits): (i64, usize)| match (value, digits) {
+        (v, d) if d <= 2 && v < 50 => v + 2000,
+        (v, d) if d <= 2 && v < 100 => v + 1900,
+        (v, _) => v,
+    };
+    let looks_like_year = |(value, digits): (i64, usize)| digits >= 3 || value > 31;
+    let (year, month, day) = match (month_name, numbers.as_slice()) {
+        (Some(m), [a, b]) if looks_like_year(*a) => (year_of(*a), m, b.0),
+        (Some(m), [a, b]) => (year_of(*b), m, a.0),
+        (None, [a, b, c]) if looks_like_year(*a) => (year_of(*a), b.0 as u32, c.0),
+        (None, [a, b, c]) => (year_of(*c), a.0 as u32, b.0),
+        _ => return None,
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (mut hour, minute, second, millis) = time.unwrap_or((0, 0, 0, 0));
+    match pm {
+        Some(is_pm) if (1..=12).contains(&hour) => hour = hour % 12 + if is_pm { 12 } else { 0 },
+        Some(_) => return None,
+        None if hour > 24 => return None,
+        None => {}
+    }
+    if minute > 59 || second > 59 {
+        return None;
+    }
+    Some(IsoFields {
+        year,
+        month,
+        day: day as u32,
+        hour,
+        minute,
+        second,
+        millis,
+        zone: zone.map_or(Zone::Local, Zone::OffsetMinutes),
+    })
 }
 
 struct IsoFields {
@@ -384,5 +543,60 @@ mod tests {
             );
         }
         assert_eq!(JsDate::INVALID.to_iso_string(), None);
+    }
+}
+
+#[cfg(test)]
+mod legacy_tests {
+    use super::*;
+
+    /// Expected values from Node 20 (`Date.parse`), for strings with a zone (so they do not
+    /// depend on the machine's time zone).
+    #[test]
+    fn legacy_forms_parse_as_v8_parses_them() {
+        let cases: [(&str, Option<i64>); 10] = [
+            ("Jan 1 2026 00:00:00 GMT", Some(1_767_225_600_000)),
+            ("Thu Jan 01 2026 00:00:00 GMT+0000", Some(1_767_225_600_000)),
+            ("Thu, 01 Jan 2026 00:00:10 GMT", Some(1_767_225_610_000)),
+            (
+                "Thu Jan 01 2026 10:00:00 GMT+0130 (Coordinated Universal Time)",
+                Some(1_767_256_200_000),
+            ),
+            ("2026-02-30T00:00:00Z", Some(1_772_409_600_000)),
+            ("2026-01-01T24:00:00Z", Some(1_767_312_000_000)),
+            (" 2026-01-01T00:00:00Z", None),
+            ("Sun, 32 Jan 2026 00:00:00 GMT", None),
+            ("2026-01-01T24:00:01Z", None),
+            ("foo", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_date(text).date.millis(), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn legacy_forms_without_a_zone_are_local_time() {
+        let local = |y: i64, m: u32, d: u32, h: i64| {
+            let wall = (days_from_civil(y, m, d)) * MS_PER_DAY + h * 3_600_000;
+            Some(wall - local_offset_ms(wall))
+        };
+        assert_eq!(
+            parse_date("January 5, 2026").date.millis(),
+            local(2026, 1, 5, 0)
+        );
+        assert_eq!(
+            parse_date("2026/03/24").date.millis(),
+            local(2026, 3, 24, 0)
+        );
+        assert_eq!(parse_date("2026-3-4").date.millis(), local(2026, 3, 4, 0));
+        assert_eq!(
+            parse_date("12/25/2026").date.millis(),
+            local(2026, 12, 25, 0)
+        );
+        assert_eq!(
+            parse_date("Mar 24 2026 10:00 PM").date.millis(),
+            local(2026, 3, 24, 22)
+        );
+        assert_eq!(parse_date("1 Jan 2026").date.millis(), local(2026, 1, 1, 0));
     }
 }
