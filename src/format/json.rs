@@ -83,6 +83,42 @@ impl JsString {
         Cow::Owned(out)
     }
 
+    /// `String.prototype.trim`, on the escaped form so a lone surrogate survives.
+    pub fn trim_js(&self) -> JsString {
+        // Split the body into characters and escapes; trim the ones that are whitespace.
+        let body = &*self.0;
+        let mut tokens: Vec<(usize, usize, bool)> = Vec::new();
+        let mut chars = body.char_indices().peekable();
+        while let Some((start, c)) = chars.next() {
+            let (end, white) = if c == '\\' {
+                let (_, kind) = chars.next().unwrap_or((start, ' '));
+                let len = if kind == 'u' { 6 } else { 2 };
+                for _ in 2..len {
+                    chars.next();
+                }
+                let end = (start + len).min(body.len());
+                let white = match kind {
+                    'n' | 'r' | 't' | 'f' => true,
+                    'u' => u32::from_str_radix(&body[start + 2..end], 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .is_some_and(super::entry::is_js_whitespace),
+                    _ => false,
+                };
+                (end, white)
+            } else {
+                (start + c.len_utf8(), super::entry::is_js_whitespace(c))
+            };
+            tokens.push((start, end, white));
+        }
+        let first = tokens.iter().position(|t| !t.2);
+        let last = tokens.iter().rposition(|t| !t.2);
+        match (first, last) {
+            (Some(f), Some(l)) => JsString(body[tokens[f].0..tokens[l].1].into()),
+            _ => JsString(Box::from("")),
+        }
+    }
+
     /// Whether the string is empty (`""` is falsy in JavaScript).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -346,6 +382,33 @@ fn decode_escaped(escaped: &str, out: &mut String, lossy: bool) -> bool {
     true
 }
 
+/// JavaScript's property order: keys that are array indexes ("0", "2", "10") come first, in
+/// numeric order, then the other keys in insertion order. `JSON.parse` builds objects this
+/// way and `JSON.stringify` writes them this way.
+pub fn put_in_js_order(map: &mut JsObject) {
+    fn index_of(key: &JsString) -> Option<u32> {
+        let k = key.escaped();
+        let first = *k.as_bytes().first()?;
+        if !first.is_ascii_digit() || (first == b'0' && k.len() > 1) || k.len() > 10 {
+            return None;
+        }
+        k.parse::<u64>()
+            .ok()
+            .filter(|&n| n < u64::from(u32::MAX))
+            .map(|n| n as u32)
+    }
+    if !map.keys().any(|k| index_of(k).is_some()) {
+        return;
+    }
+    // Stable: the non-index keys keep their order.
+    map.sort_by(|a, _, b, _| match (index_of(a), index_of(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+}
+
 /// `JSON.parse(text)`.
 pub fn parse(text: &str) -> Result<JsValue, JsonError> {
     let mut parser = Parser {
@@ -473,9 +536,10 @@ impl<'a> Parser<'a> {
                     }
                     (Open::Object(map, key), Some(b'}')) => {
                         map.insert(key.clone(), value);
-                        let Some(Open::Object(map, _)) = stack.pop() else {
+                        let Some(Open::Object(mut map, _)) = stack.pop() else {
                             unreachable!()
                         };
+                        put_in_js_order(&mut map);
                         value = JsValue::Object(map);
                     }
                     _ => {
@@ -663,11 +727,14 @@ impl JsValue {
             Value::Number(n) => JsValue::Number(n.as_f64().unwrap_or(f64::NAN)),
             Value::String(s) => JsValue::from(s.as_str()),
             Value::Array(items) => JsValue::Array(items.iter().map(JsValue::from_serde).collect()),
-            Value::Object(map) => JsValue::Object(
-                map.iter()
+            Value::Object(map) => {
+                let mut object: JsObject = map
+                    .iter()
                     .map(|(k, v)| (JsString::new(k), JsValue::from_serde(v)))
-                    .collect(),
-            ),
+                    .collect();
+                put_in_js_order(&mut object);
+                JsValue::Object(object)
+            }
         }
     }
 }
@@ -713,6 +780,18 @@ mod tests {
     }
 
     #[test]
+    fn array_index_keys_come_first_in_numeric_order() {
+        assert_eq!(
+            roundtrip(r#"{"z":1,"10":"ten","2":"two","02":0,"-1":0}"#),
+            r#"{"2":"two","10":"ten","z":1,"02":0,"-1":0}"#
+        );
+        assert_eq!(
+            roundtrip(r#"{"4294967295":0,"4294967294":1}"#),
+            r#"{"4294967294":1,"4294967295":0}"#
+        );
+    }
+
+    #[test]
     fn duplicate_keys_keep_first_position_and_last_value() {
         assert_eq!(roundtrip(r#"{"a":1,"b":2,"a":3}"#), r#"{"a":3,"b":2}"#);
     }
@@ -750,6 +829,23 @@ mod tests {
         let plain = JsString::new("q\"uote\u{1}");
         assert_eq!(plain.escaped(), "q\\\"uote\\u0001");
         assert_eq!(plain.to_str().unwrap(), "q\"uote\u{1}");
+    }
+
+    #[test]
+    fn trimming_keeps_lone_surrogates_and_drops_escaped_whitespace() {
+        let trim = |text: &str| {
+            parse(text)
+                .unwrap()
+                .as_js_str()
+                .unwrap()
+                .trim_js()
+                .escaped()
+                .to_string()
+        };
+        assert_eq!(trim(r#"" \t x \ud83d\n""#), r#"x \ud83d"#);
+        assert_eq!(trim(r#""\u00a0a b\u3000""#), "a b");
+        assert_eq!(trim(r#"" \n ""#), "");
+        assert_eq!(trim(r#""\u000bq\u0008""#), r#"q\b"#);
     }
 
     #[test]

@@ -99,6 +99,17 @@ fn replay(
                     JsString::new("error"),
                     JsValue::from(error.message.as_str()),
                 );
+                // What the oracle reports of the thrown error: the manager throws plain
+                // `Error`s, the harness `SessionError`s with a code.
+                if profile == Profile::Harness {
+                    e.insert(
+                        JsString::new("code"),
+                        JsValue::from(harness_code(error.kind)),
+                    );
+                    e.insert(JsString::new("name"), JsValue::from("SessionError"));
+                } else {
+                    e.insert(JsString::new("name"), JsValue::from("Error"));
+                }
                 errors.push(JsValue::Object(e));
             }
             Err(error) => return Ok(ReplayOutcome::OpFailed { op: i, error }),
@@ -146,6 +157,21 @@ fn replay(
     );
     put("context", context.to_value(profile));
     Ok(ReplayOutcome::Done(JsValue::Object(doc)))
+}
+
+/// The harness's `SessionError` code for an error kind.
+fn harness_code(kind: crate::store::ErrorKind) -> &'static str {
+    use crate::store::ErrorKind;
+    match kind {
+        ErrorKind::EntryNotFound | ErrorKind::SessionNotFound => "not_found",
+        ErrorKind::InvalidEntry => "invalid_entry",
+        ErrorKind::InvalidForkTarget => "invalid_fork_target",
+        ErrorKind::Io | ErrorKind::Locked | ErrorKind::LineTooLong => "storage",
+        ErrorKind::InvalidSession
+        | ErrorKind::SummaryRequired
+        | ErrorKind::InvalidArgument
+        | ErrorKind::NotSaved => "invalid_session",
+    }
 }
 
 fn optional_string(script: &JsValue, key: &str) -> Result<Option<String>, String> {

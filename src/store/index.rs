@@ -202,10 +202,9 @@ fn label_value(payload: &Payload, profile: Profile) -> Option<Arc<str>> {
         Profile::PiCli => crate::format::entry::raw_truthy(raw).then(|| raw.clone()),
         Profile::Harness => {
             let value = crate::format::json::parse(raw).ok()?;
-            let text = value.as_str()?;
-            let trimmed = crate::format::write::js_trim(&text);
+            let trimmed = value.as_js_str()?.trim_js();
             (!trimmed.is_empty()).then(|| {
-                crate::format::json::JsValue::from(trimmed)
+                crate::format::json::JsValue::String(trimmed)
                     .stringify()
                     .into()
             })

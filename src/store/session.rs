@@ -85,10 +85,18 @@ impl Session {
     pub fn open_read_only(path: &Path, options: SessionOptions) -> StoreResult<Session> {
         let file = SessionFile::open_read(path)?;
         match load::load(&file, options.profile, options.max_line_bytes)? {
-            LoadOutcome::Empty => Err(StoreError::new(
+            // pi-cli would write a fresh header into it; a read-only open refuses instead.
+            LoadOutcome::Empty if options.profile == Profile::PiCli => Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!(
                     "{}: empty file, not a pi session (it has no header line)",
+                    path.display()
+                ),
+            )),
+            LoadOutcome::Empty => Err(StoreError::new(
+                ErrorKind::InvalidSession,
+                format!(
+                    "Invalid JSONL session file {}: missing session header",
                     path.display()
                 ),
             )),

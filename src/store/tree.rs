@@ -152,12 +152,19 @@ impl Session {
     /// The whole tree, depth-first in pre-order. Roots (entries whose `parentId` is null or
     /// their own id, and orphans) come in file order; children are sorted by timestamp for
     /// pi-cli (stable, as `getTree` sorts them) and kept in file order for the harness.
+    ///
+    /// As in pi, nodes are found by id: every entry sharing an id places the node of the last
+    /// of them, which then appears once per such entry.
     pub fn tree_rows(&self) -> Vec<TreeRow> {
         let n = self.index.len();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut roots = Vec::new();
-        for position in 0..n as u32 {
-            let record = self.index.record(position);
+        for entry in 0..n as u32 {
+            let record = self.index.record(entry);
+            let position = record
+                .id()
+                .and_then(|id| self.index.get(id))
+                .unwrap_or(entry);
             let parent = match &record.facts.parent {
                 Ref::Null => None,
                 Ref::Missing if self.options.profile == Profile::Harness => None,
@@ -185,6 +192,11 @@ impl Session {
         let mut rows = Vec::with_capacity(n);
         let mut stack: Vec<(u32, u32)> = roots.iter().rev().map(|&r| (r, 0)).collect();
         while let Some((position, depth)) = stack.pop() {
+            // Shared nodes can make a loop that pi would follow forever: no path is longer
+            // than the number of entries.
+            if depth as usize > n {
+                continue;
+            }
             rows.push(TreeRow { position, depth });
             for &child in children[position as usize].iter().rev() {
                 stack.push((child, depth + 1));
