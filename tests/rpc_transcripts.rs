@@ -644,4 +644,5 @@ transcripts!(
     lsp_truncated_frame,
     session_create,
     session_open,
+    session_append,
 );
