@@ -645,4 +645,5 @@ transcripts!(
     session_create,
     session_open,
     session_append,
+    session_reads_and_moves,
 );
