@@ -646,4 +646,5 @@ transcripts!(
     session_open,
     session_append,
     session_reads_and_moves,
+    session_navigate,
 );
