@@ -647,4 +647,5 @@ transcripts!(
     session_append,
     session_reads_and_moves,
     session_navigate,
+    session_navigate_hooks,
 );
