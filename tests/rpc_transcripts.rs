@@ -648,4 +648,5 @@ transcripts!(
     session_reads_and_moves,
     session_navigate,
     session_navigate_hooks,
+    session_fork,
 );
