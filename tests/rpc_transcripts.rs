@@ -649,4 +649,5 @@ transcripts!(
     session_navigate,
     session_navigate_hooks,
     session_fork,
+    session_errors,
 );
