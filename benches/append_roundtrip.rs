@@ -73,7 +73,7 @@ fn measure(wire: Wire, appends: u64) -> Figures {
         .expect("spawn pi-session");
     let mut input = BufWriter::new(child.stdin.take().unwrap());
     let mut output = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |input: &mut BufWriter<_>, message: &Value, flush: bool| {
+    let send = |input: &mut BufWriter<_>, message: &Value, flush: bool| {
         input.write_all(&frame(wire, message)).unwrap();
         if flush {
             input.flush().unwrap();
