@@ -306,3 +306,30 @@ fn without_stdio_it_says_what_to_do() {
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--stdio"));
 }
+
+#[test]
+fn stdin_from_a_file_and_stdout_to_a_file_work_too() {
+    // Pipes are read and written without blocking; anything else takes tokio's blocking path.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("script.ndjson");
+    let out = dir.path().join("out.ndjson");
+    std::fs::write(
+        &script,
+        ndjson(&[
+            request(1, "initialize", json!({})),
+            request(2, "shutdown", json!(null)),
+            exit(),
+        ]),
+    )
+    .unwrap();
+    let status = Command::new(BIN)
+        .arg("--stdio")
+        .stdin(std::fs::File::open(&script).unwrap())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run pi-session");
+    assert_eq!(status.code(), Some(0));
+    let messages = parse_ndjson(&std::fs::read(&out).unwrap());
+    assert_eq!(ids(&messages), [json!(1), json!(2)]);
+}

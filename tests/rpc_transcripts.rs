@@ -6,15 +6,28 @@
 //! exact) and snapshots the whole exchange. A server message the script does not read fails
 //! the test.
 //!
-//! The server offers test-only methods, registered here through the same seam the session
-//! methods use; they are not part of the production table.
+//! A transcript runs against one of two servers (`server.state`): `"test"` (the default) offers
+//! test-only methods, registered here through the same seam the session methods use; they are
+//! not part of the production table. `"sidecar"` is the real sidecar (`pi-session --stdio`'s
+//! state and method table); its transcripts are the `session_*` files.
+//!
+//! Each transcript gets a fresh temporary directory. `${tmp}` in anything the script sends or
+//! names is that directory, and every occurrence of the directory in the server's messages is
+//! recorded as `${tmp}`, so snapshots hold no machine paths. Session transcripts initialize
+//! with `deterministic`, which makes ids and timestamps reproducible without redaction, and
+//! name earlier results as `${@ID.path}`: the member at `path` (dot-separated keys and array
+//! indices) of the result of the request with id `ID`, e.g. `${@3.entryId}`. The snapshot
+//! records what was sent, with these filled in.
 
 mod rpc_support;
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use pi_session::rpc::sidecar;
 use pi_session::rpc::{
     Framing, HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
     WireFraming,
@@ -202,6 +215,19 @@ fn ndjson() -> WireFraming {
 struct ServerSetup {
     framing: Option<Framing>,
     max_frame_bytes: Option<usize>,
+    #[serde(default)]
+    state: StateKind,
+}
+
+/// Which server the transcript talks to.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum StateKind {
+    /// The test-only methods above.
+    #[default]
+    Test,
+    /// The real sidecar: every `session/*` method.
+    Sidecar,
 }
 
 #[derive(Deserialize)]
@@ -209,12 +235,21 @@ struct ServerSetup {
 enum Step {
     /// One message, framed.
     Send(Value),
+    /// `[id, method, params]`: a request, recorded in full.
+    Request((Value, String, Value)),
+    /// `[method, params]`: a notification, recorded in full.
+    Notify((String, Value)),
+    /// `[id, result]`: the client's answer to a hook, recorded in full.
+    Answer((Value, Value)),
     /// Text sent as it is (for malformed frames).
     SendRaw(String),
     /// Bytes in hex sent as they are (for non-UTF-8 input).
     SendHex(String),
     /// Read this many server messages, in order.
     Expect(usize),
+    /// Read this many server messages, recording the values of these member names (anywhere
+    /// in their `result`) as `[not reproducible]`: for what even the deterministic mode leaves random.
+    ExpectRedacting { count: usize, members: Vec<String> },
     /// Read this many server messages whose relative order is not guaranteed; they are
     /// recorded sorted.
     ExpectUnordered(usize),
@@ -222,6 +257,19 @@ enum Step {
     SleepMs(u64),
     /// End the server's input.
     CloseInput,
+    /// Writes a file (`path` relative to the temporary directory) with this text.
+    WriteFile { path: String, text: String },
+    /// Copies a file from the shared fixtures (`from`, relative to `shared/fixtures`) into the
+    /// temporary directory (`to`).
+    CopyFixture { from: String, to: String },
+    /// Holds an exclusive lock on a file, as another process writing to it would, until the
+    /// transcript ends.
+    LockFile(String),
+    /// Records every file under a directory (relative to the temporary directory, recursively)
+    /// with its lines, each parsed as JSON where it is JSON.
+    Files(String),
+    /// Records the names and line counts of the files under a directory.
+    ListFiles(String),
 }
 
 async fn run(name: &str) {
@@ -241,18 +289,49 @@ async fn run(name: &str) {
             .unwrap_or(defaults.max_frame_bytes),
         ..defaults
     };
-    let mut client = TestClient::start(
-        Lists::default(),
-        test_methods(),
-        options,
-        transcript.framing,
-    );
+    let tmp = Tmp::new();
+    let mut client = match transcript.server.state {
+        StateKind::Test => TestClient::start(
+            Lists::default(),
+            test_methods(),
+            options,
+            transcript.framing,
+        ),
+        StateKind::Sidecar => TestClient::start(
+            sidecar::Sidecar::default(),
+            sidecar::methods(),
+            options,
+            transcript.framing,
+        ),
+    };
+    let mut locks = Vec::new();
+    let mut results = BTreeMap::new();
     let mut exchange = Vec::new();
     for step in transcript.steps {
         match step {
             Step::Send(message) => {
+                let message = tmp.fill(&message, &results);
                 client.send(&message).await;
-                exchange.push(json!({ "client": message }));
+                exchange.push(json!({ "client": tmp.hide(message) }));
+            }
+            Step::Request((id, method, params)) => {
+                let message =
+                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                let message = tmp.fill(&message, &results);
+                client.send(&message).await;
+                exchange.push(json!({ "client": tmp.hide(message) }));
+            }
+            Step::Notify((method, params)) => {
+                let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+                let message = tmp.fill(&message, &results);
+                client.send(&message).await;
+                exchange.push(json!({ "client": tmp.hide(message) }));
+            }
+            Step::Answer((id, result)) => {
+                let message = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                let message = tmp.fill(&message, &results);
+                client.send(&message).await;
+                exchange.push(json!({ "client": tmp.hide(message) }));
             }
             Step::SendRaw(text) => {
                 client.send_raw(text.as_bytes()).await;
@@ -264,13 +343,28 @@ async fn run(name: &str) {
             }
             Step::Expect(count) => {
                 for _ in 0..count {
-                    exchange.push(json!({ "server": client.recv().await }));
+                    let message = client.recv().await;
+                    remember(&mut results, &message);
+                    exchange.push(json!({ "server": tmp.hide(message) }));
+                }
+            }
+            Step::ExpectRedacting { count, members } => {
+                for _ in 0..count {
+                    let message = client.recv().await;
+                    remember(&mut results, &message);
+                    let mut message = tmp.hide(message);
+                    if let Some(result) = message.get_mut("result") {
+                        *result = redact_members(result.take(), &members);
+                    }
+                    exchange.push(json!({ "server": message }));
                 }
             }
             Step::ExpectUnordered(count) => {
                 let mut messages = Vec::new();
                 for _ in 0..count {
-                    messages.push(client.recv().await);
+                    let message = client.recv().await;
+                    remember(&mut results, &message);
+                    messages.push(tmp.hide(message));
                 }
                 messages.sort_by_key(Value::to_string);
                 for message in messages {
@@ -285,9 +379,56 @@ async fn run(name: &str) {
                 client.close_input().await;
                 exchange.push(json!("closeInput"));
             }
+            Step::WriteFile { path, text } => {
+                let target = tmp.path(&path);
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::fs::write(&target, &text).unwrap();
+                exchange.push(json!({ "writeFile": { "path": path, "text": text } }));
+            }
+            Step::CopyFixture { from, to } => {
+                let source = fixtures_dir().join(&from);
+                let target = tmp.path(&to);
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::fs::copy(&source, &target)
+                    .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+                exchange.push(json!({ "copyFixture": { "from": from, "to": to } }));
+            }
+            Step::LockFile(path) => {
+                let file = File::options()
+                    .read(true)
+                    .append(true)
+                    .open(tmp.path(&path))
+                    .unwrap();
+                file.try_lock().expect("lock taken by the test");
+                locks.push(file);
+                exchange.push(json!({ "lockFile": path }));
+            }
+            Step::Files(dir) => {
+                let files: BTreeMap<String, Value> = tmp
+                    .files(&dir)
+                    .into_iter()
+                    .map(|(name, text)| {
+                        let lines = text
+                            .lines()
+                            .map(|line| serde_json::from_str(line).unwrap_or_else(|_| json!(line)))
+                            .collect();
+                        (name, tmp.hide(Value::Array(lines)))
+                    })
+                    .collect();
+                exchange.push(json!({ "files": { dir: files } }));
+            }
+            Step::ListFiles(dir) => {
+                let files: BTreeMap<String, usize> = tmp
+                    .files(&dir)
+                    .into_iter()
+                    .map(|(name, text)| (name, text.lines().count()))
+                    .collect();
+                exchange.push(json!({ "listFiles": { dir: files } }));
+            }
         }
     }
     let outcome = client.finish().await;
+    drop(locks);
     exchange.push(json!({
         "exit": { "code": outcome.exit_code(), "reason": outcome.reason.to_string() }
     }));
@@ -299,6 +440,161 @@ async fn run(name: &str) {
             ".**.serverInfo.version" => "[version]",
         });
     });
+}
+
+/// Where the shared fixtures are: `PI_SHARED_DIR` (as `scripts/setup-oracle.sh` reads it), or
+/// `../shared` beside the checkout.
+fn fixtures_dir() -> PathBuf {
+    let shared = std::env::var_os("PI_SHARED_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        PathBuf::from,
+    );
+    shared.join("fixtures")
+}
+
+/// The transcript's temporary directory, written `${tmp}` in scripts and snapshots.
+struct Tmp {
+    dir: tempfile::TempDir,
+    text: String,
+}
+
+impl Tmp {
+    const PLACEHOLDER: &'static str = "${tmp}";
+
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // The canonical path, as the server resolves paths.
+        let text = dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        Tmp { dir, text }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    /// `${tmp}` -> the directory and `${@ID.path}` -> an earlier result, in every string of a
+    /// message.
+    fn fill(&self, message: &Value, results: &BTreeMap<String, Value>) -> Value {
+        map_strings(message.clone(), &|s| {
+            fill_results(&s.replace(Self::PLACEHOLDER, &self.text), results)
+        })
+    }
+
+    /// The directory -> `${tmp}`, in every string of a message.
+    fn hide(&self, message: Value) -> Value {
+        map_strings(message, &|s| s.replace(&self.text, Self::PLACEHOLDER))
+    }
+
+    /// Every file under `dir`, by path relative to it, with its text.
+    fn files(&self, dir: &str) -> Vec<(String, String)> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(root, &path, out);
+                } else {
+                    let name = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_str()
+                        .unwrap()
+                        .to_owned();
+                    let bytes = std::fs::read(&path).unwrap();
+                    out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                }
+            }
+        }
+        let root = self.path(dir);
+        let mut out = Vec::new();
+        walk(&root, &root, &mut out);
+        out.sort();
+        out
+    }
+}
+
+/// Keeps the result of every response, by its id, for `${@ID.path}`.
+fn remember(results: &mut BTreeMap<String, Value>, message: &Value) {
+    if let (Some(id), Some(result)) = (message.get("id"), message.get("result")) {
+        let id = id.as_str().map_or_else(|| id.to_string(), str::to_owned);
+        results.insert(id, result.clone());
+    }
+}
+
+fn fill_results(text: &str, results: &BTreeMap<String, Value>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${@") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..]
+            .find('}')
+            .unwrap_or_else(|| panic!("unterminated placeholder in {text:?}"))
+            + start;
+        let reference = &rest[start + 3..end];
+        let mut parts = reference.split('.');
+        let id = parts.next().unwrap();
+        let mut value = results
+            .get(id)
+            .unwrap_or_else(|| panic!("${{@{reference}}}: no result for request {id} yet"));
+        for part in parts {
+            value = match part.parse::<usize>() {
+                Ok(index) => value.get(index),
+                Err(_) => value.get(part),
+            }
+            .unwrap_or_else(|| panic!("${{@{reference}}}: no member {part:?} in {value}"));
+        }
+        match value {
+            Value::String(s) => out.push_str(s),
+            other => panic!("${{@{reference}}} is not a string: {other}"),
+        }
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn redact_members(value: Value, members: &[String]) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| redact_members(v, members))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    if members.contains(&k) {
+                        (k, json!("[not reproducible]"))
+                    } else {
+                        (k, redact_members(v, members))
+                    }
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn map_strings(value: Value, f: &dyn Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(s) => Value::String(f(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| map_strings(v, f)).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (f(&k), map_strings(v, f)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn decode_hex(hex: &str) -> Vec<u8> {
@@ -346,4 +642,12 @@ transcripts!(
     notifications,
     end_of_input,
     lsp_truncated_frame,
+    session_create,
+    session_open,
+    session_append,
+    session_reads_and_moves,
+    session_navigate,
+    session_navigate_hooks,
+    session_fork,
+    session_errors,
 );

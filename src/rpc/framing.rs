@@ -41,7 +41,7 @@ pub enum Framing {
 }
 
 /// The framing actually in use on the wire, once decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WireFraming {
     /// `Content-Length` headers.

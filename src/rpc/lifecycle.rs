@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -75,15 +76,35 @@ impl Default for Deterministic {
     }
 }
 
+/// How [`Deterministic`] travels: `{seed, startTime}` (the schema of its `Serialize`).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeterministicWire {
+    /// Seed for id generation.
+    seed: u64,
+    /// The clock's first reading (RFC 3339, milliseconds, UTC).
+    start_time: String,
+}
+
+/// `initialize.deterministic` as a client writes it (the schema of
+/// `deserialize_deterministic`).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only
+enum DeterministicParam {
+    /// `true`: seed 0, clock from 2025-01-01T00:00:00.000Z; `false`: off.
+    Switch(bool),
+    /// Either member may be left out.
+    Options {
+        seed: Option<u64>,
+        #[serde(rename = "startTime")]
+        start_time: Option<String>,
+    },
+}
+
 impl Serialize for Deterministic {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Wire {
-            seed: u64,
-            start_time: String,
-        }
-        Wire {
+        DeterministicWire {
             seed: self.seed,
             start_time: self.start_time.to_rfc3339_opts(SecondsFormat::Millis, true),
         }
@@ -92,7 +113,7 @@ impl Serialize for Deterministic {
 }
 
 /// Who the client is, as it says in `initialize`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClientInfo {
     /// The client's name.
     pub name: String,
@@ -102,7 +123,7 @@ pub struct ClientInfo {
 }
 
 /// `initialize` params. Unknown members are ignored, so newer clients can talk to this server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeParams {
     /// Who the client is.
@@ -125,6 +146,7 @@ pub struct InitializeParams {
     pub default_profile: Profile,
     /// `true`, `false`, or `{seed?, startTime?}`; replaces `--deterministic` when present.
     #[serde(default, deserialize_with = "deserialize_deterministic")]
+    #[schemars(with = "Option<DeterministicParam>")]
     pub deterministic: Option<DeterministicSwitch>,
 }
 
@@ -181,7 +203,7 @@ fn deserialize_deterministic<'de, D: Deserializer<'de>>(
 }
 
 /// What the client and the command line settled on; every method can read it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientSettings {
     /// Who the client is.
@@ -192,12 +214,14 @@ pub struct ClientSettings {
     pub hooks: BTreeSet<String>,
     /// How long to wait for a hook answer.
     #[serde(rename = "hookTimeoutMs", serialize_with = "serialize_millis")]
+    #[schemars(with = "u64")]
     pub hook_timeout: Duration,
     /// The sessions directory root, if given.
     pub sessions_root: Option<PathBuf>,
     /// The profile new sessions use by default.
     pub default_profile: Profile,
     /// Reproducible ids and timestamps, when on.
+    #[schemars(with = "Option<DeterministicWire>")]
     pub deterministic: Option<Deterministic>,
     /// The framing on the wire.
     pub framing: WireFraming,
@@ -250,7 +274,7 @@ impl ClientSettings {
 }
 
 /// The `initialize` result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     /// Name and version of this program.
@@ -266,7 +290,7 @@ pub struct InitializeResult {
 }
 
 /// `serverInfo`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ServerInfo {
     /// [`SERVER_NAME`].
     pub name: &'static str,
@@ -284,7 +308,7 @@ impl Default for ServerInfo {
 }
 
 /// `capabilities` in the `initialize` result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Capabilities {
     /// Notifications the client may send, sorted.

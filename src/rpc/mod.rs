@@ -19,6 +19,7 @@ mod logging;
 mod message;
 mod methods;
 mod parent;
+pub mod schema;
 pub mod serial;
 mod server;
 pub mod sessions;

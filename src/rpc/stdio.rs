@@ -1,7 +1,10 @@
 //! `pi-session --stdio`: the sidecar over the process's stdin and stdout, with signals.
 
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::unix::pipe;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
@@ -61,13 +64,46 @@ pub async fn serve_stdio(args: StdioArgs) -> i32 {
         eprintln!("pi-session: cannot listen for signals: {error}");
         return 2;
     }
-    let outcome = server.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    let outcome = server.serve(input(), output()).await;
     tracing::info!(
         "stopped ({}), exit code {}",
         outcome.reason,
         outcome.exit_code()
     );
     outcome.exit_code()
+}
+
+/// stdin as the server reads it. A pipe (the usual case: a parent process spawned us) is read
+/// without blocking, straight from the reactor; anything else (a terminal, a file) through
+/// tokio's blocking stdin, which costs thread hand-offs on every read.
+fn input() -> Box<dyn AsyncRead + Unpin + Send> {
+    let pipe = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd);
+    match pipe {
+        Ok(pipe) => Box::new(pipe),
+        Err(error) => {
+            tracing::debug!("stdin is read with blocking reads: {error}");
+            Box::new(tokio::io::stdin())
+        }
+    }
+}
+
+/// stdout as the server writes it: a pipe without blocking, anything else through tokio's
+/// blocking stdout (see [`input`]).
+fn output() -> Box<dyn AsyncWrite + Unpin + Send> {
+    let pipe = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd);
+    match pipe {
+        Ok(pipe) => Box::new(pipe),
+        Err(error) => {
+            tracing::debug!("stdout is written with blocking writes: {error}");
+            Box::new(tokio::io::stdout())
+        }
+    }
 }
 
 /// SIGTERM and SIGINT take the graceful way out; a second one stops waiting for requests.

@@ -327,6 +327,8 @@ fn parse_answer<T: serde::de::DeserializeOwned>(hook: &str, value: serde_json::V
 /// `/fork` and `/clone` (spec 9.2): the new session is written beside the current one and
 /// opened; the current one stays open.
 pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
+    // An unknown session is refused before the hook: the client is never asked about it.
+    let cell = ctx.state().registry.get(&p.session_id)?;
     let hook = BeforeForkHook {
         session_id: p.session_id.clone(),
         entry_id: p.entry_id.clone(),
@@ -345,7 +347,6 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             selected_text: None,
         });
     }
-    let cell = ctx.state().registry.get(&p.session_id)?;
     let registry = &ctx.state().registry;
     let (new, entries, options, selected_text) = {
         let mut session = lock(&cell);

@@ -272,7 +272,30 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
 }
 
 /// `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), as pi builds it.
+/// Its shape is [`ContextDocument`].
 pub type ContextResult = Json;
+
+/// The shape of [`ContextResult`], for the schema: the context is built as pi builds it (key
+/// order included), so it travels as a JSON value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextDocument {
+    /// pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
+    pub messages: Vec<Json>,
+    pub thinking_level: String,
+    pub model: Option<ContextModel>,
+    /// harness only: the active tools at the leaf (`null` when never set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_tool_names: Option<Option<Vec<String>>>,
+}
+
+/// The model in a context.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextModel {
+    pub provider: String,
+    pub model_id: String,
+}
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

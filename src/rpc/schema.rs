@@ -1,0 +1,151 @@
+//! `protocol/schema.json`: the JSON Schema of every message, generated from the Rust types that
+//! (de)serialize them, so the written protocol cannot drift from the code (a test compares the
+//! committed file with [`protocol_schema`]; `UPDATE_SCHEMA=1 cargo test --test schema`
+//! rewrites it).
+//!
+//! The document is a draft-07 schema whose `definitions` hold every type; the extension
+//! members `methods`, `hooks`, `clientNotifications` and `notifications` map each message name
+//! to the `$ref`s of its params and result.
+
+use schemars::JsonSchema;
+use schemars::r#gen::{SchemaGenerator, SchemaSettings};
+use schemars::schema::Schema;
+use serde_json::{Map, Value, json};
+
+use super::lifecycle::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
+use super::sessions::wire::*;
+
+/// `$/cancelRequest` params, in both directions.
+#[derive(JsonSchema)]
+#[allow(dead_code)] // a schema only
+struct CancelRequest {
+    /// The id of the request to cancel.
+    id: RequestId,
+}
+
+/// A request id: a string or a non-negative integer.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only
+enum RequestId {
+    Number(u64),
+    String(String),
+}
+
+/// What a hook may answer: its answer object, or `null` for nothing.
+type Answer<T> = Option<T>;
+
+struct Document {
+    generator: SchemaGenerator,
+    sections: Map<String, Value>,
+}
+
+impl Document {
+    fn new() -> Self {
+        let settings = SchemaSettings::draft07().with(|s| s.option_add_null_type = true);
+        Document {
+            generator: settings.into_generator(),
+            sections: Map::new(),
+        }
+    }
+
+    fn schema<T: JsonSchema>(&mut self) -> Value {
+        let schema: Schema = self.generator.subschema_for::<T>();
+        serde_json::to_value(schema).expect("a schema serializes")
+    }
+
+    fn entry(&mut self, section: &str, name: &str, entry: Value) {
+        self.sections
+            .entry(section.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("a section is an object")
+            .insert(name.to_owned(), entry);
+    }
+
+    fn method<P: JsonSchema, R: JsonSchema>(&mut self, name: &str) -> &mut Self {
+        let entry = json!({"params": self.schema::<P>(), "result": self.schema::<R>()});
+        self.entry("methods", name, entry);
+        self
+    }
+
+    fn hook<P: JsonSchema, R: JsonSchema>(&mut self, name: &str) -> &mut Self {
+        let entry = json!({"params": self.schema::<P>(), "result": self.schema::<R>()});
+        self.entry("hooks", name, entry);
+        self
+    }
+
+    fn notification<P: JsonSchema>(&mut self, section: &str, name: &str) -> &mut Self {
+        let entry = json!({"params": self.schema::<P>()});
+        self.entry(section, name, entry);
+        self
+    }
+}
+
+/// The whole protocol as one JSON Schema document.
+pub fn protocol_schema() -> Value {
+    let mut doc = Document::new();
+    doc.method::<InitializeParams, InitializeResult>("initialize")
+        .method::<(), ()>("shutdown")
+        .method::<CreateParams, OpenedSession>("session/create")
+        .method::<OpenParams, OpenedSession>("session/open")
+        .method::<SessionRef, Empty>("session/close")
+        .method::<AppendParams, AppendResult>("session/append")
+        .method::<BranchParams, LeafResult>("session/branch")
+        .method::<SessionRef, LeafResult>("session/resetLeaf")
+        .method::<BranchWithSummaryParams, LeafResult>("session/branchWithSummary")
+        .method::<TreeParams, PrepareTreeResult>("session/prepareTree")
+        .method::<TreeParams, NavigateResult>("session/navigateTree")
+        .method::<ForkParams, ForkResult>("session/fork")
+        .method::<ContextParams, ContextDocument>("session/buildContext")
+        .method::<ContextParams, EntriesResult>("session/buildContextEntries")
+        .method::<SessionRef, TreeResult>("session/getTree")
+        .method::<EntryParams, Json>("session/getEntry")
+        .method::<EntriesParams, EntriesPage>("session/getEntries")
+        .method::<EntryParams, EntriesResult>("session/getChildren")
+        .method::<BranchPathParams, EntriesResult>("session/getBranch")
+        .method::<SessionRef, InfoResult>("session/getInfo")
+        .hook::<BeforeTreeHook, Answer<BeforeTreeAnswer>>("session_before_tree")
+        .hook::<BeforeForkHook, Answer<BeforeForkAnswer>>("session_before_fork")
+        .notification::<TreeNotification>("notifications", "session_tree")
+        .notification::<CancelRequest>("notifications", "$/cancelRequest")
+        .notification::<CancelRequest>("clientNotifications", "$/cancelRequest")
+        .notification::<()>("clientNotifications", "initialized")
+        .notification::<()>("clientNotifications", "exit");
+    let Document {
+        mut generator,
+        sections,
+    } = doc;
+    let definitions =
+        serde_json::to_value(generator.take_definitions()).expect("definitions serialize");
+    let mut schema = Map::new();
+    schema.insert(
+        "$schema".into(),
+        json!("http://json-schema.org/draft-07/schema#"),
+    );
+    schema.insert(
+        "title".into(),
+        json!(format!("pi-session protocol {PROTOCOL_VERSION}")),
+    );
+    schema.insert(
+        "description".into(),
+        json!(
+            "Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; \
+             `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: \
+             client -> server. See protocol/protocol.md."
+        ),
+    );
+    for (name, section) in sections {
+        schema.insert(name, section);
+    }
+    schema.insert("definitions".into(), definitions);
+    Value::Object(schema)
+}
+
+/// The method names in the schema (for the test that keeps it in step with the method table).
+pub fn schema_method_names(schema: &Value) -> Vec<String> {
+    schema["methods"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}

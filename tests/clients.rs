@@ -1,0 +1,73 @@
+//! Real clients in other languages drive the built binary: the Python example from the README
+//! (standard library only) and a Node program on vscode-jsonrpc, the library under VS Code's
+//! language client. Each is skipped, with a notice, when its runtime is missing.
+
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn available(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_python_example_runs() {
+    if !available("python3") {
+        println!("skipped: python3 is not installed");
+        return;
+    }
+    let output = Command::new("python3")
+        .arg(Path::new(ROOT).join("tests/python/client.py"))
+        .arg(BIN)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Deterministic mode: the same ids every run.
+    assert_eq!(
+        stdout,
+        "notification: session_tree 13790312\n\
+         editor text: What is 2+2?\n\
+         context: ['user']\n"
+    );
+}
+
+#[test]
+fn the_readme_shows_the_python_example_as_it_is_tested() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let example = std::fs::read_to_string(Path::new(ROOT).join("tests/python/client.py")).unwrap();
+    assert!(
+        readme.contains(&format!("```python\n{example}```\n")),
+        "README.md must show tests/python/client.py verbatim in a python code block"
+    );
+}
+
+#[test]
+fn the_vscode_jsonrpc_client_runs() {
+    let dir = Path::new(ROOT).join("tests/node/vscode-client");
+    if !available("node") || !dir.join("node_modules/vscode-jsonrpc").is_dir() {
+        println!("skipped: needs node and `npm ci` in tests/node/vscode-client (.ci/run does it)");
+        return;
+    }
+    let output = Command::new("node")
+        .arg(dir.join("client.mjs"))
+        .arg(BIN)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout, "vscode-jsonrpc client: ok\n");
+}
