@@ -12,7 +12,7 @@ use pi_session::format::ids::IdSource;
 use pi_session::format::json;
 use pi_session::format::write::Profile;
 use pi_session::inspect::{self, LeafChoice, ReplayOutcome};
-use pi_session::store::{MessageFormat, Session, SessionOptions, StoreError};
+use pi_session::store::{ForkPosition, MessageFormat, Session, SessionOptions, StoreError};
 
 #[derive(Parser)]
 #[command(
@@ -60,6 +60,20 @@ enum Command {
     },
     /// List sessions (pi's `/resume` list), newest activity first.
     List(cli_list::ListArgs),
+    /// Start a new session from a session file: the path before a user message (pi's /fork),
+    /// or with --at the path up to any entry (pi's /clone). The source is never changed.
+    Fork {
+        file: PathBuf,
+        /// The entry to fork from.
+        #[arg(long)]
+        entry: String,
+        /// Copy up to and including the entry (/clone) instead of up to before it (/fork).
+        #[arg(long)]
+        at: bool,
+        /// Where to write the new session (default: beside the source).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Apply an op script (the oracle's replay format) to a new session in OUT_DIR.
     Replay {
         ops: PathBuf,
@@ -122,6 +136,12 @@ fn main() -> ExitCode {
         }),
         Command::Check { file, profile } => check(&file, profile),
         Command::List(args) => cli_list::run(args),
+        Command::Fork {
+            file,
+            entry,
+            at,
+            out,
+        } => fork(&file, &entry, at, out.as_deref()),
         Command::Replay {
             ops,
             out_dir,
@@ -196,6 +216,52 @@ fn check(file: &Path, profile: Profile) -> ExitCode {
             }
         }
     }
+}
+
+fn fork(file: &Path, entry: &str, at: bool, out: Option<&Path>) -> ExitCode {
+    use pi_session::format::json::{JsObject, JsValue};
+    let env = match pi_session::repo::PathEnv::from_process() {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("pi-session: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let position = if at {
+        ForkPosition::At
+    } else {
+        ForkPosition::Before
+    };
+    let forked = match pi_session::repo::fork_file(
+        &env,
+        file,
+        entry,
+        position,
+        out,
+        Arc::new(IdSource::system()),
+    ) {
+        Ok(forked) => forked,
+        Err(e) => return fail(file, &e),
+    };
+    let session = &forked.session;
+    let mut doc = JsObject::new();
+    let path = session.path().map(|p| p.to_string_lossy().into_owned());
+    doc.insert("file".into(), path.map_or(JsValue::Null, JsValue::from));
+    // pi writes a fork without an assistant message at its first reply; so does this fork.
+    doc.insert("written".into(), JsValue::Bool(session.is_written()));
+    doc.insert(
+        "sessionId".into(),
+        JsValue::from(session.session_id().as_ref()),
+    );
+    doc.insert(
+        "leafId".into(),
+        session.leaf().id().map_or(JsValue::Null, JsValue::from),
+    );
+    if let Some(text) = &forked.selected_text {
+        doc.insert("selectedText".into(), JsValue::from(text.as_str()));
+    }
+    println!("{}", JsValue::Object(doc).stringify_pretty(2));
+    ExitCode::SUCCESS
 }
 
 fn replay(ops: &Path, out_dir: &Path, profile: Profile, seed: Option<u64>) -> ExitCode {

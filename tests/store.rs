@@ -672,7 +672,7 @@ fn forks_check_their_target_and_branched_copies_recreate_labels() {
         parent_session: Some("/p".into()),
         ..NewSession::default()
     };
-    let copy = Session::from_entries(new, &entries, options(Profile::PiCli)).unwrap();
+    let copy = Session::from_entries(new, &entries, options(Profile::PiCli), false).unwrap();
     assert_eq!(
         copy.leaf().id(),
         label.get("id").and_then(JsValue::as_str).as_deref()

@@ -10,6 +10,7 @@
 mod cache;
 mod delete;
 mod error;
+mod fork;
 mod listing;
 pub mod paths;
 mod recent;
@@ -21,6 +22,7 @@ mod stamp;
 pub use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
+pub use fork::{Forked, fork_file, fork_from};
 pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
     AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,

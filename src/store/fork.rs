@@ -155,13 +155,15 @@ impl Session {
             .collect()
     }
 
-    /// A new session holding `entries` after its header. pi-cli writes the file at once only
-    /// when the entries hold an assistant message (otherwise at the first one, as usual);
-    /// harness writes it at once. The leaf is the fold over the entries.
+    /// A new session holding `entries` after its header. pi-cli writes the file at once when
+    /// `write_now` is set (`forkFrom`) or the entries hold an assistant message (otherwise at
+    /// the first one, as usual); harness writes it at once. The leaf is the fold over the
+    /// entries.
     pub fn from_entries(
         new: NewSession,
         entries: &[JsValue],
         options: SessionOptions,
+        write_now: bool,
     ) -> StoreResult<Session> {
         let profile = options.profile;
         let mut session = Session::create(
@@ -187,7 +189,7 @@ impl Session {
         }
         session.replace_index(index);
         if let Some(path) = new.path {
-            session.persist_at(path, profile == Profile::Harness)?;
+            session.persist_at(path, write_now || profile == Profile::Harness)?;
         }
         Ok(session)
     }

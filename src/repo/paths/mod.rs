@@ -30,6 +30,9 @@ pub struct PathEnv {
     home: String,
     process_cwd: String,
     agent_dir: String,
+    /// A sessions root given directly (the sidecar's `initialize.sessionsRoot`) instead of
+    /// `<agentDir>/sessions`.
+    sessions_root: Option<String>,
 }
 
 /// The directory a cwd's sessions are listed from (or created in), and the cwd filter pi
@@ -77,6 +80,7 @@ impl PathEnv {
             home: home.into(),
             process_cwd: process_cwd.into(),
             agent_dir: String::new(),
+            sessions_root: None,
         };
         // pi's getAgentDir(): tilde and file:// URLs are expanded, but the path is not
         // resolved, so a relative setting stays relative (and so do listAll's paths).
@@ -110,9 +114,18 @@ impl PathEnv {
         }
     }
 
+    /// The same environment with sessions kept under `root` instead of `<agentDir>/sessions`.
+    pub fn with_sessions_root(mut self, root: &str) -> PathEnv {
+        self.sessions_root = Some(root.to_string());
+        self
+    }
+
     /// pi's `getSessionsDir()`: `<agentDir>/sessions` (what `listAll` walks).
     pub fn sessions_root(&self) -> String {
-        join(&[&self.agent_dir, "sessions"])
+        match &self.sessions_root {
+            Some(root) => root.clone(),
+            None => join(&[&self.agent_dir, "sessions"]),
+        }
     }
 
     /// pi's `normalizePath`: `~` and `~/…` expanded against the home directory, a `file://`
@@ -143,8 +156,8 @@ impl PathEnv {
     /// pi's `getDefaultSessionDirPath(cwd)`: `<resolved agentDir>/sessions/<encoded resolved cwd>`.
     pub fn default_session_dir(&self, cwd: &str) -> Result<String, RepoError> {
         let resolved_cwd = self.resolve_path(cwd)?;
-        let agent_dir = self.resolve_path(&self.agent_dir)?;
-        Ok(join(&[&agent_dir, "sessions", &encode_cwd(&resolved_cwd)]))
+        let root = self.resolve_path(&self.sessions_root())?;
+        Ok(join(&[&root, &encode_cwd(&resolved_cwd)]))
     }
 
     /// The directory pi's `list`, `continueRecent` and `create` use for `cwd`, given an optional
@@ -209,6 +222,7 @@ fn process_env() -> PathEnv {
             home: "/".to_string(),
             process_cwd,
             agent_dir: "/.pi/agent".to_string(),
+            sessions_root: None,
         }
     })
 }

@@ -56,16 +56,19 @@ fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
 
 /// The directory new sessions of `cwd` go to: an explicit one (flat), else the sessions root's
 /// subdirectory for the cwd, encoded as the profile's pi encodes it.
-fn session_dir(ctx: &Ctx, cwd: &str, explicit: Option<&str>, profile: Profile) -> PathBuf {
-    if let Some(dir) = explicit {
-        return PathBuf::from(dir);
-    }
-    let root = ctx.state().registry.sessions_root(ctx.settings());
-    let encoded = match profile {
-        Profile::PiCli => crate::repo::paths::encode_cwd_resolved(cwd),
-        Profile::Harness => crate::repo::paths::encode_cwd_raw(cwd),
+fn session_dir(
+    ctx: &Ctx,
+    cwd: &str,
+    explicit: Option<&str>,
+    profile: Profile,
+) -> Result<PathBuf, RpcError> {
+    let env = ctx.state().registry.repo()?.env();
+    let dir = match (explicit, profile) {
+        (Some(dir), _) => env.normalize_path(dir)?,
+        (None, Profile::PiCli) => env.session_dir(cwd, None)?.path,
+        (None, Profile::Harness) => env.harness_session_dir(&env.sessions_root(), cwd),
     };
-    root.join(encoded)
+    Ok(env.io_path(&dir))
 }
 
 pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
@@ -73,7 +76,7 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
     if let Some(id) = &p.id
         && profile == Profile::PiCli
     {
-        validate_session_id(id)?;
+        crate::repo::validate_session_id(id)?;
     }
     if p.metadata.is_some() && profile == Profile::PiCli {
         return Err(RpcError::invalid_params(
@@ -85,13 +88,13 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
     let id = p.id.clone().unwrap_or_else(|| ids.session_id());
     let timestamp = ids.now_iso();
     let cwd = match profile {
-        Profile::PiCli => crate::repo::paths::resolve_path(&p.cwd),
+        Profile::PiCli => ctx.state().registry.repo()?.env().resolve_path(&p.cwd)?,
         Profile::Harness => p.cwd.clone(),
     };
     let path = if p.in_memory {
         None
     } else {
-        let dir = session_dir(&ctx, &p.cwd, p.session_dir.as_deref(), profile);
+        let dir = session_dir(&ctx, &p.cwd, p.session_dir.as_deref(), profile)?;
         std::fs::create_dir_all(&dir)
             .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
         Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
@@ -106,23 +109,6 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
     };
     let session = blocking(move || Session::create(new, options).map_err(RpcError::from)).await?;
     register(&ctx, session)
-}
-
-/// pi's check for caller-given session ids.
-fn validate_session_id(id: &str) -> Result<(), RpcError> {
-    let bytes = id.as_bytes();
-    let inner_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    let ends_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
-    if inner_ok && ends_ok {
-        return Ok(());
-    }
-    Err(store_error(
-        ErrorKind::InvalidArgument,
-        "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
-    ))
 }
 
 pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
@@ -361,7 +347,7 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             Some(current) => {
                 let dir = match profile {
                     Profile::PiCli => current.parent().map(Path::to_path_buf).unwrap_or_default(),
-                    Profile::Harness => session_dir(&ctx, &session.cwd(), None, profile),
+                    Profile::Harness => session_dir(&ctx, &session.cwd(), None, profile)?,
                 };
                 if !session.is_written() && selection.leaf_id.is_some() {
                     return Err(store_error(
@@ -386,9 +372,10 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
         };
         (new, entries, options, selection.selected_text)
     };
-    let session =
-        blocking(move || Session::from_entries(new, &entries, options).map_err(RpcError::from))
-            .await?;
+    let session = blocking(move || {
+        Session::from_entries(new, &entries, options, false).map_err(RpcError::from)
+    })
+    .await?;
     let opened = register(&ctx, session)?;
     Ok(ForkResult {
         cancelled: false,
@@ -538,4 +525,94 @@ pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
         entry_count: session.len(),
         stats: session.stats()?,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions directories
+
+fn listing_result(listing: crate::repo::Listing) -> ListResult {
+    ListResult {
+        sessions: listing
+            .sessions
+            .iter()
+            .map(|s| s.to_js_value().to_serde())
+            .collect(),
+        warnings: listing
+            .warnings
+            .iter()
+            .map(|w| ListWarning {
+                path: w.path.to_string_lossy().into_owned(),
+                reason: w.reason.to_string(),
+            })
+            .collect(),
+    }
+}
+
+pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    blocking(move || Ok(listing_result(repo.list(&p.cwd, p.session_dir.as_deref())?))).await
+}
+
+pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<ListResult, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    blocking(move || Ok(listing_result(repo.list_all(p.session_dir.as_deref())?))).await
+}
+
+/// pi's `--continue`: the most recently modified session of the cwd, opened, or a new one.
+pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<OpenedSession, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    let (cwd, dir) = (p.cwd.clone(), p.session_dir.clone());
+    let candidate =
+        blocking(move || Ok(repo.continue_recent_candidate(&cwd, dir.as_deref())?)).await?;
+    match candidate {
+        Some(path) => {
+            let params = OpenParams {
+                path: path.to_string_lossy().into_owned(),
+                profile: p.profile,
+                cwd: Some(p.cwd),
+            };
+            open(ctx, params).await
+        }
+        None => {
+            let params = CreateParams {
+                cwd: p.cwd,
+                profile: p.profile,
+                session_dir: p.session_dir,
+                ..CreateParams::default()
+            };
+            create(ctx, params).await
+        }
+    }
+}
+
+/// pi's `--fork`: a whole session copied into a new session of another cwd.
+pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, RpcError> {
+    let registry = &ctx.state().registry;
+    let env = registry.repo()?.env().clone();
+    let ids = registry.ids();
+    let session = blocking(move || {
+        Ok(crate::repo::fork_from(
+            &env,
+            Path::new(&p.source_path),
+            &p.cwd,
+            p.session_dir.as_deref(),
+            p.id.as_deref(),
+            ids,
+        )?)
+    })
+    .await?;
+    register(&ctx, session)
+}
+
+pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    let path = repo.env().io_path(&repo.env().resolve_path(&p.path)?);
+    if ctx.state().registry.is_open_at(&path) {
+        return Err(store_error(
+            ErrorKind::Locked,
+            format!("{}: the session is open; close it first", path.display()),
+        ));
+    }
+    let deleted = blocking(move || Ok(repo.delete_session(&path)?)).await?;
+    Ok(DeleteResult { deleted })
 }

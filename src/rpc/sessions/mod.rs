@@ -18,8 +18,7 @@ pub struct Sidecar {
 
 impl ServerState for Sidecar {
     fn on_initialize(&self, settings: &ClientSettings) -> Result<(), RpcError> {
-        self.registry.configure(settings);
-        Ok(())
+        self.registry.configure(settings)
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
@@ -36,6 +35,11 @@ pub fn register(methods: &mut Methods<Sidecar>) {
     methods
         .add("session/create", create)
         .add("session/open", open)
+        .add("session/continueRecent", continue_recent)
+        .add("session/forkFrom", fork_from)
+        .add("session/list", list)
+        .add("session/listAll", list_all)
+        .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
         .add_serial(
             "session/append",

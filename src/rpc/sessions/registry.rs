@@ -1,11 +1,11 @@
 //! The open sessions, by session id, and the sidecar-wide settings they are opened with.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::write::Profile;
+use crate::repo::{PathEnv, Repo, RepoError};
 use crate::rpc::{ClientSettings, IntoRpcError, RpcError};
 use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
 
@@ -17,6 +17,7 @@ pub type SessionCell = Arc<Mutex<Session>>;
 pub struct Registry {
     sessions: Mutex<HashMap<String, SessionCell>>,
     ids: OnceLock<Arc<IdSource>>,
+    repo: OnceLock<Repo>,
 }
 
 /// Application error codes (outside JSON-RPC's reserved range), one per store error kind.
@@ -46,19 +47,46 @@ impl IntoRpcError for StoreError {
     }
 }
 
+impl IntoRpcError for RepoError {
+    fn into_rpc_error(self) -> RpcError {
+        let kind = match &self {
+            RepoError::InvalidSessionId { .. }
+            | RepoError::InvalidPath { .. }
+            | RepoError::NotASessionFile { .. } => ErrorKind::InvalidArgument,
+            RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
+        };
+        RpcError::application(error_code(kind), self.to_string(), kind.name())
+    }
+}
+
 /// Locks a session; a panic in an earlier call does not make it unusable.
 pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
     cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Registry {
-    /// Called at `initialize`: deterministic ids and clock when asked.
-    pub fn configure(&self, settings: &ClientSettings) {
+    /// Called at `initialize`: the sessions root and deterministic ids and clock when asked.
+    pub fn configure(&self, settings: &ClientSettings) -> Result<(), RpcError> {
+        let mut env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
+        if let Some(root) = &settings.sessions_root {
+            env = env.with_sessions_root(&root.to_string_lossy());
+        }
+        let _ = self.repo.set(Repo::new(env));
         let ids = match settings.deterministic {
             Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
             None => IdSource::system(),
         };
         let _ = self.ids.set(Arc::new(ids));
+        Ok(())
+    }
+
+    /// The sessions directories, as configured at `initialize`.
+    pub fn repo(&self) -> Result<&Repo, RpcError> {
+        if let Some(repo) = self.repo.get() {
+            return Ok(repo);
+        }
+        let env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
+        Ok(self.repo.get_or_init(|| Repo::new(env)))
     }
 
     pub fn ids(&self) -> Arc<IdSource> {
@@ -122,13 +150,5 @@ impl Registry {
     /// Closes every session (files are written at each append; dropping releases the locks).
     pub fn close_all(&self) {
         self.map().clear();
-    }
-
-    /// The sessions root: `initialize.sessionsRoot`, else pi's `<agent dir>/sessions`.
-    pub fn sessions_root(&self, settings: &ClientSettings) -> PathBuf {
-        settings
-            .sessions_root
-            .clone()
-            .unwrap_or_else(crate::repo::paths::default_sessions_root)
     }
 }

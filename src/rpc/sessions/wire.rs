@@ -380,3 +380,68 @@ pub struct InfoResult {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Empty {}
+
+/// `session/list`: the sessions of a cwd, as pi's `/resume` lists them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListParams {
+    pub cwd: String,
+    /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`.
+    pub session_dir: Option<String>,
+}
+
+/// `session/listAll`: every project's sessions.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListAllParams {
+    pub session_dir: Option<String>,
+}
+
+/// A file the listing passed over, and why.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListWarning {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListResult {
+    /// pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified,
+    /// messageCount, firstMessage, allMessagesText), newest activity first.
+    pub sessions: Vec<Json>,
+    pub warnings: Vec<ListWarning>,
+}
+
+/// `session/continueRecent`: pi's `--continue`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContinueRecentParams {
+    pub cwd: String,
+    pub session_dir: Option<String>,
+    pub profile: Option<Profile>,
+}
+
+/// `session/forkFrom`: pi's `--fork`, a whole session copied into another project.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkFromParams {
+    pub source_path: String,
+    /// The new session's cwd.
+    pub cwd: String,
+    pub session_dir: Option<String>,
+    /// A fixed id for the new session (validated as pi validates it).
+    pub id: Option<String>,
+}
+
+/// `session/delete`: a session file and its listing cache row.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteParams {
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DeleteResult {
+    /// `false` when the file was already gone.
+    pub deleted: bool,
+}
