@@ -13,6 +13,8 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
 use super::scan::scan_lines;
+use super::session::SessionOptions;
+use crate::format::ids::EntryIdStyle;
 
 /// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
@@ -46,12 +48,9 @@ pub enum LoadOutcome {
     Empty,
 }
 
-/// Reads `file` by `profile`'s rules.
-pub fn load(
-    file: &SessionFile,
-    profile: Profile,
-    max_line_bytes: usize,
-) -> StoreResult<LoadOutcome> {
+/// Reads `file` by `options.profile`'s rules (migration ids come from `options.ids`).
+pub fn load(file: &SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
+    let (profile, max_line_bytes) = (options.profile, options.max_line_bytes);
     let path = file.path();
     if file.is_empty() {
         return Ok(LoadOutcome::Empty);
@@ -81,7 +80,7 @@ pub fn load(
     };
     if profile == Profile::PiCli && migrate::needs_migration(&header) {
         let from = migrate::header_version(&header);
-        let (header, lines) = migrated(file, max_line_bytes, &mut warnings)?;
+        let (header, lines) = migrated(file, options, &mut warnings)?;
         index = Index::default();
         for (i, line) in lines.iter().enumerate().skip(1) {
             let facts = facts_from_value(
@@ -325,11 +324,11 @@ fn line_too_long(path: &Path, line: u64, limit: usize) -> StoreError {
 /// Reads every parsed line as a value, migrates them as pi does and re-serializes them.
 fn migrated(
     file: &SessionFile,
-    max_line_bytes: usize,
+    options: &SessionOptions,
     warnings: &mut Vec<Warning>,
 ) -> StoreResult<(JsValue, Vec<String>)> {
     let mut values = Vec::new();
-    scan_lines(file, max_line_bytes, |_, _, bytes, read| {
+    scan_lines(file, options.max_line_bytes, |_, _, bytes, read| {
         if let LineRead::Entry(_) = read
             && let Ok(value) = json::parse_bytes(bytes)
         {
@@ -337,9 +336,15 @@ fn migrated(
         }
         Ok(())
     })?;
-    let ids = crate::format::ids::IdSource::system();
+    // pi never checks these random ids for collisions (a collision can make a cycle); this
+    // does.
+    let mut in_use = std::collections::HashSet::new();
     migrate::migrate(&mut values, || {
-        ids.entry_id(crate::format::ids::EntryIdStyle::V4Prefix, |_| false)
+        let id = options
+            .ids
+            .entry_id(EntryIdStyle::V4Prefix, |id| in_use.contains(id));
+        in_use.insert(id.clone());
+        id
     });
     if !warnings.is_empty() {
         warnings.push(Warning {

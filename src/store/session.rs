@@ -84,7 +84,7 @@ impl Session {
     /// memory, an empty file is an error.
     pub fn open_read_only(path: &Path, options: SessionOptions) -> StoreResult<Session> {
         let file = SessionFile::open_read(path)?;
-        match load::load(&file, options.profile, options.max_line_bytes)? {
+        match load::load(&file, &options)? {
             // pi-cli would write a fresh header into it; a read-only open refuses instead.
             LoadOutcome::Empty if options.profile == Profile::PiCli => Err(StoreError::new(
                 ErrorKind::InvalidSession,
@@ -141,7 +141,7 @@ impl Session {
             return Session::create(new, options);
         }
         let file = SessionFile::open_write(path, options.durable)?;
-        let loaded = match load::load(&file, options.profile, options.max_line_bytes)? {
+        let loaded = match load::load(&file, &options)? {
             LoadOutcome::Loaded(loaded) => loaded,
             LoadOutcome::Empty if options.profile == Profile::PiCli => {
                 let header = write::header_object(
@@ -192,12 +192,7 @@ impl Session {
                     ),
                 });
                 // Bodies now live in the rewritten file: re-read it for byte ranges.
-                let LoadOutcome::Loaded(reloaded) = load::load(
-                    &file,
-                    session.options.profile,
-                    session.options.max_line_bytes,
-                )?
-                else {
+                let LoadOutcome::Loaded(reloaded) = load::load(&file, &session.options)? else {
                     return Err(StoreError::new(
                         ErrorKind::Io,
                         format!("{}: empty after migration", path.display()),
