@@ -679,3 +679,32 @@ fn forks_check_their_target_and_branched_copies_recreate_labels() {
     );
     assert_eq!(lines(&copy_path).len(), 7);
 }
+
+#[test]
+fn reading_a_v1_file_migrates_in_memory_and_leaves_the_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = std::env::var("PI_SHARED_DIR").unwrap_or_else(|_| "../shared".into());
+    let Ok(original) = std::fs::read(format!("{shared}/fixtures/real/pi-v1-large-session.jsonl"))
+    else {
+        eprintln!("skipped: the shared fixtures are not beside the checkout");
+        return;
+    };
+    let path = dir.path().join("v1.jsonl");
+    std::fs::write(&path, &original).unwrap();
+    let mut session = Session::open_read_only(&path, options(Profile::PiCli)).unwrap();
+    let leaf = session.leaf().clone();
+    assert!(
+        !session
+            .build_context(&leaf, MessageFormat::Agent)
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+    assert_eq!(session.header().get("version"), Some(&JsValue::Number(3.0)));
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no backup, no rewrite"
+    );
+}
