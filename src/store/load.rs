@@ -12,7 +12,7 @@ use crate::format::write::Profile;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
-use super::scan::scan_lines;
+use super::scan::{scan_lines, too_long};
 use super::session::SessionOptions;
 use crate::format::ids::EntryIdStyle;
 
@@ -239,8 +239,8 @@ impl Reader<'_> {
         len: usize,
         line_number: u64,
     ) -> StoreResult<()> {
-        let len = u32::try_from(len)
-            .map_err(|_| line_too_long(self.path, line_number, u32::MAX as usize))?;
+        let len =
+            u32::try_from(len).map_err(|_| too_long(self.path, line_number, u32::MAX as usize))?;
         self.index.push(
             Record::new(facts, Body::File { offset, len }, line_number),
             self.profile,
@@ -307,17 +307,6 @@ fn not_a_session(path: &Path) -> StoreError {
     StoreError::new(
         ErrorKind::InvalidSession,
         format!("Session file is not a valid pi session: {}", path.display()),
-    )
-}
-
-fn line_too_long(path: &Path, line: u64, limit: usize) -> StoreError {
-    StoreError::at_line(
-        ErrorKind::LineTooLong,
-        line,
-        format!(
-            "{}: line {line} is longer than {limit} bytes",
-            path.display()
-        ),
     )
 }
 

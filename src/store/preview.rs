@@ -11,9 +11,8 @@ const PREVIEW_CHARS: usize = 72;
 impl Session {
     /// A one-line description of an entry: its kind and a short preview of its text.
     pub fn preview(&self, position: u32) -> StoreResult<String> {
-        let session = self;
-        let record = session.record(position);
-        let entry = session.entry_value(position)?;
+        let record = self.record(position);
+        let entry = self.entry_value(position)?;
         let text = |key: &str| entry.get(key).map(preview_of).unwrap_or_default();
         Ok(match record.kind() {
             Kind::Message => {

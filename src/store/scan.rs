@@ -188,7 +188,8 @@ fn longest_line_over(bytes: &[u8], max: usize) -> Option<u64> {
     None
 }
 
-fn too_long(path: &Path, line: u64, limit: usize) -> StoreError {
+/// A line over the reader's limit, named by its line number.
+pub(super) fn too_long(path: &Path, line: u64, limit: usize) -> StoreError {
     StoreError::at_line(
         ErrorKind::LineTooLong,
         line,
