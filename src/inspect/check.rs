@@ -62,36 +62,28 @@ fn structure(session: &Session, findings: &mut Vec<Finding>) {
             })
         };
         let Some(id) = record.id() else {
-            problem(format!("line {line} has no string id"));
+            problem("the entry has no string id".to_string());
             continue;
         };
         if let Some(first) = first_line.insert(id, line) {
             problem(format!(
-                "line {line} repeats id {id} (first on line {first}); the later entry wins"
+                "id {id} repeats line {first}; the later entry wins"
             ));
         }
         match &record.facts.parent {
-            Ref::Id(parent) if &**parent == id => {
-                problem(format!("line {line}: entry {id} is its own parent"))
-            }
+            Ref::Id(parent) if &**parent == id => problem(format!("entry {id} is its own parent")),
             Ref::Id(parent) if session.position(parent).is_none() => {
-                problem(format!(
-                    "line {line}: parent {parent} of entry {id} does not exist"
-                ));
+                problem(format!("parent {parent} of entry {id} does not exist"));
             }
-            Ref::Missing => problem(format!("line {line}: entry {id} has no parentId")),
-            Ref::Invalid => problem(format!(
-                "line {line}: entry {id} has a parentId that is not a string"
-            )),
+            Ref::Missing => problem(format!("entry {id} has no parentId")),
+            Ref::Invalid => problem(format!("entry {id} has a parentId that is not a string")),
             _ => {}
         }
         if matches!(record.kind(), Kind::Label | Kind::Leaf)
             && let Ref::Id(target) = &record.facts.target
             && session.position(target).is_none()
         {
-            problem(format!(
-                "line {line}: target {target} of entry {id} does not exist"
-            ));
+            problem(format!("target {target} of entry {id} does not exist"));
         }
     }
 }
