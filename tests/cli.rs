@@ -47,9 +47,9 @@ fn tree_shows_branches_labels_and_the_leaf() {
             "| u1 user: \"Hello there\"  [start]\n",
             "| a1 assistant: \"Hi!\"\n",
             "    u2 user: \"First try\"\n",
-            "|   b1 branch summary: \"Tried something.\"\n",
-            "|   l1 label u1 -> start\n",
-            "*   u3 user: \"Second try\"  <- leaf\n",
+            "| b1 branch summary: \"Tried something.\"\n",
+            "| l1 label u1 -> start\n",
+            "* u3 user: \"Second try\"  <- leaf\n",
         )
     );
 }

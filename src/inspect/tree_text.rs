@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::store::{Session, StoreResult};
+use crate::store::{Session, StoreResult, TreeRow};
 
 pub fn render_tree(session: &Session) -> StoreResult<String> {
     let rows = session.tree_rows();
@@ -13,24 +13,25 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         .positions
         .into_iter()
         .collect();
-    // Indent only where a parent has several children, so long linear chains stay flat.
-    let mut indent_of = vec![0usize; session.len()];
-    let mut child_count = vec![0u32; session.len()];
-    for position in 0..session.len() as u32 {
-        if let Some(p) = session.parent_position(position) {
-            child_count[p as usize] += 1;
-        }
-    }
+    // A conversation continues in its last child (the newest): that child stays in its
+    // parent's column and earlier siblings (abandoned branches) are indented, so the active
+    // line stays flat however often the user branched.
+    let has_next_sibling = next_siblings(&rows);
+    let positions: Vec<u32> = rows.iter().map(|r| r.position).collect();
+    let previews = session.previews(&positions)?;
+    let mut indent_at_depth: Vec<usize> = Vec::new();
     let mut out = String::new();
-    for row in &rows {
-        let position = row.position;
-        let parent = session.parent_position(position);
-        let indent = match parent {
-            Some(p) if child_count[p as usize] > 1 => indent_of[p as usize] + 1,
-            Some(p) => indent_of[p as usize],
-            None => 0,
+    for (i, row) in rows.iter().enumerate() {
+        let depth = row.depth as usize;
+        let parent_indent = if depth == 0 {
+            0
+        } else {
+            indent_at_depth.get(depth - 1).copied().unwrap_or(0)
         };
-        indent_of[position as usize] = indent;
+        let indent = parent_indent + usize::from(depth > 0 && has_next_sibling[i]);
+        indent_at_depth.truncate(depth);
+        indent_at_depth.push(indent);
+        let position = row.position;
         let record = session.record(position);
         let marker = if Some(position) == leaf {
             "*"
@@ -40,8 +41,7 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
             " "
         };
         let id = record.id().unwrap_or("?");
-        let what = session.preview(position)?;
-        let _ = write!(out, "{marker} {}{id} {what}", "  ".repeat(indent));
+        let _ = write!(out, "{marker} {}{id} {}", "  ".repeat(indent), previews[i]);
         if let Some(label) = record.id().and_then(|id| session.label(id)) {
             let _ = write!(out, "  [{}]", label.as_str().unwrap_or_default());
         }
@@ -54,4 +54,21 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         out.push_str("(no entries)\n");
     }
     Ok(out)
+}
+
+/// For each row of a pre-order listing, whether a later row is its sibling.
+fn next_siblings(rows: &[TreeRow]) -> Vec<bool> {
+    let mut has_next = vec![false; rows.len()];
+    // The latest row seen at each depth whose next sibling is not known yet.
+    let mut open: Vec<usize> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let depth = row.depth as usize;
+        if depth < open.len() {
+            has_next[open[depth]] = rows[open[depth]].depth == row.depth && depth > 0;
+            open.truncate(depth);
+        }
+        open.resize(depth, usize::MAX);
+        open.push(i);
+    }
+    has_next
 }

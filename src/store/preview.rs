@@ -9,6 +9,37 @@ use super::session::Session;
 const PREVIEW_CHARS: usize = 72;
 
 impl Session {
+    /// Previews of many entries, computed on every core (each reads its entry's line back).
+    pub fn previews(&self, positions: &[u32]) -> StoreResult<Vec<String>> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let chunk = positions.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = positions
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|&p| self.preview(p))
+                            .collect::<StoreResult<Vec<_>>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::with_capacity(positions.len());
+            for part in parts {
+                let previews = part.join().map_err(|_| {
+                    super::error::StoreError::new(
+                        super::error::ErrorKind::Io,
+                        "a preview thread panicked",
+                    )
+                })??;
+                out.extend(previews);
+            }
+            Ok(out)
+        })
+    }
+
     /// A one-line description of an entry: its kind and a short preview of its text.
     pub fn preview(&self, position: u32) -> StoreResult<String> {
         let record = self.record(position);

@@ -437,8 +437,10 @@ pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
         .positions
         .into_iter()
         .collect();
-    let mut rows = Vec::with_capacity(session.len());
-    for row in session.tree_rows() {
+    let tree = session.tree_rows();
+    let previews = session.previews(&tree.iter().map(|r| r.position).collect::<Vec<_>>())?;
+    let mut rows = Vec::with_capacity(tree.len());
+    for (row, preview) in tree.into_iter().zip(previews) {
         let record = session.record(row.position);
         rows.push(TreeRow {
             id: record.id().map(str::to_string),
@@ -449,7 +451,7 @@ pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
                 .id()
                 .and_then(|id| session.label(id))
                 .map(|l| l.to_serde()),
-            preview: session.preview(row.position)?,
+            preview,
             on_path: on_path.contains(&row.position),
         });
     }
