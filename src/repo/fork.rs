@@ -63,6 +63,11 @@ pub fn fork_file(
         Some(dir) => dir.to_path_buf(),
         None => source.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
+    // pi's SessionManager creates its session directory when it is made, written or not.
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
+    }
     let entries = match &selection.leaf_id {
         Some(leaf) => original.branched_entries(leaf)?,
         // Before a root message: a new, empty session (pi writes it at its first reply).
