@@ -93,8 +93,14 @@ impl Scratch {
         }
     }
 
+    /// `relative` in the directory; `""`: the directory itself.
     fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().canonicalize().unwrap().join(relative)
+        let dir = self.dir.path().canonicalize().unwrap();
+        if relative.is_empty() {
+            dir
+        } else {
+            dir.join(relative)
+        }
     }
 
     fn write(&self, relative: &str, text: &str) -> PathBuf {
@@ -231,6 +237,7 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
         .arg("batch")
         .arg(&jobs_file)
         .env("TMPDIR", &tmp)
+        .current_dir(scratch.path(""))
         .output()
         .expect("node runs");
     assert!(
@@ -618,6 +625,7 @@ fn our_fork(
     case: &ForkCase,
     out: &Path,
     opened: &mut HashMap<usize, Session>,
+    workdir: &Path,
 ) -> Forked {
     if source.v1 && case.unknown_id.is_none() {
         let session = opened.entry(case.source).or_insert_with(|| {
@@ -634,6 +642,7 @@ fn our_fork(
     };
     let mut command = Command::new(BIN);
     command
+        .current_dir(workdir)
         .arg("fork")
         .arg(&source.path)
         .args(["--entry", &entry, "--out"])
@@ -701,7 +710,7 @@ fn library_fork(
     let file = out.join(session_file_name(&timestamp, &session_id));
     let new = NewSession {
         path: Some(file.clone()),
-        cwd: session.cwd().into_owned(),
+        cwd: pi_session::repo::paths::resolve_path(&session.cwd()),
         id: Some(session_id),
         timestamp: Some(timestamp),
         parent_session: Some(path_str(path).into()),
@@ -780,7 +789,16 @@ fn compare_forks(scratch: &Scratch, name: &str, sources: &[Source], cases: &[For
     let ours: Vec<Forked> = cases
         .iter()
         .enumerate()
-        .map(|(i, case)| our_fork(&sources[case.source], case, &out("ours", i), &mut opened))
+        .map(|(i, case)| {
+            let workdir = scratch.path("");
+            our_fork(
+                &sources[case.source],
+                case,
+                &out("ours", i),
+                &mut opened,
+                &workdir,
+            )
+        })
         .collect();
     // Both files of every fork both wrote, normalized by the oracle.
     let mut files = Vec::new();
@@ -1173,6 +1191,27 @@ fn hand_made_sources(scratch: &Scratch) -> Vec<Source> {
             scratch.write("hand/no-assistant.jsonl", &no_assistant_session()),
         ),
     ];
+    // Header cwds pi resolves (against the current directory, the same for both programs).
+    for (name, cwd) in [
+        ("cwd-unnormalized", Some(r#""/work/x/../hand made/./""#)),
+        ("cwd-relative", Some(r#""relative/dir""#)),
+        ("cwd-home", Some(r#""~/proj""#)),
+        ("cwd-empty", Some(r#""""#)),
+        ("cwd-number", Some("7")),
+        ("cwd-missing", None),
+    ] {
+        let cwd = cwd.map_or(String::new(), |c| format!(r#","cwd":{c}"#));
+        let text = file_text(&[
+            format!(
+                r#"{{"type":"session","version":3,"id":"c","timestamp":"{}"{cwd}}}"#,
+                ts(0)
+            ),
+            user("c1", None, 1, "where am I"),
+            assistant("c2", Some("c1"), 2, "here"),
+        ]);
+        let path = scratch.write(&format!("hand/{name}.jsonl"), &text);
+        sources.push(Source::new(name, path));
+    }
     let mut names: Vec<PathBuf> = files_in(&root().join("tests/files"));
     names.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
     for path in names {
@@ -1613,21 +1652,17 @@ fn forks_pi_refuses_are_refused_with_its_messages() {
 // ---------------------------------------------------------------------------------------------
 // forkFrom (pi's --fork), through `session/forkFrom`
 
-/// Sends `initialize`, each `(method, params)`, `shutdown` and `exit` to `pi-session --stdio`
-/// (ndjson) at once; the answers to the requests, in request order.
-fn rpc(home: &Path, requests: &[(&str, serde_json::Value)]) -> Vec<serde_json::Value> {
+/// `pi-session --stdio` (ndjson) started in `dir` with `dir/home` as its home: `initialize`,
+/// then each `(method, params)` once the one before is answered, then `shutdown` and `exit`;
+/// the answers to the requests.
+fn rpc(dir: &Path, requests: &[(&str, serde_json::Value)]) -> Vec<serde_json::Value> {
+    use std::io::{BufRead, BufReader};
+
     use serde_json::json;
-    let mut messages =
-        vec![json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})];
-    for (i, (method, params)) in requests.iter().enumerate() {
-        messages.push(json!({"jsonrpc": "2.0", "id": i + 1, "method": method, "params": params}));
-    }
-    let shutdown = requests.len() + 1;
-    messages.push(json!({"jsonrpc": "2.0", "id": shutdown, "method": "shutdown"}));
-    messages.push(json!({"jsonrpc": "2.0", "method": "exit"}));
     let mut child = Command::new(BIN)
         .arg("--stdio")
-        .env("HOME", home)
+        .current_dir(dir)
+        .env("HOME", dir.join("home"))
         .env_remove("PI_CODING_AGENT_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1635,29 +1670,33 @@ fn rpc(home: &Path, requests: &[(&str, serde_json::Value)]) -> Vec<serde_json::V
         .spawn()
         .expect("pi-session --stdio runs");
     let mut stdin = child.stdin.take().unwrap();
-    let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
-    // Written from a thread: the answers may fill the pipe before the requests are all sent.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        output.status.success(),
-        "pi-session --stdio exited with {}",
-        output.status
-    );
-    let mut answers: HashMap<u64, serde_json::Value> = HashMap::new();
-    for line in std::str::from_utf8(&output.stdout).unwrap().lines() {
-        let message: serde_json::Value = serde_json::from_str(line).unwrap();
-        let id = message["id"].as_u64().expect("only answers");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut call = |id: usize, method: &str, params: &serde_json::Value| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
         assert!(
-            answers.insert(id, message).is_none(),
-            "one answer per request"
+            stdout.read_line(&mut line).unwrap() > 0,
+            "{method}: no answer"
         );
-    }
-    assert_eq!(answers.len(), requests.len() + 2, "every request answered");
-    (1..=requests.len() as u64)
-        .map(|id| answers.remove(&id).unwrap())
-        .collect()
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["id"], id, "{method}: the answer comes next");
+        answer
+    };
+    call(0, "initialize", &json!({}));
+    let answers = requests
+        .iter()
+        .enumerate()
+        .map(|(i, (method, params))| call(i + 1, method, params))
+        .collect();
+    let shutdown = call(requests.len() + 1, "shutdown", &serde_json::Value::Null);
+    assert_eq!(shutdown["result"], serde_json::Value::Null);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"exit"}}"#).unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "pi-session --stdio exited with {status}");
+    answers
 }
 
 fn fork_from_request(
@@ -1774,7 +1813,7 @@ fn fork_from_matches_pi() {
         .enumerate()
         .map(|(i, s)| fork_from_request(&s.path, TARGET_CWD, &out("ours", i), None))
         .collect();
-    let answers = rpc(&scratch.path("home"), &requests);
+    let answers = rpc(&scratch.path(""), &requests);
     let (mut same, mut migrated_here) = (0, 0);
     for (i, ((source, pi), answer)) in sources.iter().zip(&pi_results).zip(&answers).enumerate() {
         let what = format!("forkFrom {}", source.name);
@@ -1930,7 +1969,7 @@ fn fork_from_errors_are_pis() {
         .enumerate()
         .map(|(i, (source, id, _))| fork_from_request(source, TARGET_CWD, &out("ours", i), *id))
         .collect();
-    let answers = rpc(&scratch.path("home"), &requests);
+    let answers = rpc(&scratch.path(""), &requests);
     for (i, ((source, id, message), answer)) in cases.iter().zip(&answers).enumerate() {
         let what = format!("forkFrom {} (id {id:?})", source.display());
         assert_eq!(
@@ -1952,7 +1991,7 @@ fn fork_from_errors_are_pis() {
     }
     // A valid id of the caller's names the session and its file.
     let answer = &rpc(
-        &scratch.path("home"),
+        &scratch.path(""),
         &[fork_from_request(
             &good,
             TARGET_CWD,
@@ -1978,7 +2017,7 @@ fn fork_from_errors_are_pis() {
     let dir = scratch.path("dir.jsonl");
     std::fs::create_dir_all(&dir).unwrap();
     let answer = &rpc(
-        &scratch.path("home"),
+        &scratch.path(""),
         &[fork_from_request(&dir, TARGET_CWD, &out("ours", 100), None)],
     )[0];
     assert_eq!(
@@ -2012,4 +2051,62 @@ fn fork_from_errors_are_pis() {
         str_of(pi, "error").as_deref(),
         Some("EISDIR: illegal operation on a directory, read")
     );
+}
+
+/// `session/fork` of a pi-cli session: pi re-opens the file to fork it, so the new session's
+/// cwd is the header's resolved (against the current directory, `~` against the home), as the
+/// command line's fork has it (compared with pi's in `forks_of_hand_made_sessions_match_pi`).
+#[test]
+fn an_rpc_fork_resolves_the_header_cwd_as_pi_does() {
+    use serde_json::json;
+    let scratch = Scratch::new();
+    let cases = [
+        (
+            "relative",
+            r#""relative/dir""#,
+            path_str(&scratch.path("relative/dir")).to_string(),
+        ),
+        (
+            "home",
+            r#""~/proj""#,
+            path_str(&scratch.path("home/proj")).to_string(),
+        ),
+        (
+            "dots",
+            r#""/work/x/../hand made/./""#,
+            "/work/hand made".to_string(),
+        ),
+        ("missing", "null", path_str(&scratch.path("")).to_string()),
+    ];
+    let mut requests = Vec::new();
+    for (id, cwd, _) in &cases {
+        let text = file_text(&[
+            format!(
+                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":{cwd}}}"#,
+                ts(0)
+            ),
+            user("c1", None, 1, "where am I"),
+            assistant("c2", Some("c1"), 2, "here"),
+        ]);
+        let path = scratch.write(&format!("sessions/{id}.jsonl"), &text);
+        requests.push(("session/open", json!({"path": path_str(&path)})));
+        requests.push((
+            "session/fork",
+            json!({"sessionId": id, "entryId": "c2", "position": "at"}),
+        ));
+    }
+    let answers = rpc(&scratch.path(""), &requests);
+    for ((id, _, expected), answers) in cases.iter().zip(answers.chunks(2)) {
+        assert_eq!(answers[0]["result"]["sessionId"], *id, "{answers:?}");
+        let forked = &answers[1]["result"]["session"];
+        assert_eq!(forked["written"], true, "{id}: {answers:?}");
+        assert_eq!(forked["header"]["cwd"], expected.as_str(), "{id}");
+        let file = PathBuf::from(forked["path"].as_str().unwrap());
+        let header = parse(&lines(&file)[0]);
+        assert_eq!(
+            str_of(&header, "cwd").as_deref(),
+            Some(expected.as_str()),
+            "{id}"
+        );
+    }
 }

@@ -73,13 +73,10 @@ pub fn fork_file(
         // Before a root message: a new, empty session (pi writes it at its first reply).
         None => Vec::new(),
     };
-    let new = new_session_at(
-        &dir,
-        original.cwd().into_owned(),
-        None,
-        Some(source_string(&source)),
-        &ids,
-    );
+    // pi's SessionManager.open takes the header's cwd (the process's when it has none) and
+    // resolves it.
+    let cwd = env.resolve_path(&original.cwd()).map_err(repo_error)?;
+    let new = new_session_at(&dir, cwd, None, Some(source_string(&source)), &ids);
     let session = Session::from_entries(new, &entries, options, false)?;
     Ok(Forked {
         session,
