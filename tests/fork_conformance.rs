@@ -237,6 +237,8 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
         .arg("batch")
         .arg(&jobs_file)
         .env("TMPDIR", &tmp)
+        .env("HOME", scratch.path("home"))
+        .env_remove("PI_CODING_AGENT_DIR")
         .current_dir(scratch.path(""))
         .output()
         .expect("node runs");
@@ -643,6 +645,8 @@ fn our_fork(
     let mut command = Command::new(BIN);
     command
         .current_dir(workdir)
+        .env("HOME", workdir.join("home"))
+        .env_remove("PI_CODING_AGENT_DIR")
         .arg("fork")
         .arg(&source.path)
         .args(["--entry", &entry, "--out"])
@@ -774,6 +778,8 @@ struct Report {
     leaf_entry_forks: usize,
     /// Forks before a user message without text content, where pi throws a TypeError.
     pi_crashes: Vec<String>,
+    /// Selected texts with a lone surrogate (U+FFFD here).
+    lone_surrogates: usize,
 }
 
 /// Makes every fork with both programs and compares what they wrote.
@@ -874,11 +880,15 @@ fn compare_forks(scratch: &Scratch, name: &str, sources: &[Source], cases: &[For
         };
         let pi_written = pi.get("written") == Some(&JsValue::Bool(true));
         assert_eq!(*written, pi_written, "{what}: written");
-        assert_eq!(
-            selected_text.as_ref(),
-            pi.get("selectedText"),
-            "{what}: selectedText"
-        );
+        // Text is UTF-8 here: a lone surrogate in the forked message becomes U+FFFD.
+        let pi_text = pi.get("selectedText").map(|t| {
+            let lossy = t.as_str().unwrap();
+            if JsValue::from(lossy.as_ref()) != *t {
+                report.lone_surrogates += 1;
+            }
+            JsValue::from(lossy.as_ref())
+        });
+        assert_eq!(selected_text, &pi_text, "{what}: selectedText");
         let pi_file = PathBuf::from(str_of(pi, "file").unwrap());
         assert_eq!(
             file.parent(),
@@ -984,13 +994,14 @@ fn compare_forks(scratch: &Scratch, name: &str, sources: &[Source], cases: &[For
             .count();
     }
     eprintln!(
-        "{name}: {} forks compared, {} written, {} refused by both, {} labels re-created, {} before a root, {} at a leaf entry, pi crashed on {:?}",
+        "{name}: {} forks compared, {} written, {} refused by both, {} labels re-created, {} before a root, {} at a leaf entry, {} texts with a lone surrogate, pi crashed on {:?}",
         report.compared,
         report.written,
         report.refused,
         report.labels_recreated,
         report.root_forks,
         report.leaf_entry_forks,
+        report.lone_surrogates,
         report.pi_crashes
     );
     report
@@ -1096,6 +1107,9 @@ fn labels_session() -> String {
         label("l7", "a3", "u2", Some("7"), Some(13)),
         label("l8", "l7", "a3", Some("\"side\""), Some(14)),
         label("l9", "l8", "ghost", Some("\"on nothing\""), Some(15)),
+        // Labels on a label entry of the main path, and on a target that is not a string.
+        label("l15", "l9", "l1", Some("\"on a label\""), Some(15)),
+        r#"{"type":"label","id":"l16","parentId":"l15","timestamp":"2026-02-01T00:00:15.000Z","targetId":5,"label":"on a number"}"#.to_string(),
         // Back on the main path: a label without a timestamp, a cleared-by-absence one.
         label("l10", "l6", "a1", Some("\"no time\""), None),
         label("l11", "l10", "u2", None, Some(16)),
@@ -1155,6 +1169,10 @@ fn kinds_session() -> String {
         // A branch off the compaction.
         user("k17", Some("k10"), 17, "another way"),
         assistant("k18", Some("k17"), 18, "another answer"),
+        // Text blocks: one with a lone surrogate, one whose text is not a string.
+        line(
+            r#"{"type":"message","id":"k19","parentId":"k18","timestamp":"2026-02-01T00:00:19.000Z","message":{"role":"user","content":[{"type":"text","text":"cut \ud83d here"},{"type":"text","text":5},{"type":"text","text":" ok \u00e9"}],"timestamp":1769904019000}}"#,
+        ),
     ])
 }
 
@@ -1381,6 +1399,13 @@ fn forks_of_hand_made_sessions_match_pi() {
     );
     assert!(report.refused >= 20, "refused forks: {}", report.refused);
     assert!(report.written >= 40, "written forks: {}", report.written);
+    // The known differences, each where it is expected.
+    assert_eq!(
+        report.lone_surrogates, 1,
+        "the selected text with a lone surrogate"
+    );
+    assert_eq!(report.leaf_entry_forks, 3, "forks at a harness leaf entry");
+    assert_eq!(report.pi_crashes.len(), 2, "{:?}", report.pi_crashes);
 }
 
 #[test]
@@ -2109,4 +2134,79 @@ fn an_rpc_fork_resolves_the_header_cwd_as_pi_does() {
             "{id}"
         );
     }
+}
+
+/// Where `forkFrom` puts the copy and what its header says, for relative and `~` spellings
+/// of the source, the target cwd and the session directory, and without a session directory
+/// (the target cwd's directory under `~/.pi/agent/sessions`).
+#[test]
+fn fork_from_resolves_paths_as_pi_does() {
+    if !pi_available("fork_from_resolves_paths_as_pi_does") {
+        return;
+    }
+    let scratch = Scratch::new();
+    scratch.write("src.jsonl", &labels_session());
+    let source = Path::new("./src.jsonl");
+    let cases: [(&str, Option<&str>); 5] = [
+        ("rel/proj", None),
+        ("~/proj", None),
+        ("/a/../b/./", None),
+        ("/x/y", Some("sd/rel")),
+        ("/x/y", Some("~/sd")),
+    ];
+    let jobs: Vec<Vec<String>> = cases
+        .iter()
+        .map(|(cwd, dir)| {
+            let mut args = vec![
+                "forkFrom".to_string(),
+                path_str(source).into(),
+                cwd.to_string(),
+            ];
+            args.extend(dir.map(str::to_string));
+            args
+        })
+        .collect();
+    let pis = pi_forks(&scratch, "paths", &jobs);
+    let requests: Vec<_> = cases
+        .iter()
+        .map(|(cwd, dir)| {
+            let mut params = serde_json::json!({"sourcePath": path_str(source), "cwd": cwd});
+            if let Some(dir) = dir {
+                params["sessionDir"] = (*dir).into();
+            }
+            ("session/forkFrom", params)
+        })
+        .collect();
+    let answers = rpc(&scratch.path(""), &requests);
+    for (((cwd, dir), pi), answer) in cases.iter().zip(&pis).zip(&answers) {
+        let what = format!("forkFrom cwd {cwd} session dir {dir:?}");
+        let pi_file = PathBuf::from(str_of(pi, "file").unwrap_or_else(|| panic!("{what}: {pi:?}")));
+        let file = PathBuf::from(answer["result"]["path"].as_str().unwrap());
+        assert_eq!(file.parent(), pi_file.parent(), "{what}: the directory");
+        let (ours, pis) = (lines(&file), lines(&pi_file));
+        assert_eq!(
+            ours[0],
+            with_values_of(&pis[0], &ours[0], &["id", "timestamp"]),
+            "{what}: header"
+        );
+        assert_eq!(ours[1..], pis[1..], "{what}: entries");
+    }
+    // The expected spellings, for the record.
+    let home = scratch.path("home");
+    let here = scratch.path("");
+    let header =
+        |n: usize| parse(&lines(Path::new(answers[n]["result"]["path"].as_str().unwrap()))[0]);
+    assert_eq!(
+        str_of(&header(0), "cwd"),
+        Some(format!("{}/rel/proj", here.display()))
+    );
+    assert_eq!(
+        str_of(&header(1), "cwd"),
+        Some(format!("{}/proj", home.display()))
+    );
+    assert_eq!(str_of(&header(2), "cwd").as_deref(), Some("/b"));
+    assert_eq!(
+        str_of(&header(3), "parentSession"),
+        Some(format!("{}/src.jsonl", here.display()))
+    );
 }
