@@ -1455,11 +1455,15 @@ fn forks_of_the_real_fixtures_match_pi() {
     // As they are (v1: both sides invent the ids) and as pi migrated them.
     let mut sources = fixture_sources();
     sources.extend(migrated_fixture_sources(&scratch));
+    // Fewer forks of the v1 files: this program forks them in this (debug) test process.
     let cases: Vec<ForkCase> = (0..sources.len())
-        .flat_map(|s| spread(&sources, s, Spread::Sample(4)))
+        .flat_map(|s| {
+            let n = if sources[s].v1 { 2 } else { 4 };
+            spread(&sources, s, Spread::Sample(n))
+        })
         .collect();
     let report = compare_forks(&scratch, "fixtures", &sources, &cases);
-    assert!(report.written >= 60, "written forks: {}", report.written);
+    assert!(report.written >= 50, "written forks: {}", report.written);
 }
 
 // ---------------------------------------------------------------------------------------------
