@@ -10,6 +10,10 @@
 //! appearance, timestamps `T`), and byte for byte once pi's fresh ids are replaced by ours
 //! (so key order, number formatting and the original timestamps of re-created labels count).
 //! The header's `parentSession` is compared on its own: pi's driver forks a copy of the source.
+//! v1 sources get fresh ids from both programs on every open, so their entries are named by
+//! position and this program forks them through the library (its command line cannot name
+//! them). Where this program differs from pi on purpose or does better, the test says so and
+//! counts the cases.
 //!
 //! Without Node or the oracle install, the comparisons are skipped with a notice; the tests of
 //! this program alone (exact expected files, errors) still run.
