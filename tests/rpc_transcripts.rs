@@ -270,6 +270,9 @@ enum Step {
     Files(String),
     /// Records the names and line counts of the files under a directory.
     ListFiles(String),
+    /// Sets a file's modification time (`path` relative to the temporary directory) to
+    /// `seconds` after 2026-01-01T00:00:00Z.
+    SetMtime { path: String, seconds: u64 },
 }
 
 async fn run(name: &str) {
@@ -416,6 +419,15 @@ async fn run(name: &str) {
                     })
                     .collect();
                 exchange.push(json!({ "files": { dir: files } }));
+            }
+            Step::SetMtime { path, seconds } => {
+                let time = std::time::UNIX_EPOCH + Duration::from_secs(1_767_225_600 + seconds);
+                File::options()
+                    .write(true)
+                    .open(tmp.path(&path))
+                    .and_then(|file| file.set_modified(time))
+                    .unwrap_or_else(|e| panic!("{path}: {e}"));
+                exchange.push(json!({ "setMtime": { "path": path, "seconds": seconds } }));
             }
             Step::ListFiles(dir) => {
                 let files: BTreeMap<String, usize> = tmp
@@ -650,4 +662,5 @@ transcripts!(
     session_navigate_hooks,
     session_fork,
     session_errors,
+    session_directories,
 );

@@ -63,18 +63,20 @@ pub fn fork_file(
         Some(dir) => dir.to_path_buf(),
         None => source.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
+    // pi's SessionManager creates its session directory when it is made, written or not.
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
+    }
     let entries = match &selection.leaf_id {
         Some(leaf) => original.branched_entries(leaf)?,
         // Before a root message: a new, empty session (pi writes it at its first reply).
         None => Vec::new(),
     };
-    let new = new_session_at(
-        &dir,
-        original.cwd().into_owned(),
-        None,
-        Some(source_string(&source)),
-        &ids,
-    );
+    // pi's SessionManager.open takes the header's cwd (the process's when it has none) and
+    // resolves it.
+    let cwd = env.resolve_path(&original.cwd()).map_err(repo_error)?;
+    let new = new_session_at(&dir, cwd, None, Some(source_string(&source)), &ids);
     let session = Session::from_entries(new, &entries, options, false)?;
     Ok(Forked {
         session,

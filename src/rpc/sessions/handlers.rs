@@ -362,9 +362,15 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             Some(leaf) => session.branched_entries(leaf)?,
             None => Vec::new(),
         };
+        // pi re-opens the file to fork it, so the new session's cwd is the header's, resolved
+        // (the harness keeps cwds as they are written).
+        let cwd = match profile {
+            Profile::PiCli => registry.repo()?.env().resolve_path(&session.cwd())?,
+            Profile::Harness => session.cwd().into_owned(),
+        };
         let new = NewSession {
             path,
-            cwd: session.cwd().into_owned(),
+            cwd,
             id: Some(id),
             timestamp: Some(timestamp),
             parent_session: session.path().map(|p| p.to_string_lossy().into_owned()),
