@@ -14,7 +14,7 @@ use super::file::SessionFile;
 use super::index::{Body, Index, Record};
 use super::scan::{scan_lines, too_long};
 use super::session::SessionOptions;
-use crate::format::ids::EntryIdStyle;
+use crate::format::ids::{EntryIdStyle, IdSource};
 
 /// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
@@ -325,13 +325,21 @@ fn migrated(
         }
         Ok(())
     })?;
-    // pi never checks these random ids for collisions (a collision can make a cycle); this
-    // does.
+    // pi draws these ids at random on every open (and then rewrites the file). Here they are
+    // drawn from a generator seeded by the session id, so the same file always migrates to
+    // the same ids, even when it is only read; and unlike pi, they never collide (a repeat can
+    // turn the chain into a cycle).
+    let seed = values
+        .first()
+        .and_then(|header| header.get("id"))
+        .map_or(0, |id| stable_hash(id.stringify().as_bytes()));
+    let ids = match options.ids.is_deterministic() {
+        true => options.ids.clone(),
+        false => std::sync::Arc::new(IdSource::deterministic(seed, 0)),
+    };
     let mut in_use = std::collections::HashSet::new();
     migrate::migrate(&mut values, || {
-        let id = options
-            .ids
-            .entry_id(EntryIdStyle::V4Prefix, |id| in_use.contains(id));
+        let id = ids.entry_id(EntryIdStyle::V4Prefix, |id| in_use.contains(id));
         in_use.insert(id.clone());
         id
     });
@@ -346,4 +354,11 @@ fn migrated(
     }
     let header = values.first().cloned().unwrap_or(JsValue::Null);
     Ok((header, values.iter().map(JsValue::stringify).collect()))
+}
+
+/// FNV-1a: a stable seed from bytes (std's hasher is randomly keyed per process).
+fn stable_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
