@@ -152,7 +152,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: pi_session::rpc::StdioArgs) -> ! {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -205,18 +205,20 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
 }
 
 pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    Ok(match session.prepare_tree(&tree_request(&p))? {
-        None => PrepareTreeResult {
-            no_op: true,
-            preparation: None,
-        },
-        Some(preparation) => PrepareTreeResult {
-            no_op: false,
-            preparation: Some(session.preparation_value(&preparation)?.to_serde()),
-        },
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        Ok(match session.prepare_tree(&tree_request(&p))? {
+            None => PrepareTreeResult {
+                no_op: true,
+                preparation: None,
+            },
+            Some(preparation) => PrepareTreeResult {
+                no_op: false,
+                preparation: Some(session.preparation_value(&preparation)?.to_serde()),
+            },
+        })
     })
+    .await
 }
 
 /// `navigateTree`, step by step (spec section 8): prepare, ask the `session_before_tree` hook
@@ -404,18 +406,20 @@ fn context_leaf(session: &Session, requested: &Option<Option<String>>) -> Result
 }
 
 pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<ContextResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    let leaf = context_leaf(&session, &p.leaf_id)?;
-    let format = match p.format {
-        ContextFormat::Agent => MessageFormat::Agent,
-        ContextFormat::Llm => MessageFormat::Llm,
-    };
-    let profile = session.profile();
-    Ok(session
-        .build_context(&leaf, format)?
-        .to_value(profile)
-        .to_serde())
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let format = match p.format {
+            ContextFormat::Agent => MessageFormat::Agent,
+            ContextFormat::Llm => MessageFormat::Llm,
+        };
+        let profile = session.profile();
+        Ok(session
+            .build_context(&leaf, format)?
+            .to_value(profile)
+            .to_serde())
+    })
+    .await
 }
 
 fn entries_of(session: &Session, positions: &[u32]) -> Result<Vec<serde_json::Value>, RpcError> {
@@ -426,45 +430,60 @@ fn entries_of(session: &Session, positions: &[u32]) -> Result<Vec<serde_json::Va
 }
 
 pub async fn build_context_entries(ctx: Ctx, p: ContextParams) -> Result<EntriesResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    let leaf = context_leaf(&session, &p.leaf_id)?;
-    let positions = session.context_entries(&leaf)?;
-    Ok(EntriesResult {
-        entries: entries_of(&session, &positions)?,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let positions = session.context_entries(&leaf)?;
+        Ok(EntriesResult {
+            entries: entries_of(session, &positions)?,
+        })
     })
+    .await
 }
 
 pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    let on_path: std::collections::HashSet<u32> = session
-        .leaf_path(session.leaf())
-        .positions
-        .into_iter()
-        .collect();
-    let tree = session.tree_rows();
-    let previews = session.previews(&tree.iter().map(|r| r.position).collect::<Vec<_>>())?;
-    let mut rows = Vec::with_capacity(tree.len());
-    for (row, preview) in tree.into_iter().zip(previews) {
-        let record = session.record(row.position);
-        rows.push(TreeRow {
-            id: record.id().map(str::to_string),
-            parent_id: record.facts.parent.id().map(str::to_string),
-            kind: record.type_name().map(str::to_string),
-            depth: row.depth,
-            label: record
-                .id()
-                .and_then(|id| session.label(id))
-                .map(|l| l.to_serde()),
-            preview,
-            on_path: on_path.contains(&row.position),
-        });
-    }
-    Ok(TreeResult {
-        leaf_id: leaf_id(session.leaf()),
-        rows,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let on_path: std::collections::HashSet<u32> = session
+            .leaf_path(session.leaf())
+            .positions
+            .into_iter()
+            .collect();
+        let tree = session.tree_rows();
+        let previews = session.previews(&tree.iter().map(|r| r.position).collect::<Vec<_>>())?;
+        let mut rows = Vec::with_capacity(tree.len());
+        for (row, preview) in tree.into_iter().zip(previews) {
+            let record = session.record(row.position);
+            rows.push(TreeRow {
+                id: record.id().map(str::to_string),
+                parent_id: record.facts.parent.id().map(str::to_string),
+                kind: record.type_name().map(str::to_string),
+                depth: row.depth,
+                label: record
+                    .id()
+                    .and_then(|id| session.label(id))
+                    .map(|l| l.to_serde()),
+                preview,
+                on_path: on_path.contains(&row.position),
+            });
+        }
+        Ok(TreeResult {
+            leaf_id: leaf_id(session.leaf()),
+            rows,
+        })
     })
+    .await
+}
+
+/// Runs a read of one session on a blocking thread, so a large read never holds up the
+/// messages behind it.
+async fn with_session<T: Send + 'static>(
+    ctx: &Ctx,
+    id: &str,
+    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    let cell = ctx.state().registry.get(id)?;
+    blocking(move || work(&mut lock(&cell))).await
 }
 
 fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
@@ -481,58 +500,66 @@ pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<serde_json::Value, Rp
 }
 
 pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<EntriesResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    position_of(&session, &p.entry_id)?;
-    Ok(EntriesResult {
-        entries: entries_of(&session, &session.children(&p.entry_id))?,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        position_of(session, &p.entry_id)?;
+        Ok(EntriesResult {
+            entries: entries_of(session, &session.children(&p.entry_id))?,
+        })
     })
+    .await
 }
 
 pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<EntriesResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    let leaf = match &p.entry_id {
-        Some(id) => {
-            position_of(&session, id)?;
-            Leaf::Id(id.as_str().into())
-        }
-        None => session.leaf().clone(),
-    };
-    let walk = session.profile_path(&leaf)?;
-    Ok(EntriesResult {
-        entries: entries_of(&session, &walk.positions)?,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = match &p.entry_id {
+            Some(id) => {
+                position_of(session, id)?;
+                Leaf::Id(id.as_str().into())
+            }
+            None => session.leaf().clone(),
+        };
+        let walk = session.profile_path(&leaf)?;
+        Ok(EntriesResult {
+            entries: entries_of(session, &walk.positions)?,
+        })
     })
+    .await
 }
 
 pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    let total = session.len();
-    let start = p.offset.min(total);
-    let end = start.saturating_add(p.limit.unwrap_or(1000)).min(total);
-    let positions: Vec<u32> = (start as u32..end as u32).collect();
-    Ok(EntriesPage {
-        entries: entries_of(&session, &positions)?,
-        next_offset: (end < total).then_some(end),
-        total,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let total = session.len();
+        let start = p.offset.min(total);
+        let end = start.saturating_add(p.limit.unwrap_or(1000)).min(total);
+        let positions: Vec<u32> = (start as u32..end as u32).collect();
+        Ok(EntriesPage {
+            entries: entries_of(session, &positions)?,
+            next_offset: (end < total).then_some(end),
+            total,
+        })
     })
+    .await
 }
 
 pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    Ok(InfoResult {
-        session_id: p.session_id.clone(),
-        path: session.path().map(|p| p.to_string_lossy().into_owned()),
-        profile: session.profile(),
-        header: session.reported_header().to_serde(),
-        name: session.session_name(),
-        leaf_id: leaf_id(session.leaf()),
-        written: session.is_written(),
-        entry_count: session.len(),
-        stats: session.stats()?,
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        Ok(InfoResult {
+            session_id: p.session_id.clone(),
+            path: session.path().map(|p| p.to_string_lossy().into_owned()),
+            profile: session.profile(),
+            header: session.reported_header().to_serde(),
+            name: session.session_name(),
+            leaf_id: leaf_id(session.leaf()),
+            written: session.is_written(),
+            entry_count: session.len(),
+            stats: session.stats()?,
+        })
     })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
