@@ -708,3 +708,22 @@ fn reading_a_v1_file_migrates_in_memory_and_leaves_the_file_alone() {
         "no backup, no rewrite"
     );
 }
+
+#[test]
+fn durable_sessions_sync_each_append_and_keep_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = NewSession {
+        path: Some(dir.path().join("d.jsonl")),
+        cwd: "/w".into(),
+        ..NewSession::default()
+    };
+    let durable = SessionOptions {
+        durable: true,
+        ..options(Profile::Harness)
+    };
+    let mut session = Session::create(new, durable).unwrap();
+    for i in 0..3 {
+        session.append(user(&format!("line {i}"))).unwrap();
+    }
+    assert_eq!(lines(&dir.path().join("d.jsonl")).len(), 4);
+}

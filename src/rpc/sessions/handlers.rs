@@ -8,8 +8,8 @@ use crate::format::time::file_stamp;
 use crate::format::write::Profile;
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
-    self, ErrorKind, Leaf, MessageFormat, NewSession, Session, StoreError, SummaryInput,
-    TreeHookAnswer, TreeRequest,
+    self, ErrorKind, Leaf, MessageFormat, NewSession, Session, SessionOptions, StoreError,
+    SummaryInput, TreeHookAnswer, TreeRequest,
 };
 
 use super::Sidecar;
@@ -83,7 +83,10 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
             "'metadata': header metadata is written by the harness profile only",
         ));
     }
-    let options = ctx.state().registry.options(profile);
+    let options = SessionOptions {
+        durable: p.durable,
+        ..ctx.state().registry.options(profile)
+    };
     let ids = options.ids.clone();
     let id = p.id.clone().unwrap_or_else(|| ids.session_id());
     let timestamp = ids.now_iso();
@@ -113,7 +116,10 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
 
 pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
     let profile = p.profile.unwrap_or(ctx.settings().default_profile);
-    let options = ctx.state().registry.options(profile);
+    let options = SessionOptions {
+        durable: p.durable,
+        ..ctx.state().registry.options(profile)
+    };
     let path = PathBuf::from(crate::repo::paths::resolve_path(&p.path));
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
@@ -605,6 +611,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
                 path: path.to_string_lossy().into_owned(),
                 profile: p.profile,
                 cwd: Some(p.cwd),
+                durable: false,
             };
             open(ctx, params).await
         }

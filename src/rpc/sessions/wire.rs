@@ -37,6 +37,9 @@ pub struct CreateParams {
     pub session_dir: Option<String>,
     /// Header metadata (harness only).
     pub metadata: Option<Json>,
+    /// Sync every append to disk before answering it.
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// `session/open`: an existing file, for reading and appending.
@@ -48,6 +51,9 @@ pub struct OpenParams {
     /// The cwd of a session started at a path that does not exist yet (pi-cli); defaults to
     /// the server's working directory.
     pub cwd: Option<String>,
+    /// Sync every append to disk before answering it.
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and
