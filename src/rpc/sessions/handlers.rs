@@ -49,9 +49,9 @@ fn opened(id: String, session: &Session) -> OpenedSession {
 }
 
 fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
-    let (id, cell) = ctx.state().registry.insert(session)?;
-    let session = lock(&cell);
-    Ok(opened(id, &session))
+    let opened = opened(session.session_id().into_owned(), &session);
+    ctx.state().registry.insert(session)?;
+    Ok(opened)
 }
 
 /// The directory new sessions of `cwd` go to: an explicit one (flat), else the sessions root's
@@ -66,9 +66,14 @@ fn session_dir(
     let dir = match (explicit, profile) {
         (Some(dir), _) => env.normalize_path(dir)?,
         (None, Profile::PiCli) => env.session_dir(cwd, None)?.path,
-        (None, Profile::Harness) => env.harness_session_dir(&env.sessions_root(), cwd),
+        (None, Profile::Harness) => return Ok(harness_dir(env, cwd)),
     };
     Ok(env.io_path(&dir))
+}
+
+/// The harness's directory for a cwd under the sessions root.
+fn harness_dir(env: &crate::repo::PathEnv, cwd: &str) -> PathBuf {
+    env.io_path(&env.harness_session_dir(&env.sessions_root(), cwd))
 }
 
 pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
@@ -144,52 +149,60 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
 
 pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError> {
     let entry = new_entry(&p.entry)?;
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    let entry_id = session.append(entry)?;
-    Ok(AppendResult {
-        entry_id,
-        leaf_id: leaf_id(session.leaf()),
+    let id = p.session_id.clone();
+    with_session_quick(&ctx, &id, move |session| {
+        let entry_id = session.append(entry)?;
+        Ok(AppendResult {
+            entry_id,
+            leaf_id: leaf_id(session.leaf()),
+        })
     })
+    .await
 }
 
 pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    session.branch(&p.entry_id)?;
-    Ok(LeafResult {
-        leaf_id: leaf_id(session.leaf()),
-        entry_id: None,
+    let id = p.session_id.clone();
+    with_session_quick(&ctx, &id, move |session| {
+        session.branch(&p.entry_id)?;
+        Ok(LeafResult {
+            leaf_id: leaf_id(session.leaf()),
+            entry_id: None,
+        })
     })
+    .await
 }
 
 pub async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    session.reset_leaf()?;
-    Ok(LeafResult {
-        leaf_id: leaf_id(session.leaf()),
-        entry_id: None,
+    let id = p.session_id.clone();
+    with_session_quick(&ctx, &id, move |session| {
+        session.reset_leaf()?;
+        Ok(LeafResult {
+            leaf_id: leaf_id(session.leaf()),
+            entry_id: None,
+        })
     })
+    .await
 }
 
 pub async fn branch_with_summary(
     ctx: Ctx,
     p: BranchWithSummaryParams,
 ) -> Result<LeafResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let mut session = lock(&cell);
-    let id = session.branch_with_summary(
-        p.target_id.as_deref(),
-        JsValue::from_serde(&p.summary),
-        p.details.as_ref().map(JsValue::from_serde),
-        p.from_hook.map(JsValue::Bool),
-        p.usage.as_ref().map(JsValue::from_serde),
-    )?;
-    Ok(LeafResult {
-        leaf_id: leaf_id(session.leaf()),
-        entry_id: Some(id),
+    let id = p.session_id.clone();
+    with_session_quick(&ctx, &id, move |session| {
+        let id = session.branch_with_summary(
+            p.target_id.as_deref(),
+            JsValue::from_serde(&p.summary),
+            p.details.as_ref().map(JsValue::from_serde),
+            p.from_hook.map(JsValue::Bool),
+            p.usage.as_ref().map(JsValue::from_serde),
+        )?;
+        Ok(LeafResult {
+            leaf_id: leaf_id(session.leaf()),
+            entry_id: Some(id),
+        })
     })
+    .await
 }
 
 fn tree_request(p: &TreeParams) -> TreeRequest {
@@ -230,22 +243,27 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 /// `navigateTree`, step by step (spec section 8): prepare, ask the `session_before_tree` hook
 /// (the session is not held while waiting), decide, apply, notify `session_tree`, answer.
 pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let (preparation, payload, profile) = {
-        let mut session = lock(&cell);
-        match session.prepare_tree(&tree_request(&p))? {
-            None => {
-                return Ok(NavigateResult {
-                    cancelled: false,
-                    editor_text: None,
-                    summary_entry: None,
-                    leaf_id: leaf_id(session.leaf()),
-                });
-            }
+    let request = tree_request(&p);
+    let prepared = with_session(&ctx, &p.session_id, move |session| {
+        Ok(match session.prepare_tree(&request)? {
+            None => Err(leaf_id(session.leaf())),
             Some(preparation) => {
                 let payload = session.preparation_value(&preparation)?.to_serde();
-                (preparation, payload, session.profile())
+                Ok((preparation, payload, session.profile()))
             }
+        })
+    })
+    .await?;
+    let (preparation, payload, profile) = match prepared {
+        Ok(prepared) => prepared,
+        // Already at the target: nothing to do, nothing written.
+        Err(leaf_id) => {
+            return Ok(NavigateResult {
+                cancelled: false,
+                editor_text: None,
+                summary_entry: None,
+                leaf_id,
+            });
         }
     };
     let hook = BeforeTreeHook {
@@ -271,18 +289,23 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
         answer,
         p.summary.as_ref().map(summary_input),
     )?;
-    let outcome = {
-        let mut session = lock(&cell);
-        session.apply_navigation(&preparation, &decision)?
-    };
-    let Some(outcome) = outcome else {
-        let session = lock(&cell);
-        return Ok(NavigateResult {
-            cancelled: true,
-            editor_text: None,
-            summary_entry: None,
-            leaf_id: leaf_id(session.leaf()),
-        });
+    let applied = with_session_quick(&ctx, &p.session_id, move |session| {
+        Ok((
+            session.apply_navigation(&preparation, &decision)?,
+            leaf_id(session.leaf()),
+        ))
+    })
+    .await?;
+    let outcome = match applied {
+        (Some(outcome), _) => outcome,
+        (None, leaf_id) => {
+            return Ok(NavigateResult {
+                cancelled: true,
+                editor_text: None,
+                summary_entry: None,
+                leaf_id,
+            });
+        }
     };
     let summary_entry = outcome.summary_entry.as_ref().map(JsValue::to_serde);
     ctx.notify(
@@ -322,7 +345,7 @@ fn parse_answer<T: serde::de::DeserializeOwned>(hook: &str, value: serde_json::V
 /// opened; the current one stays open.
 pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     // An unknown session is refused before the hook: the client is never asked about it.
-    let cell = ctx.state().registry.get(&p.session_id)?;
+    ctx.state().registry.get(&p.session_id)?;
     let hook = BeforeForkHook {
         session_id: p.session_id.clone(),
         entry_id: p.entry_id.clone(),
@@ -341,13 +364,14 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             selected_text: None,
         });
     }
-    let registry = &ctx.state().registry;
-    let (new, entries, options, selected_text) = {
-        let mut session = lock(&cell);
-        let selection = session.fork_selection(&p.entry_id, p.position)?;
+    let env = ctx.state().registry.repo()?.env().clone();
+    let ids = ctx.state().registry.ids();
+    let (entry_id, position) = (p.entry_id.clone(), p.position);
+    // Selecting and copying the entries reads the session: off the event loop.
+    let (new, entries, options, selected_text) = with_session(&ctx, &p.session_id, move |session| {
+        let selection = session.fork_selection(&entry_id, position)?;
         let profile = session.profile();
-        let options = registry.options(profile);
-        let ids = options.ids.clone();
+        let options = SessionOptions { profile, ids: ids.clone(), ..SessionOptions::default() };
         let id = ids.session_id();
         let timestamp = ids.now_iso();
         let path = match session.path() {
@@ -355,7 +379,7 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             Some(current) => {
                 let dir = match profile {
                     Profile::PiCli => current.parent().map(Path::to_path_buf).unwrap_or_default(),
-                    Profile::Harness => session_dir(&ctx, &session.cwd(), None, profile)?,
+                    Profile::Harness => harness_dir(&env, &session.cwd()),
                 };
                 if !session.is_written() && selection.leaf_id.is_some() {
                     return Err(store_error(
@@ -373,7 +397,7 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
         // pi re-opens the file to fork it, so the new session's cwd is the header's, resolved
         // (the harness keeps cwds as they are written).
         let cwd = match profile {
-            Profile::PiCli => registry.repo()?.env().resolve_path(&session.cwd())?,
+            Profile::PiCli => env.resolve_path(&session.cwd())?,
             Profile::Harness => session.cwd().into_owned(),
         };
         let new = NewSession {
@@ -384,8 +408,9 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
             parent_session: session.path().map(|p| p.to_string_lossy().into_owned()),
             metadata: session.header().get("metadata").cloned(),
         };
-        (new, entries, options, selection.selected_text)
-    };
+        Ok((new, entries, options, selection.selected_text))
+    })
+    .await?;
     let session = blocking(move || {
         Session::from_entries(new, &entries, options, false).map_err(RpcError::from)
     })
@@ -481,6 +506,27 @@ pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
     .await
 }
 
+/// Runs a quick change of one session on the event loop when the session is free, else (a
+/// long read holds it) on a blocking thread, so the loop never waits for a lock.
+async fn with_session_quick<T: Send + 'static>(
+    ctx: &Ctx,
+    id: &str,
+    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    let cell = ctx.state().registry.get(id)?;
+    {
+        let free = match cell.try_lock() {
+            Ok(session) => Some(session),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if let Some(mut session) = free {
+            return work(&mut session);
+        }
+    }
+    blocking(move || work(&mut lock(&cell))).await
+}
+
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
 /// messages behind it.
 async fn with_session<T: Send + 'static>(
@@ -499,10 +545,12 @@ fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
 }
 
 pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<serde_json::Value, RpcError> {
-    let cell = ctx.state().registry.get(&p.session_id)?;
-    let session = lock(&cell);
-    let position = position_of(&session, &p.entry_id)?;
-    Ok(session.entry_value(position)?.to_serde())
+    let id = p.session_id.clone();
+    with_session_quick(&ctx, &id, move |session| {
+        let position = position_of(session, &p.entry_id)?;
+        Ok(session.entry_value(position)?.to_serde())
+    })
+    .await
 }
 
 pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<EntriesResult, RpcError> {

@@ -15,9 +15,17 @@ pub type SessionCell = Arc<Mutex<Session>>;
 /// The sidecar's state: every open session.
 #[derive(Debug, Default)]
 pub struct Registry {
-    sessions: Mutex<HashMap<String, SessionCell>>,
+    sessions: Mutex<HashMap<String, OpenSession>>,
     ids: OnceLock<Arc<IdSource>>,
     repo: OnceLock<Repo>,
+}
+
+/// A registered session and its file (kept apart so finding a session by path never waits for
+/// a session busy with a long read).
+#[derive(Debug)]
+struct OpenSession {
+    cell: SessionCell,
+    path: Option<std::path::PathBuf>,
 }
 
 /// Application error codes (outside JSON-RPC's reserved range), one per store error kind.
@@ -103,7 +111,7 @@ impl Registry {
         }
     }
 
-    fn map(&self) -> MutexGuard<'_, HashMap<String, SessionCell>> {
+    fn map(&self) -> MutexGuard<'_, HashMap<String, OpenSession>> {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -111,13 +119,16 @@ impl Registry {
 
     /// The open session `id`, or `session_not_found`.
     pub fn get(&self, id: &str) -> Result<SessionCell, RpcError> {
-        self.map().get(id).cloned().ok_or_else(|| {
-            StoreError::new(
-                ErrorKind::SessionNotFound,
-                format!("no open session {id:?}"),
-            )
-            .into_rpc_error()
-        })
+        self.map()
+            .get(id)
+            .map(|open| open.cell.clone())
+            .ok_or_else(|| {
+                StoreError::new(
+                    ErrorKind::SessionNotFound,
+                    format!("no open session {id:?}"),
+                )
+                .into_rpc_error()
+            })
     }
 
     /// Registers a session under its header id; refuses a second session with the same id.
@@ -131,20 +142,27 @@ impl Registry {
             )
             .into_rpc_error());
         }
+        let path = session.path().map(std::path::Path::to_path_buf);
         let cell = Arc::new(Mutex::new(session));
-        map.insert(id.clone(), cell.clone());
+        map.insert(
+            id.clone(),
+            OpenSession {
+                cell: cell.clone(),
+                path,
+            },
+        );
         Ok((id, cell))
     }
 
     pub fn remove(&self, id: &str) -> Option<SessionCell> {
-        self.map().remove(id)
+        self.map().remove(id).map(|open| open.cell)
     }
 
     /// Whether a session is open at `path`.
     pub fn is_open_at(&self, path: &std::path::Path) -> bool {
         self.map()
             .values()
-            .any(|cell| lock(cell).path() == Some(path))
+            .any(|open| open.path.as_deref() == Some(path))
     }
 
     /// Closes every session (files are written at each append; dropping releases the locks).
