@@ -227,6 +227,37 @@ impl JsValue {
         }
     }
 
+    /// `String(value)`, as template literals and `Array.prototype.join` write a value
+    /// (arrays join their items with commas, `null` items as nothing).
+    pub fn to_js_string(&self) -> String {
+        match self {
+            JsValue::String(s) => s.to_string_lossy().into_owned(),
+            JsValue::Number(n) if n.is_nan() => "NaN".into(),
+            JsValue::Number(n) if n.is_infinite() => {
+                if *n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+            }
+            JsValue::Number(n) => {
+                let mut out = String::new();
+                write_number(*n, &mut out);
+                out
+            }
+            JsValue::Bool(b) => b.to_string(),
+            JsValue::Null => "null".into(),
+            JsValue::Array(items) => items
+                .iter()
+                .map(|item| {
+                    if *item == JsValue::Null {
+                        String::new()
+                    } else {
+                        item.to_js_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            JsValue::Object(_) => "[object Object]".into(),
+        }
+    }
+
     /// `JSON.stringify(value)`.
     pub fn stringify(&self) -> String {
         let mut out = String::new();

@@ -274,7 +274,7 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
     let text_of = |key: &str| {
         message
             .get(key)
-            .map(js_string_of)
+            .map(JsValue::to_js_string)
             .unwrap_or_else(|| "undefined".into())
     };
     let user_text = |text: String| {
@@ -302,7 +302,7 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
             let mut text = format!("Ran `{}`\n", text_of("command"));
             match message.get("output") {
                 Some(output) if output.is_truthy() => {
-                    text.push_str(&format!("```\n{}\n```", js_string_of(output)))
+                    text.push_str(&format!("```\n{}\n```", JsValue::to_js_string(output)))
                 }
                 _ => text.push_str("(no output)"),
             }
@@ -315,7 +315,7 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
             {
                 text.push_str(&format!(
                     "\n\nCommand exited with code {}",
-                    js_string_of(code)
+                    JsValue::to_js_string(code)
                 ));
             }
             if message.get("truncated").is_some_and(JsValue::is_truthy)
@@ -323,7 +323,7 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
             {
                 text.push_str(&format!(
                     "\n\n[Output truncated. Full output: {}]",
-                    js_string_of(path)
+                    JsValue::to_js_string(path)
                 ));
             }
             Some(user_text(text))
@@ -351,25 +351,5 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
             text_of("summary")
         ))),
         _ => None,
-    }
-}
-
-/// `String(value)` for the values a template literal interpolates.
-fn js_string_of(value: &JsValue) -> String {
-    match value {
-        JsValue::String(s) => s.to_string_lossy().into_owned(),
-        JsValue::Number(n) => {
-            let mut out = String::new();
-            if n.is_nan() {
-                out.push_str("NaN");
-            } else {
-                json::write_number(*n, &mut out);
-            }
-            out
-        }
-        JsValue::Bool(b) => b.to_string(),
-        JsValue::Null => "null".into(),
-        JsValue::Array(_) => value.stringify(),
-        JsValue::Object(_) => "[object Object]".into(),
     }
 }

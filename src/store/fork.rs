@@ -8,7 +8,6 @@ use crate::format::write::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::{Body, Index, Leaf, Record};
-use super::navigate::content_text;
 use super::session::{NewSession, Session, SessionOptions};
 
 /// `/fork` copies the path before a user message; `/clone` the path up to an entry.
@@ -64,7 +63,7 @@ impl Session {
                 let text = value
                     .get("message")
                     .and_then(|m| m.get("content"))
-                    .map(content_text)
+                    .map(user_message_text)
                     .unwrap_or_default();
                 let parent = self
                     .record(target)
@@ -192,5 +191,23 @@ impl Session {
             session.persist_at(path, write_now || profile == Profile::Harness)?;
         }
         Ok(session)
+    }
+}
+
+/// The runtime fork's `extractUserMessageText`: string content as it is, else the text blocks
+/// whose `text` is a string, joined (unlike navigation's `contentText`, which takes any `text`).
+fn user_message_text(content: &JsValue) -> String {
+    match content {
+        JsValue::String(s) => s.to_string_lossy().into_owned(),
+        JsValue::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(JsValue::as_str).as_deref() == Some("text"))
+            .filter_map(|b| {
+                b.get("text")
+                    .and_then(JsValue::as_str)
+                    .map(|t| t.into_owned())
+            })
+            .collect(),
+        _ => String::new(),
     }
 }

@@ -355,15 +355,17 @@ fn landing(session: &Session, target: u32, value: &JsValue) -> (Ref, Option<Stri
 pub fn content_text(content: &JsValue) -> String {
     match content {
         JsValue::String(s) => s.to_string_lossy().into_owned(),
+        // `blocks.filter(type === "text").map(b => b.text).join("")`: join writes null and
+        // undefined as nothing and other values as `String(value)` does.
         JsValue::Array(blocks) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(JsValue::as_str).as_deref() == Some("text"))
-            .filter_map(|b| {
-                b.get("text")
-                    .and_then(JsValue::as_str)
-                    .map(|t| t.into_owned())
+            .map(|b| match b.get("text") {
+                None | Some(JsValue::Null) => String::new(),
+                Some(text) => text.to_js_string(),
             })
             .collect(),
+        // pi throws here (reading `.filter` of null); an empty text is the lenient answer.
         _ => String::new(),
     }
 }
