@@ -22,12 +22,16 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{self, JsValue};
 use pi_session::repo::session_file_name;
 use pi_session::store::{ForkPosition, NewSession, Session, SessionOptions};
+
+mod pi_support;
+
+use pi_support::{notice, oracle_dir, parse, path_str, pi_unavailable, root, str_of};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 const INVALID_FORK_TARGET: &str = "Invalid entry ID for forking";
@@ -35,50 +39,16 @@ const INVALID_FORK_TARGET: &str = "Invalid entry ID for forking";
 // ---------------------------------------------------------------------------------------------
 // Where things are
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The shared folder: `$PI_SHARED_DIR`, or `../shared` beside the checkout.
+/// The shared folder, which these tests need.
 fn shared() -> PathBuf {
-    let dir =
-        std::env::var_os("PI_SHARED_DIR").map_or_else(|| root().join("../shared"), PathBuf::from);
-    dir.canonicalize()
-        .unwrap_or_else(|e| panic!("no shared folder at {} ({e})", dir.display()))
+    pi_support::shared().expect("no shared folder beside the checkout (set PI_SHARED_DIR)")
 }
 
-fn oracle_dir() -> PathBuf {
-    std::env::var_os("PI_ORACLE_DIR").map_or_else(|| root().join("target/oracle"), PathBuf::from)
-}
-
-fn notice(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "NOTICE {text}");
-}
-
-/// Whether pi's code can run here (Node, and the oracle installed by `scripts/setup-oracle.sh`);
-/// prints why not for `test`.
+/// Whether pi's code can run here; prints why not for `test`.
 fn pi_available(test: &str) -> bool {
-    static READY: OnceLock<Result<(), String>> = OnceLock::new();
-    let ready = READY.get_or_init(|| {
-        let node = Command::new("node").arg("--version").output();
-        if !node.is_ok_and(|o| o.status.success()) {
-            return Err("`node` is not installed".into());
-        }
-        let status = Command::new(root().join("scripts/setup-oracle.sh"))
-            .env("PI_SHARED_DIR", shared())
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|e| format!("scripts/setup-oracle.sh cannot run: {e}"))?;
-        let module = oracle_dir()
-            .join("node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
-        if !status.success() || !module.exists() {
-            return Err(format!("no oracle install at {}", oracle_dir().display()));
-        }
-        Ok(())
-    });
-    match ready {
-        Ok(()) => true,
-        Err(why) => {
+    match pi_unavailable() {
+        None => true,
+        Some(why) => {
             notice(&format!("{test}: {why}; the comparison with pi is skipped"));
             false
         }
@@ -115,10 +85,6 @@ impl Scratch {
     }
 }
 
-fn path_str(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 path")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading session files
 
@@ -128,17 +94,6 @@ fn lines(path: &Path) -> Vec<String> {
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let text = text.strip_suffix('\n').unwrap_or(&text);
     text.split('\n').map(str::to_string).collect()
-}
-
-fn parse(line: &str) -> JsValue {
-    json::parse(line).unwrap_or_else(|e| panic!("not JSON ({e:?}): {line}"))
-}
-
-fn str_of(value: &JsValue, key: &str) -> Option<String> {
-    value
-        .get(key)
-        .and_then(JsValue::as_str)
-        .map(|s| s.into_owned())
 }
 
 /// One entry of a source as pi's loader sees it.
@@ -257,64 +212,15 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
     results
 }
 
-/// The oracle's commands (`pi-oracle.mjs ARGS`) in one Node process, through the conformance
-/// suite's batch runner: each job's stdout, or its stderr on failure.
+/// The oracle's commands in one Node process, in a scratch subdirectory named after `name`.
 fn oracle_commands(
     scratch: &Scratch,
     name: &str,
     jobs: &[Vec<String>],
 ) -> Vec<Result<String, String>> {
-    if jobs.is_empty() {
-        return Vec::new();
-    }
-    let out_dir = scratch.path(&format!("{name}-oracle-out"));
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let list: Vec<JsValue> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, args)| {
-            let mut job = json::JsObject::new();
-            job.insert(
-                "args".into(),
-                JsValue::Array(args.iter().map(|a| JsValue::from(a.as_str())).collect()),
-            );
-            job.insert(
-                "stdout".into(),
-                JsValue::from(path_str(&out_dir.join(format!("{i}.out")))),
-            );
-            JsValue::Object(job)
-        })
-        .collect();
-    let jobs_file = scratch.write(
-        &format!("{name}-oracle-jobs.json"),
-        &JsValue::Array(list).stringify(),
-    );
-    let output = Command::new("node")
-        .arg(root().join("tests/conformance/oracle_batch.mjs"))
-        .arg(oracle_dir().join("pi-oracle.mjs"))
-        .arg(&jobs_file)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "oracle batch failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary = parse(std::str::from_utf8(&output.stdout).unwrap().trim_end());
-    summary
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .map(|(i, result)| {
-            let status = result.get("status").and_then(JsValue::as_f64).unwrap();
-            if status == 0.0 {
-                Ok(std::fs::read_to_string(out_dir.join(format!("{i}.out"))).unwrap())
-            } else {
-                Err(str_of(result, "stderr").unwrap_or_default())
-            }
-        })
-        .collect()
+    let dir = scratch.path(&format!("{name}-oracle"));
+    std::fs::create_dir_all(&dir).unwrap();
+    pi_support::oracle_commands(&dir, jobs)
 }
 
 /// The oracle's `normalize FILE --with-map` of each file.

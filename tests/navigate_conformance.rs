@@ -12,10 +12,15 @@
 //! Without Node or the oracle install, the comparison is skipped with a notice.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+
+mod pi_support;
+
+use pi_support::{
+    notice, oracle_commands, oracle_dir, parse, path_str, pi_unavailable, root, shared, str_of,
+};
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{self, JsValue};
@@ -26,113 +31,6 @@ use pi_session::store::{
 
 const SUMMARY: &str = "What was left behind.";
 const LABEL: &str = "bookmark";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The shared folder: `$PI_SHARED_DIR`, or `../shared` beside the checkout.
-fn shared() -> Option<PathBuf> {
-    let dir =
-        std::env::var_os("PI_SHARED_DIR").map_or_else(|| root().join("../shared"), PathBuf::from);
-    dir.canonicalize().ok()
-}
-
-fn oracle_dir() -> PathBuf {
-    std::env::var_os("PI_ORACLE_DIR").map_or_else(|| root().join("target/oracle"), PathBuf::from)
-}
-
-fn notice(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "NOTICE {text}");
-}
-
-/// Why pi's code cannot run here, if it cannot.
-fn pi_unavailable() -> Option<String> {
-    let node = Command::new("node").arg("--version").output();
-    if !node.is_ok_and(|o| o.status.success()) {
-        return Some("`node` is not installed".into());
-    }
-    let Some(shared) = shared() else {
-        return Some("no shared folder (set PI_SHARED_DIR)".into());
-    };
-    let status = Command::new(root().join("scripts/setup-oracle.sh"))
-        .env("PI_SHARED_DIR", &shared)
-        .stdout(Stdio::null())
-        .status();
-    let module = oracle_dir()
-        .join("node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
-    if !status.is_ok_and(|s| s.success()) || !module.exists() {
-        return Some(format!("no oracle install at {}", oracle_dir().display()));
-    }
-    None
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 path")
-}
-
-fn parse(text: &str) -> JsValue {
-    json::parse(text).unwrap_or_else(|e| panic!("not JSON ({e:?}): {text}"))
-}
-
-fn str_of(value: &JsValue, key: &str) -> Option<String> {
-    value
-        .get(key)
-        .and_then(JsValue::as_str)
-        .map(|s| s.into_owned())
-}
-
-fn strings(values: &[String]) -> JsValue {
-    JsValue::Array(values.iter().map(|s| JsValue::from(s.as_str())).collect())
-}
-
-/// Runs pi-oracle commands in one Node process; each job's stdout, or its stderr on failure.
-fn oracle_commands(dir: &Path, jobs: &[Vec<String>]) -> Vec<Result<String, String>> {
-    let out = dir.join("oracle-out");
-    std::fs::create_dir_all(&out).unwrap();
-    let list: Vec<JsValue> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, args)| {
-            let mut job = json::JsObject::new();
-            job.insert("args".into(), strings(args));
-            job.insert(
-                "stdout".into(),
-                JsValue::from(path_str(&out.join(format!("{i}.out")))),
-            );
-            JsValue::Object(job)
-        })
-        .collect();
-    let jobs_file = dir.join("oracle-jobs.json");
-    std::fs::write(&jobs_file, JsValue::Array(list).stringify()).unwrap();
-    let output = Command::new("node")
-        .arg(root().join("tests/conformance/oracle_batch.mjs"))
-        .arg(oracle_dir().join("pi-oracle.mjs"))
-        .arg(&jobs_file)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "oracle batch failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let results = parse(&String::from_utf8(output.stdout).unwrap());
-    let JsValue::Array(results) = results else {
-        panic!("oracle batch printed no array")
-    };
-    results
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let status = r.get("status").map(JsValue::stringify);
-            if status.as_deref() == Some("0") {
-                Ok(std::fs::read_to_string(out.join(format!("{i}.out"))).unwrap())
-            } else {
-                Err(str_of(r, "stderr").unwrap_or_default())
-            }
-        })
-        .collect()
-}
 
 /// The session files the oracle's `replay --impl manager` writes for `tests/ops/*.json`.
 fn replay_sources(dir: &Path) -> Vec<PathBuf> {
