@@ -48,15 +48,7 @@ pub fn fork_file(
     session_dir: Option<&Path>,
     ids: Arc<IdSource>,
 ) -> StoreResult<Forked> {
-    let source = PathBuf::from(
-        env.resolve_path(&source.to_string_lossy())
-            .map_err(repo_error)?,
-    );
-    let options = SessionOptions {
-        profile: Profile::PiCli,
-        ids: ids.clone(),
-        ..SessionOptions::default()
-    };
+    let (source, options) = source_and_options(env, source, &ids)?;
     let mut original = Session::open_read_only(&source, options.clone())?;
     let selection = original.fork_selection(entry_id, position)?;
     let dir = match session_dir {
@@ -94,10 +86,7 @@ pub fn fork_from(
     id: Option<&str>,
     ids: Arc<IdSource>,
 ) -> StoreResult<Session> {
-    let source = PathBuf::from(
-        env.resolve_path(&source.to_string_lossy())
-            .map_err(repo_error)?,
-    );
+    let (source, options) = source_and_options(env, source, &ids)?;
     let invalid = || {
         StoreError::new(
             ErrorKind::InvalidSession,
@@ -106,11 +95,6 @@ pub fn fork_from(
                 source.display()
             ),
         )
-    };
-    let options = SessionOptions {
-        profile: Profile::PiCli,
-        ids: ids.clone(),
-        ..SessionOptions::default()
     };
     let original = match Session::open_read_only(&source, options.clone()) {
         Ok(session) => session,
@@ -144,6 +128,25 @@ pub fn fork_from(
         &ids,
     );
     Session::from_entries(new, &entries, options, true)
+}
+
+/// The source resolved as pi resolves it, and the options both forks read it with (pi's
+/// SessionManager rules, pi-cli writing).
+fn source_and_options(
+    env: &PathEnv,
+    source: &Path,
+    ids: &Arc<IdSource>,
+) -> StoreResult<(PathBuf, SessionOptions)> {
+    let source = PathBuf::from(
+        env.resolve_path(&source.to_string_lossy())
+            .map_err(repo_error)?,
+    );
+    let options = SessionOptions {
+        profile: Profile::PiCli,
+        ids: ids.clone(),
+        ..SessionOptions::default()
+    };
+    Ok((source, options))
 }
 
 fn source_string(path: &Path) -> String {

@@ -235,21 +235,6 @@ pub fn resolve_path(path: &str) -> String {
         .unwrap_or_else(|_| resolve(env.process_cwd(), path))
 }
 
-/// pi's `getAgentDir()` in this process.
-pub fn agent_dir() -> std::path::PathBuf {
-    process_env().agent_dir().into()
-}
-
-/// pi's `getSessionsDir()` in this process: `<agent dir>/sessions`.
-pub fn default_sessions_root() -> std::path::PathBuf {
-    process_env().sessions_root().into()
-}
-
-/// The SessionManager's directory name for `cwd`: the encoding of the resolved cwd.
-pub fn encode_cwd_resolved(cwd: &str) -> String {
-    encode_cwd(&resolve_path(cwd))
-}
-
 /// The harness's directory name for `cwd`: the encoding of the cwd as given.
 pub fn encode_cwd_raw(cwd: &str) -> String {
     encode_cwd(cwd)

@@ -125,17 +125,15 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
         durable: p.durable,
         ..ctx.state().registry.options(profile)
     };
-    let path = PathBuf::from(crate::repo::paths::resolve_path(&p.path));
+    let env = ctx.state().registry.repo()?.env();
+    let path = env.io_path(&env.resolve_path(&p.path)?);
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
             ErrorKind::Locked,
             format!("{}: this session is already open here", path.display()),
         ));
     }
-    let cwd = p.cwd.map_or_else(
-        || crate::repo::paths::resolve_path("."),
-        |c| crate::repo::paths::resolve_path(&c),
-    );
+    let cwd = env.resolve_path(p.cwd.as_deref().unwrap_or("."))?;
     let session =
         blocking(move || Session::open(&path, &cwd, options).map_err(RpcError::from)).await?;
     register(&ctx, session)
