@@ -178,7 +178,12 @@ pub fn read_line(line: &[u8]) -> LineRead {
     if is_blank(line) {
         return LineRead::Blank;
     }
-    if let Some(facts) = fast_facts(line) {
+    // serde_json skips the fields it does not need without a depth limit, so a line nested
+    // deeper than the exact reader accepts would pass here and fail every later read of its
+    // body: such a line takes the exact path, which refuses it by name.
+    if !nests_deeper_than(line, json::MAX_DEPTH)
+        && let Some(facts) = fast_facts(line)
+    {
         return LineRead::Entry(facts);
     }
     match json::parse_bytes(line) {
@@ -186,6 +191,71 @@ pub fn read_line(line: &[u8]) -> LineRead {
         Ok(value) if !value.is_truthy() => LineRead::Skipped(SkipReason::Falsy),
         Ok(value) => LineRead::Entry(facts_from_value(&value)),
     }
+}
+
+/// Whether a line that does not parse is a torn write: the beginning of a JSON text cut short
+/// (by a crash, a full disk, or a writer still at work), rather than text that goes wrong in
+/// its middle. The reader ran out of input, or failed within the last token.
+pub fn is_torn(line: &[u8], read: &LineRead) -> bool {
+    let LineRead::Skipped(SkipReason::NotJson(e)) = read else {
+        return false;
+    };
+    if line.first().is_none_or(|b| *b != b'{' && *b != b'[') {
+        return false;
+    }
+    let text = String::from_utf8_lossy(line);
+    let rest = text.get(e.offset..).unwrap_or("");
+    match e.reason {
+        "unexpected end of input" | "unterminated string" => true,
+        // Cut inside `true`, `false` or `null`.
+        "unexpected token" => {
+            !rest.is_empty()
+                && ["true", "false", "null"]
+                    .iter()
+                    .any(|w| w.starts_with(rest))
+        }
+        // Cut inside an escape (`\`, `\u12`).
+        "invalid escape" => rest == "\\",
+        "invalid unicode escape" => rest.len() < 4 && rest.bytes().all(|b| b.is_ascii_hexdigit()),
+        // Cut after `-`, `1.`, `1e`, or before a `:`, key or closing bracket.
+        _ => rest.is_empty(),
+    }
+}
+
+/// Whether brackets nest deeper than `limit` outside strings. Cheap for ordinary lines: the
+/// exact scan runs only when the line has more than `limit` opening brackets at all.
+pub fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+    if memchr::memchr2_iter(b'[', b'{', line)
+        .take(limit + 1)
+        .count()
+        <= limit
+    {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// JavaScript's `String.prototype.trim` whitespace, on a UTF-8 line (invalid bytes are not blank).

@@ -14,6 +14,8 @@ pub enum RepoError {
     Environment { reason: String },
     /// A delete request for a file that is not a `.jsonl` session file.
     NotASessionFile { path: PathBuf },
+    /// Another process (or this one) holds the write lock of the session file.
+    Locked { path: PathBuf },
     /// A file system operation failed.
     Io {
         action: &'static str,
@@ -33,6 +35,7 @@ impl RepoError {
             RepoError::InvalidPath { .. } => "invalid_path",
             RepoError::Environment { .. } => "environment",
             RepoError::NotASessionFile { .. } => "not_a_session_file",
+            RepoError::Locked { .. } => "locked",
             RepoError::Io { .. } => "io",
         }
     }
@@ -54,6 +57,11 @@ impl fmt::Display for RepoError {
                 write!(f, "invalid path {input:?}: {reason}")
             }
             RepoError::Environment { reason } => f.write_str(reason),
+            RepoError::Locked { path } => write!(
+                f,
+                "{}: another process has this session open for writing",
+                path.display()
+            ),
             RepoError::NotASessionFile { path } => write!(
                 f,
                 "{} is not a session file (session files end in .jsonl)",

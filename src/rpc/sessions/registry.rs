@@ -62,6 +62,7 @@ impl IntoRpcError for RepoError {
             | RepoError::InvalidPath { .. }
             | RepoError::NotASessionFile { .. } => ErrorKind::InvalidArgument,
             RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
+            RepoError::Locked { .. } => ErrorKind::Locked,
         };
         RpcError::application(error_code(kind), self.to_string(), kind.name())
     }
