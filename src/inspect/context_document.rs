@@ -65,7 +65,7 @@ pub fn context_document(
                 .collect(),
         ),
     );
-    put("context", context.to_value(profile));
+    put("context", context.into_value(profile));
     let mut labels = JsObject::new();
     for (target, label, _) in session.labels() {
         labels.insert(JsString::new(target), label);

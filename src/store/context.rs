@@ -23,6 +23,31 @@ pub struct Context {
 }
 
 impl Context {
+    /// The context as pi's value, consuming it (the messages are moved, not copied).
+    pub fn into_value(self, profile: Profile) -> JsValue {
+        let mut map = JsObject::new();
+        let mut put = |k: &str, v: JsValue| {
+            map.insert(JsString::new(k), v);
+        };
+        let messages = JsValue::Array(self.messages);
+        let mut messages = Some(messages);
+        if profile == Profile::PiCli {
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        if let Some(level) = self.thinking_level {
+            put("thinkingLevel", level);
+        }
+        put("model", self.model);
+        if profile == Profile::Harness {
+            put(
+                "activeToolNames",
+                self.active_tool_names.unwrap_or(JsValue::Null),
+            );
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        JsValue::Object(map)
+    }
+
     pub fn to_value(&self, profile: Profile) -> JsValue {
         let mut map = JsObject::new();
         let mut put = |k: &str, v: JsValue| {
@@ -113,6 +138,13 @@ impl Session {
         self.note_cycle(&path);
         let mut context = self.settings(&path.positions)?;
         for position in self.select_context_entries(&path.positions) {
+            // Only these kinds become messages: the others' bodies are never read.
+            if !matches!(
+                self.record(position).kind(),
+                Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction
+            ) {
+                continue;
+            }
             let entry = self.entry_value(position)?;
             self.project(&entry, &mut context.messages);
         }
@@ -146,7 +178,7 @@ impl Session {
                 _ if record.kind() == Kind::ActiveToolsChange
                     && self.profile() == Profile::Harness =>
                 {
-                    active_tool_names = self.entry_value(position)?.get("activeToolNames").cloned();
+                    [active_tool_names] = self.entry_fields(position, ["activeToolNames"])?;
                 }
                 _ => {}
             }

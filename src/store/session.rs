@@ -393,6 +393,24 @@ impl Session {
         })
     }
 
+    /// A few top-level fields of an entry as `JSON.parse` gives them, without building the rest
+    /// of its line (see [`crate::format::entry::field_values`]).
+    pub fn entry_fields<const N: usize>(
+        &self,
+        position: u32,
+        keys: [&str; N],
+    ) -> StoreResult<[Option<JsValue>; N]> {
+        let text = self.line_text(position)?;
+        crate::format::entry::field_values(&text, keys).map_err(|e| {
+            let line = self.index.record(position).line;
+            StoreError::at_line(
+                ErrorKind::Io,
+                line,
+                format!("line {line} changed on disk: {e}"),
+            )
+        })
+    }
+
     /// The label on `id`, as the profile's cache holds it.
     pub fn label(&self, id: &str) -> Option<JsValue> {
         self.index
