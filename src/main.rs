@@ -126,7 +126,7 @@ fn main() -> ExitCode {
             };
             run(&file, profile, |session| {
                 let doc = inspect::context_document(session, &choice, format)?;
-                println!("{}", inspect::sorted_keys(&doc).stringify_pretty(2));
+                println!("{}", inspect::sorted_keys(doc).stringify_pretty(2));
                 Ok(ExitCode::SUCCESS)
             })
         }
@@ -281,7 +281,7 @@ fn replay(ops: &Path, out_dir: &Path, profile: Profile, seed: Option<u64>) -> Ex
     });
     match inspect::replay_ops(&script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
-            println!("{}", inspect::sorted_keys(&doc).stringify_pretty(2));
+            println!("{}", inspect::sorted_keys(doc).stringify_pretty(2));
             ExitCode::SUCCESS
         }
         ReplayOutcome::OpFailed { op, error } => {

@@ -265,10 +265,7 @@ fn bad_inputs_are_clear_errors() {
             (
                 p.clone(),
                 ErrorKind::Io,
-                format!(
-                    "{}: cannot open: not a regular file (it is a directory)",
-                    p.display()
-                ),
+                format!("{}: is a directory", p.display()),
             )
         },
         {

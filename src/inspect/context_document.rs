@@ -106,19 +106,19 @@ fn id_value(session: &Session, position: u32) -> JsValue {
 }
 
 /// The value with every object's keys sorted by code point, as the oracle prints documents.
-pub fn sorted_keys(value: &JsValue) -> JsValue {
+/// Sorted in place: a document of 300,000 messages is not copied.
+pub fn sorted_keys(mut value: JsValue) -> JsValue {
+    sort_keys(&mut value);
+    value
+}
+
+fn sort_keys(value: &mut JsValue) {
     match value {
-        JsValue::Array(items) => JsValue::Array(items.iter().map(sorted_keys).collect()),
+        JsValue::Array(items) => items.iter_mut().for_each(sort_keys),
         JsValue::Object(map) => {
-            let mut entries: Vec<(&JsString, &JsValue)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.to_string_lossy().cmp(&b.0.to_string_lossy()));
-            JsValue::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
-                    .collect(),
-            )
+            map.sort_by(|a, _, b, _| a.to_string_lossy().cmp(&b.to_string_lossy()));
+            map.values_mut().for_each(sort_keys);
         }
-        other => other.clone(),
+        _ => {}
     }
 }

@@ -78,6 +78,10 @@ impl StoreError {
     }
 
     pub fn io(path: &Path, what: &str, error: std::io::Error) -> Self {
+        if super::safe_file::is_not_regular(&error) {
+            // "<path>: is a FIFO, not a regular file": what was tried adds nothing.
+            return StoreError::new(ErrorKind::Io, format!("{}: {error}", path.display()));
+        }
         let kind = if error.kind() == std::io::ErrorKind::NotFound {
             ErrorKind::SessionNotFound
         } else {

@@ -36,18 +36,17 @@ pub fn open_regular(path: &Path, access: Access, follow_symlink: bool) -> io::Re
     let file = options.custom_flags(flags).open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
-        return Err(io::Error::other(format!(
-            "not a regular file (it is {})",
-            describe(&kind)
-        )));
+        return Err(not_regular(&kind));
     }
     Ok(file)
 }
 
-fn describe(kind: &std::fs::FileType) -> &'static str {
+/// The refusal of a file that is not a regular file, as `InvalidInput`: "is a directory",
+/// "is a FIFO, not a regular file", ...
+fn not_regular(kind: &std::fs::FileType) -> io::Error {
     use std::os::unix::fs::FileTypeExt;
-    if kind.is_dir() {
-        "a directory"
+    let what = if kind.is_dir() {
+        return io::Error::new(io::ErrorKind::InvalidInput, "is a directory");
     } else if kind.is_fifo() {
         "a FIFO"
     } else if kind.is_char_device() {
@@ -58,7 +57,16 @@ fn describe(kind: &std::fs::FileType) -> &'static str {
         "a socket"
     } else {
         "not a file"
-    }
+    };
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("is {what}, not a regular file"),
+    )
+}
+
+/// Whether an error from [`open_regular`] is its refusal of a non-regular file.
+pub fn is_not_regular(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::InvalidInput
 }
 
 /// Reads all of a regular file, but never more than the size it had when opened (a file that
