@@ -314,3 +314,37 @@ pub fn try_write_lock(file: &File) -> std::io::Result<bool> {
         Err(TryLockError::Error(e)) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn appended(path: &Path, bytes: &[u8]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_is_cut_back_only_while_the_file_ends_where_it_left_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut file = SessionFile::create_new(&path, "{\"type\":\"session\"}\n", false).unwrap();
+        let before = file.len();
+        // Half of a line landed, then the write failed: cut back, no torn tail left.
+        appended(&path, b"{\"type\":\"mess");
+        file.roll_back(before, 13);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
+        assert!(!file.has_torn_tail());
+        // Half a line landed and another program appended after it: nothing is cut, and the
+        // next append starts on a fresh line.
+        appended(&path, b"{\"type\":\"mess");
+        appended(&path, b"{\"other\":1}");
+        file.roll_back(before, 13);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), before + 13 + 11);
+        assert!(file.has_torn_tail());
+        let offset = file.append_line("{\"type\":\"x\"}").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(&text[offset as usize..], "{\"type\":\"x\"}\n");
+        assert_eq!(text.as_bytes()[offset as usize - 1], b'\n');
+    }
+}
