@@ -125,8 +125,13 @@ fn main() -> ExitCode {
                 MessageFormat::Agent
             };
             run(&file, profile, |session| {
-                let doc = inspect::context_document(session, &choice, format)?;
-                println!("{}", inspect::sorted_keys(doc).stringify_pretty(2));
+                // Streamed: a 300,000-entry context is never held whole.
+                inspect::write_context_document(
+                    session,
+                    &choice,
+                    format,
+                    &mut std::io::BufWriter::new(std::io::stdout().lock()),
+                )?;
                 Ok(ExitCode::SUCCESS)
             })
         }

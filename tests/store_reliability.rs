@@ -489,8 +489,34 @@ fn child_peak_kib(args: &[&str]) -> u64 {
 }
 
 #[test]
-fn a_large_line_nobody_reads_costs_no_more_than_the_line() {
+fn memory_stays_in_proportion_to_the_input() {
     let dir = tempfile::tempdir().unwrap();
+    // First (the measure is the largest child so far): 100,000 tiny entries, whose context
+    // document was once held whole, several times over (about 300 MB).
+    let many = dir.path().join("many.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    );
+    let mut parent = "null".to_string();
+    for i in 0..100_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"m\",\"timestamp\":1}}}}\n"
+        ));
+        parent = format!("\"{i:08x}\"");
+    }
+    std::fs::write(&many, &text).unwrap();
+    let peak = child_peak_kib(&["context", many.to_str().unwrap()]);
+    eprintln!(
+        "context of 100,000 tiny entries ({} MB): peak RSS {} MB",
+        text.len() >> 20,
+        peak / 1024
+    );
+    assert!(
+        peak < 96 * 1024,
+        "context of 100,000 entries: peak {peak} KiB"
+    );
+    drop(text);
+
     let (path, ids) = written_session(dir.path(), "big.jsonl", Profile::PiCli, 2);
     let elements = 10_000_000; // a 20 MB line of `0,`
     let mut line = format!(
@@ -504,6 +530,7 @@ fn a_large_line_nobody_reads_costs_no_more_than_the_line() {
     line.push_str("]}\n");
     append_bytes(&path, line.as_bytes());
     let line_kib = line.len() as u64 / 1024;
+    drop(line);
     let started = Instant::now();
     for command in ["context", "tree"] {
         let peak = child_peak_kib(&[command, path.to_str().unwrap()]);

@@ -134,9 +134,34 @@ impl Session {
 
     /// `buildSessionContext()` at `leaf`.
     pub fn build_context(&mut self, leaf: &Leaf, format: MessageFormat) -> StoreResult<Context> {
+        let mut messages = Vec::new();
+        let mut context = self.build_context_with(leaf, format, |message| {
+            messages.push(message);
+            Ok(())
+        })?;
+        context.messages = messages;
+        Ok(context)
+    }
+
+    /// The thinking level, model (and harness tools) in force at `leaf`, without messages.
+    pub fn context_settings(&mut self, leaf: &Leaf) -> StoreResult<Context> {
+        let path = self.profile_path(leaf)?;
+        self.settings(&path.positions)
+    }
+
+    /// `buildSessionContext()` at `leaf`, handing each message to `each` as it is made instead
+    /// of collecting them (the returned context has no messages): a context of 300,000
+    /// messages is written out holding one at a time.
+    pub fn build_context_with(
+        &mut self,
+        leaf: &Leaf,
+        format: MessageFormat,
+        mut each: impl FnMut(JsValue) -> StoreResult<()>,
+    ) -> StoreResult<Context> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
-        let mut context = self.settings(&path.positions)?;
+        let context = self.settings(&path.positions)?;
+        let mut projected = Vec::new();
         for position in self.select_context_entries(&path.positions) {
             // Only these kinds become messages: the others' bodies are never read.
             if !matches!(
@@ -146,10 +171,17 @@ impl Session {
                 continue;
             }
             let entry = self.entry_value(position)?;
-            self.project(&entry, &mut context.messages);
-        }
-        if format == MessageFormat::Llm {
-            context.messages = context.messages.iter().filter_map(convert_to_llm).collect();
+            self.project(&entry, &mut projected);
+            for message in projected.drain(..) {
+                match format {
+                    MessageFormat::Agent => each(message)?,
+                    MessageFormat::Llm => {
+                        if let Some(message) = convert_to_llm(&message) {
+                            each(message)?;
+                        }
+                    }
+                }
+            }
         }
         Ok(context)
     }
