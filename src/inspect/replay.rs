@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use crate::format::ids::IdSource;
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::format::time::file_stamp;
 use crate::format::write::{NewEntry, Profile};
-use crate::repo::paths::{encode_cwd_raw, resolve_path};
-use crate::store::{MessageFormat, NewSession, Session, SessionOptions, StoreError};
+use crate::repo::{PathEnv, Place, SessionRequest, new_session};
+use crate::store::{ErrorKind, MessageFormat, Session, SessionOptions, StoreError};
 
 /// How a replay ended.
 #[derive(Debug)]
@@ -20,6 +19,17 @@ pub enum ReplayOutcome {
     OpFailed { op: usize, error: StoreError },
     /// The script is malformed.
     Usage(String),
+}
+
+/// Where `replay --deterministic`'s clock starts: 2026-01-01T00:00:00.000Z.
+pub const REPLAY_EPOCH_MILLIS: i64 = 1_767_225_600_000;
+
+/// The ids and clock of a replay: seeded from [`REPLAY_EPOCH_MILLIS`] when a seed is given
+/// (reproducible files), the system's otherwise.
+pub fn replay_ids(seed: Option<u64>) -> IdSource {
+    seed.map_or_else(IdSource::system, |seed| {
+        IdSource::deterministic(seed, REPLAY_EPOCH_MILLIS)
+    })
 }
 
 /// Replays `script` into a new session under `out_dir`.
@@ -53,30 +63,35 @@ fn replay(
     let session_id = optional_string(script, "sessionId")?;
     let parent_session = optional_string(script, "parentSession")?;
     let metadata = script.get("metadata").cloned();
-    if metadata.is_some() && profile == Profile::PiCli {
-        return Err("\"metadata\" (header metadata) is only supported by the harness".into());
-    }
     let options = SessionOptions {
         profile,
         ids: ids.clone(),
         ..SessionOptions::default()
     };
-    let timestamp = ids.now_iso();
-    let id = session_id.clone().unwrap_or_else(|| ids.session_id());
-    let (header_cwd, dir) = match profile {
-        Profile::PiCli => (resolve_path(&cwd), out_dir.to_path_buf()),
-        Profile::Harness => (cwd.to_string(), out_dir.join(encode_cwd_raw(&cwd))),
+    // The oracle's layout: pi-cli writes flat into OUT_DIR, the harness into its cwd's
+    // directory with OUT_DIR as the sessions root.
+    let out = out_dir.to_string_lossy();
+    let env = PathEnv::from_process()
+        .map_err(|e| e.to_string())?
+        .with_sessions_root(&out);
+    let place = match profile {
+        Profile::PiCli => Place::Dir(&out),
+        Profile::Harness => Place::Default,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path: PathBuf = dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp)));
-    let new = NewSession {
-        path: Some(path.clone()),
-        cwd: header_cwd,
-        id: Some(id),
-        timestamp: Some(timestamp),
+    let request = SessionRequest {
+        profile,
+        cwd: &cwd,
+        id: session_id.as_deref(),
+        place,
         parent_session,
         metadata,
     };
+    let new = match new_session(&env, request, &ids) {
+        Ok(new) => new,
+        Err(e) if e.kind == ErrorKind::InvalidArgument => return Err(e.message),
+        Err(error) => return Ok(ReplayOutcome::OpFailed { op: 0, error }),
+    };
+    let path: PathBuf = new.path.clone().unwrap_or_default();
     let mut session = match Session::create(new, options) {
         Ok(s) => s,
         Err(error) => return Ok(ReplayOutcome::OpFailed { op: 0, error }),
@@ -160,8 +175,7 @@ fn replay(
 }
 
 /// The harness's `SessionError` code for an error kind.
-fn harness_code(kind: crate::store::ErrorKind) -> &'static str {
-    use crate::store::ErrorKind;
+fn harness_code(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::EntryNotFound | ErrorKind::SessionNotFound => "not_found",
         ErrorKind::InvalidEntry => "invalid_entry",

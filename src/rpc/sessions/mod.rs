@@ -2,13 +2,15 @@
 //! and the handlers.
 
 mod entry;
+mod error;
 mod handlers;
 mod registry;
 pub mod wire;
 
 use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
-pub use registry::{Registry, error_code};
+pub use error::error_code;
+pub use registry::Registry;
 
 /// The sidecar's state.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::write::Profile;
-use crate::repo::{PathEnv, Repo, RepoError};
+use crate::repo::{PathEnv, Repo};
 use crate::rpc::{ClientSettings, IntoRpcError, RpcError};
 use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
 
@@ -26,45 +26,6 @@ pub struct Registry {
 struct OpenSession {
     cell: SessionCell,
     path: Option<std::path::PathBuf>,
-}
-
-/// Application error codes (outside JSON-RPC's reserved range), one per store error kind.
-pub fn error_code(kind: ErrorKind) -> i64 {
-    match kind {
-        ErrorKind::InvalidSession => 1001,
-        ErrorKind::InvalidEntry => 1002,
-        ErrorKind::EntryNotFound => 1003,
-        ErrorKind::SessionNotFound => 1004,
-        ErrorKind::Locked => 1005,
-        ErrorKind::Io => 1006,
-        ErrorKind::InvalidForkTarget => 1007,
-        ErrorKind::SummaryRequired => 1008,
-        ErrorKind::InvalidArgument => 1009,
-        ErrorKind::NotSaved => 1010,
-        ErrorKind::LineTooLong => 1011,
-    }
-}
-
-impl IntoRpcError for StoreError {
-    fn into_rpc_error(self) -> RpcError {
-        let error = RpcError::application(error_code(self.kind), self.message, self.kind.name());
-        match self.line {
-            Some(line) => error.with_data("line", line),
-            None => error,
-        }
-    }
-}
-
-impl IntoRpcError for RepoError {
-    fn into_rpc_error(self) -> RpcError {
-        let kind = match &self {
-            RepoError::InvalidSessionId { .. }
-            | RepoError::InvalidPath { .. }
-            | RepoError::NotASessionFile { .. } => ErrorKind::InvalidArgument,
-            RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
-        };
-        RpcError::application(error_code(kind), self.to_string(), kind.name())
-    }
 }
 
 /// Locks a session; a panic in an earlier call does not make it unusable.
