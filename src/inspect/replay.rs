@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::format::entry_input::parse_new_entry;
 use crate::format::ids::IdSource;
 use crate::format::json::{JsObject, JsString, JsValue};
 use crate::format::write::{NewEntry, Profile};
@@ -241,64 +242,76 @@ fn apply(
     i: usize,
     refs: &[JsValue],
 ) -> Result<OpResult, String> {
-    let field = |key: &str| op.get(key).cloned();
-    let required = |key: &str| {
-        op.get(key)
-            .cloned()
-            .ok_or(format!("op #{i} ({name}): needs {key}"))
-    };
     let needs_target = |ref_key: &str, id_key: &str| -> Result<Option<String>, String> {
         target(op, i, refs, ref_key, id_key)?
             .ok_or(format!("op #{i} ({name}): needs {ref_key} or {id_key}"))
     };
-    let entry = match name {
-        "appendMessage" => NewEntry::Message {
-            message: required("message")?,
-        },
-        "appendModelChange" => NewEntry::ModelChange {
-            provider: required("provider")?,
-            model_id: required("modelId")?,
-        },
-        "appendThinkingLevelChange" => NewEntry::ThinkingLevelChange {
-            thinking_level: field("level")
-                .or_else(|| field("thinkingLevel"))
-                .ok_or(format!("op #{i}: needs level"))?,
-        },
-        "appendCompaction" => NewEntry::Compaction {
-            summary: required("summary")?,
-            first_kept_entry_id: target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?
-                .flatten()
-                .map(JsValue::from),
-            tokens_before: required("tokensBefore")?,
-            retained_tail: field("retainedTail"),
-            details: field("details"),
-            usage: field("usage"),
-            from_hook: field("fromHook"),
-        },
-        "appendCustomEntry" => NewEntry::Custom {
-            custom_type: required("customType")?,
-            data: field("data"),
-        },
-        "appendCustomMessageEntry" => NewEntry::CustomMessage {
-            custom_type: required("customType")?,
-            content: required("content")?,
-            display: field("display"),
-            details: field("details"),
-        },
+    // The op in `session/append`'s form, read by the one entry reader.
+    let mut entry = JsObject::new();
+    let mut put = |key: &str, value: Option<JsValue>| {
+        if let Some(value) = value {
+            entry.insert(JsString::new(key), value);
+        }
+    };
+    let copy = |key: &str| op.get(key).cloned();
+    let kind = match name {
+        "appendMessage" => {
+            put("message", copy("message"));
+            "message"
+        }
+        "appendModelChange" => {
+            put("provider", copy("provider"));
+            put("modelId", copy("modelId"));
+            "model_change"
+        }
+        "appendThinkingLevelChange" => {
+            put(
+                "thinkingLevel",
+                copy("level").or_else(|| copy("thinkingLevel")),
+            );
+            "thinking_level_change"
+        }
+        "appendCompaction" => {
+            put("summary", copy("summary"));
+            let kept = target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?.flatten();
+            put("firstKeptEntryId", kept.map(JsValue::from));
+            for key in [
+                "tokensBefore",
+                "retainedTail",
+                "details",
+                "usage",
+                "fromHook",
+            ] {
+                put(key, copy(key));
+            }
+            "compaction"
+        }
+        "appendCustomEntry" => {
+            put("customType", copy("customType"));
+            put("data", copy("data"));
+            "custom"
+        }
+        "appendCustomMessageEntry" => {
+            for key in ["customType", "content", "display", "details"] {
+                put(key, copy(key));
+            }
+            "custom_message"
+        }
         "appendLabelChange" => {
             let target_id = needs_target("targetRef", "targetId")?
                 .ok_or(format!("op #{i}: targetId must be a string"))?;
-            NewEntry::Label {
-                target_id,
-                label: field("label"),
-            }
+            put("targetId", Some(JsValue::from(target_id)));
+            put("label", copy("label"));
+            "label"
         }
-        "appendSessionInfo" => NewEntry::SessionInfo {
-            name: required("name")?,
-        },
-        "appendActiveToolsChange" => NewEntry::ActiveToolsChange {
-            active_tool_names: required("activeToolNames")?,
-        },
+        "appendSessionInfo" => {
+            put("name", copy("name"));
+            "session_info"
+        }
+        "appendActiveToolsChange" => {
+            put("activeToolNames", copy("activeToolNames"));
+            "active_tools_change"
+        }
         "branch" => {
             let id = needs_target("targetRef", "targetId")?
                 .ok_or(format!("op #{i}: targetId must be a string"))?;
@@ -307,18 +320,22 @@ fn apply(
         "resetLeaf" => return Ok(session.reset_leaf().map(|()| None)),
         "branchWithSummary" => {
             let from = needs_target("targetRef", "targetId")?;
+            let summary = copy("summary").ok_or(format!("op #{i} ({name}): needs summary"))?;
             return Ok(session
                 .branch_with_summary(
                     from.as_deref(),
-                    required("summary")?,
-                    field("details"),
-                    field("fromHook"),
-                    field("usage"),
+                    summary,
+                    copy("details"),
+                    copy("fromHook"),
+                    copy("usage"),
                 )
                 .map(Some));
         }
         other => return Err(format!("op #{i}: unknown op \"{other}\"")),
     };
+    entry.insert(JsString::new("type"), JsValue::from(kind));
+    let entry =
+        parse_new_entry(&JsValue::Object(entry)).map_err(|e| format!("op #{i} ({name}): {e}"))?;
     if session.profile() == Profile::PiCli && matches!(entry, NewEntry::ActiveToolsChange { .. }) {
         return Err(format!(
             "op #{i}: appendActiveToolsChange is not supported by the manager implementation"
