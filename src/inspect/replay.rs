@@ -235,6 +235,42 @@ fn target(
 
 type OpResult = Result<Option<String>, StoreError>;
 
+/// The append ops: op name, the entry type it appends, the fields it copies as they are.
+const APPENDS: &[(&str, &str, &[&str])] = &[
+    ("appendMessage", "message", &["message"]),
+    (
+        "appendModelChange",
+        "model_change",
+        &["provider", "modelId"],
+    ),
+    ("appendThinkingLevelChange", "thinking_level_change", &[]),
+    (
+        "appendCompaction",
+        "compaction",
+        &[
+            "summary",
+            "tokensBefore",
+            "retainedTail",
+            "details",
+            "usage",
+            "fromHook",
+        ],
+    ),
+    ("appendCustomEntry", "custom", &["customType", "data"]),
+    (
+        "appendCustomMessageEntry",
+        "custom_message",
+        &["customType", "content", "display", "details"],
+    ),
+    ("appendLabelChange", "label", &["label"]),
+    ("appendSessionInfo", "session_info", &["name"]),
+    (
+        "appendActiveToolsChange",
+        "active_tools_change",
+        &["activeToolNames"],
+    ),
+];
+
 fn apply(
     session: &mut Session,
     op: &JsValue,
@@ -242,81 +278,16 @@ fn apply(
     i: usize,
     refs: &[JsValue],
 ) -> Result<OpResult, String> {
+    let copy = |key: &str| op.get(key).cloned();
     let needs_target = |ref_key: &str, id_key: &str| -> Result<Option<String>, String> {
         target(op, i, refs, ref_key, id_key)?
             .ok_or(format!("op #{i} ({name}): needs {ref_key} or {id_key}"))
     };
-    // The op in `session/append`'s form, read by the one entry reader.
-    let mut entry = JsObject::new();
-    let mut put = |key: &str, value: Option<JsValue>| {
-        if let Some(value) = value {
-            entry.insert(JsString::new(key), value);
-        }
+    let target_id = || {
+        needs_target("targetRef", "targetId")?.ok_or(format!("op #{i}: targetId must be a string"))
     };
-    let copy = |key: &str| op.get(key).cloned();
-    let kind = match name {
-        "appendMessage" => {
-            put("message", copy("message"));
-            "message"
-        }
-        "appendModelChange" => {
-            put("provider", copy("provider"));
-            put("modelId", copy("modelId"));
-            "model_change"
-        }
-        "appendThinkingLevelChange" => {
-            put(
-                "thinkingLevel",
-                copy("level").or_else(|| copy("thinkingLevel")),
-            );
-            "thinking_level_change"
-        }
-        "appendCompaction" => {
-            put("summary", copy("summary"));
-            let kept = target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?.flatten();
-            put("firstKeptEntryId", kept.map(JsValue::from));
-            for key in [
-                "tokensBefore",
-                "retainedTail",
-                "details",
-                "usage",
-                "fromHook",
-            ] {
-                put(key, copy(key));
-            }
-            "compaction"
-        }
-        "appendCustomEntry" => {
-            put("customType", copy("customType"));
-            put("data", copy("data"));
-            "custom"
-        }
-        "appendCustomMessageEntry" => {
-            for key in ["customType", "content", "display", "details"] {
-                put(key, copy(key));
-            }
-            "custom_message"
-        }
-        "appendLabelChange" => {
-            let target_id = needs_target("targetRef", "targetId")?
-                .ok_or(format!("op #{i}: targetId must be a string"))?;
-            put("targetId", Some(JsValue::from(target_id)));
-            put("label", copy("label"));
-            "label"
-        }
-        "appendSessionInfo" => {
-            put("name", copy("name"));
-            "session_info"
-        }
-        "appendActiveToolsChange" => {
-            put("activeToolNames", copy("activeToolNames"));
-            "active_tools_change"
-        }
-        "branch" => {
-            let id = needs_target("targetRef", "targetId")?
-                .ok_or(format!("op #{i}: targetId must be a string"))?;
-            return Ok(session.branch(&id).map(|()| None));
-        }
+    match name {
+        "branch" => return Ok(session.branch(&target_id()?).map(|()| None)),
         "resetLeaf" => return Ok(session.reset_leaf().map(|()| None)),
         "branchWithSummary" => {
             let from = needs_target("targetRef", "targetId")?;
@@ -331,9 +302,31 @@ fn apply(
                 )
                 .map(Some));
         }
-        other => return Err(format!("op #{i}: unknown op \"{other}\"")),
+        _ => {}
+    }
+    let Some(&(_, kind, fields)) = APPENDS.iter().find(|(op, ..)| *op == name) else {
+        return Err(format!("op #{i}: unknown op \"{name}\""));
     };
+    // The op in `session/append`'s form, read by the one entry reader.
+    let mut entry = JsObject::new();
     entry.insert(JsString::new("type"), JsValue::from(kind));
+    let mut put = |key: &str, value: Option<JsValue>| {
+        if let Some(value) = value {
+            entry.insert(JsString::new(key), value);
+        }
+    };
+    for &key in fields {
+        put(key, copy(key));
+    }
+    match kind {
+        "thinking_level_change" => put("thinkingLevel", copy("level").or(copy("thinkingLevel"))),
+        "compaction" => {
+            let kept = target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?.flatten();
+            put("firstKeptEntryId", kept.map(JsValue::from));
+        }
+        "label" => put("targetId", Some(JsValue::from(target_id()?))),
+        _ => {}
+    }
     let entry =
         parse_new_entry(&JsValue::Object(entry)).map_err(|e| format!("op #{i} ({name}): {e}"))?;
     if session.profile() == Profile::PiCli && matches!(entry, NewEntry::ActiveToolsChange { .. }) {
