@@ -202,8 +202,8 @@ fn try_main() -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Tree { file, profile } => {
-            let mut session = open(&file, profile)?;
-            emit(&inspect::render_tree(&mut session).map_err(Failure::in_file(&file))?)?;
+            let session = open(&file, profile)?;
+            emit(&inspect::render_tree(&session).map_err(Failure::in_file(&file))?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { file, profile } => check(&file, profile),

@@ -210,3 +210,46 @@ async fn header_metadata_with_pi_cli_is_an_invalid_argument() {
     assert_eq!((kind.as_str(), code), ("invalid_argument", 1009));
     client.finish().await;
 }
+
+/// The sidecar reads its own `initialize` members (the generic server knows none of them):
+/// a bad `defaultProfile` fails `initialize` naming the member, and a retry succeeds and is
+/// echoed in `settings`.
+#[tokio::test]
+async fn the_sidecar_reads_and_echoes_its_own_initialize_settings() {
+    let mut client = Client {
+        inner: TestClient::start(
+            sidecar::Sidecar::default(),
+            sidecar::methods(),
+            ServerOptions::default(),
+            WireFraming::Ndjson,
+        ),
+        next_id: 0,
+    };
+    let error = client
+        .call("initialize", json!({"defaultProfile": "emacs"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid params: 'defaultProfile': unknown variant 'emacs'"),
+        "{error}"
+    );
+    let result = client
+        .call(
+            "initialize",
+            json!({"defaultProfile": "harness", "sessionsRoot": "/tmp/s"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["settings"]["defaultProfile"], "harness");
+    assert_eq!(result["settings"]["sessionsRoot"], "/tmp/s");
+    let created = client
+        .call("session/create", json!({"cwd": "/w", "inMemory": true}))
+        .await
+        .unwrap();
+    assert_eq!(created["profile"], "harness");
+    client.finish().await;
+}

@@ -141,6 +141,8 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+pub type StoreResult<T> = Result<T, StoreError>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,4 +168,3 @@ mod tests {
     }
 }
 
-pub type StoreResult<T> = Result<T, StoreError>;

@@ -200,7 +200,7 @@ impl Reader<'_> {
                     self.path.display()
                 ),
             )
-            .naming(&self.path)
+            .naming(self.path)
         };
         let facts = match read {
             LineRead::Blank => return Ok(()),

@@ -54,7 +54,7 @@ fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
 }
 
 pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
-    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
+    let profile = p.profile.unwrap_or(ctx.state().settings().default_profile);
     let options = SessionOptions {
         durable: p.durable,
         ..ctx.state().registry.options(profile)
@@ -82,7 +82,7 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
 }
 
 pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
-    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
+    let profile = p.profile.unwrap_or(ctx.state().settings().default_profile);
     let options = SessionOptions {
         durable: p.durable,
         ..ctx.state().registry.options(profile)

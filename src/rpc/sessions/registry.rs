@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use crate::format::ids::IdSource;
 use crate::format::write::Profile;
 use crate::repo::{PathEnv, Repo};
-use crate::rpc::{ClientSettings, IntoRpcError, RpcError};
+use crate::rpc::{Deterministic, IntoRpcError, RpcError};
+
+use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
 
 /// One open session. Held only for the length of a store call, never across an await.
@@ -35,13 +37,17 @@ pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
 
 impl Registry {
     /// Called at `initialize`: the sessions root and deterministic ids and clock when asked.
-    pub fn configure(&self, settings: &ClientSettings) -> Result<(), RpcError> {
+    pub fn configure(
+        &self,
+        settings: &SidecarSettings,
+        deterministic: Option<Deterministic>,
+    ) -> Result<(), RpcError> {
         let mut env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
         if let Some(root) = &settings.sessions_root {
             env = env.with_sessions_root(&root.to_string_lossy());
         }
         let _ = self.repo.set(Repo::new(env));
-        let ids = match settings.deterministic {
+        let ids = match deterministic {
             Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
             None => IdSource::system(),
         };
