@@ -15,7 +15,7 @@ use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing, WireFraming};
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.1";
+pub const PROTOCOL_VERSION: &str = "0.2";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;
