@@ -77,10 +77,9 @@ fn every_reference_resolves() {
 
 #[test]
 fn protocol_md_states_the_current_protocol_version_and_its_history() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md"))
+            .unwrap();
     let version = pi_session::rpc::PROTOCOL_VERSION;
     assert!(
         text.contains(&format!("\"protocolVersion\": \"{version}\"")),

@@ -74,6 +74,18 @@ pub fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
     Ok(())
 }
 
+/// A session file as a caller spells it (`~`, relative, `file://`), resolved as pi resolves
+/// it, in the form the file system takes.
+pub fn session_path(env: &PathEnv, spelled: &str) -> Result<PathBuf, RepoError> {
+    Ok(env.io_path(&env.resolve_path(spelled)?))
+}
+
+/// The cwd of a session opened at a path that does not exist yet (pi's `SessionManager.open`
+/// starts a new one there): the given cwd, else the process's, resolved.
+pub fn cwd_for_open(env: &PathEnv, cwd: Option<&str>) -> Result<String, RepoError> {
+    env.resolve_path(cwd.unwrap_or("."))
+}
+
 /// The header cwd of a new session: pi-cli resolves it as `SessionManager` does, the harness
 /// writes it as it was given.
 pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, RepoError> {

@@ -167,4 +167,3 @@ mod tests {
         assert_eq!(names.len(), ErrorKind::ALL.len());
     }
 }
-

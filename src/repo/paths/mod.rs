@@ -256,7 +256,7 @@ pub fn encode_cwd(cwd: &str) -> String {
 pub fn session_file_name(timestamp_iso: &str, session_id: &str) -> String {
     format!(
         "{}_{session_id}.jsonl",
-        timestamp_iso.replace([':', '.'], "-")
+        crate::format::time::file_stamp(timestamp_iso)
     )
 }
 

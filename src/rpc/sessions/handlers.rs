@@ -88,14 +88,14 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
         ..ctx.state().registry.options(profile)
     };
     let env = ctx.state().registry.repo()?.env();
-    let path = env.io_path(&env.resolve_path(&p.path)?);
+    let path = crate::repo::session_path(env, &p.path)?;
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
             ErrorKind::Locked,
             format!("{}: this session is already open here", path.display()),
         ));
     }
-    let cwd = env.resolve_path(p.cwd.as_deref().unwrap_or("."))?;
+    let cwd = crate::repo::cwd_for_open(env, p.cwd.as_deref())?;
     let session =
         blocking(move || Session::open(&path, &cwd, options).map_err(RpcError::from)).await?;
     register(&ctx, session)
@@ -621,7 +621,7 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
 
 pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    let path = repo.env().io_path(&repo.env().resolve_path(&p.path)?);
+    let path = crate::repo::session_path(repo.env(), &p.path)?;
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
             ErrorKind::Locked,
