@@ -1,23 +1,18 @@
-//! Scripted exchanges with the server, checked as insta snapshots.
+//! Scripted exchanges with the server, checked as they play and kept as insta snapshots.
 //!
-//! Each file in `tests/transcripts/` holds a client's side of a conversation: messages, raw
-//! bytes (malformed frames), pauses, and how many server messages to read at each point. The
-//! runner plays it against an in-memory server on a paused clock (timeouts are instant and
-//! exact) and snapshots the whole exchange. A server message the script does not read fails
-//! the test.
+//! Each file in `tests/transcripts/` is one scenario in the transcript format
+//! (`protocol/transcripts.md`): the client's messages, raw bytes, pauses, file set-ups, and what
+//! the server must answer, as a count of messages or as inline expectations. The player
+//! (`tests/transcript/`, which `pi-session test` can share) plays it against an in-memory server
+//! on a paused clock (timeouts are instant and exact); this file starts the server, fails on a
+//! failed expectation with the player's report, and snapshots the whole exchange. A server
+//! message the script does not read fails the test.
 //!
 //! A transcript runs against one of two servers (`server.state`): `"test"` (the default) offers
 //! test-only methods, registered here through the same seam the session methods use; they are
 //! not part of the production table. `"sidecar"` is the real sidecar (`pi-session --stdio`'s
-//! state and method table); its transcripts are the `session_*` files.
-//!
-//! Each transcript gets a fresh temporary directory. `${tmp}` in anything the script sends or
-//! names is that directory, and every occurrence of the directory in the server's messages is
-//! recorded as `${tmp}`, so snapshots hold no machine paths. Session transcripts initialize
-//! with `deterministic`, which makes ids and timestamps reproducible without redaction, and
-//! name earlier results as `${@ID.path}`: the member at `path` (dot-separated keys and array
-//! indices) of the result of the request with id `ID`, e.g. `${@3.entryId}`. The snapshot
-//! records what was sent, with these filled in.
+//! state and method table); its transcripts are the `session_*` files. Only `lifecycle` and
+//! `session_initialize` show `initialize`'s result in full.
 
 mod rpc_support;
 mod transcript;
@@ -337,6 +332,7 @@ transcripts!(
     end_of_input,
     lsp_truncated_frame,
     session_initialize,
+    session_quick_start,
     session_append_every_kind,
     session_append_harness_kinds,
     session_append_invalid_entries,
@@ -396,4 +392,17 @@ async fn a_wrong_expectation_fails_naming_the_message_and_member() {
         );
     }
     eprintln!("{report}");
+}
+
+/// The first example of `protocol/transcripts.md` is `tests/transcripts/session_quick_start.json`
+/// (played above), so the page's example cannot rot.
+#[test]
+fn the_format_page_shows_a_transcript_that_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("protocol/transcripts.md")).unwrap();
+    let start = page.find("```json\n").expect("a JSON example") + "```json\n".len();
+    let end = start + page[start..].find("```").unwrap();
+    let shown: Value = serde_json::from_str(&page[start..end]).unwrap();
+    let file = std::fs::read_to_string(transcript_path("session_quick_start")).unwrap();
+    assert_eq!(shown, serde_json::from_str::<Value>(&file).unwrap());
 }
