@@ -10,6 +10,7 @@ use std::process::Command;
 use pi_session::repo::{
     CachePolicy, INVALID_SESSION_ID_MESSAGE, PathEnv, RepoError, SkipReason, validate_session_id,
 };
+use pi_session::store::ErrorKind;
 use repo_support::*;
 
 #[test]
@@ -26,7 +27,7 @@ fn session_ids_are_validated_as_pi_validates_them() {
         if let Some(message) = result {
             assert_eq!(message, INVALID_SESSION_ID_MESSAGE, "{id:?}");
             let err = validate_session_id(id).unwrap_err();
-            assert_eq!(err.kind(), "invalid_session_id");
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         }
     }
     let world = World::new();
@@ -61,13 +62,13 @@ fn file_urls_that_name_no_path_are_refused() {
         ("file:///a%zz", "URI malformed"),
     ] {
         let err = repo.list(cwd, None).unwrap_err();
-        assert_eq!(err.kind(), "invalid_path");
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert_eq!(err.to_string(), format!("invalid path {cwd:?}: {reason}"));
         assert!(repo.list_all(Some(cwd)).is_err());
         assert!(repo.continue_recent_candidate(cwd, None).is_err());
     }
     let err = PathEnv::new("/h", "/w", Some("file://host/agent")).unwrap_err();
-    assert_eq!(err.kind(), "invalid_path");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
 }
 
 #[test]
@@ -77,7 +78,7 @@ fn deleting_refuses_what_is_not_a_session_file() {
     let notes = world.work.join("notes.txt");
     fs::write(&notes, "keep me").unwrap();
     let err = repo.delete_session(&notes).unwrap_err();
-    assert_eq!(err.kind(), "not_a_session_file");
+    assert_eq!(err.kind(), ErrorKind::InvalidSession);
     assert!(err.to_string().contains("notes.txt"));
     assert!(notes.exists());
     assert!(matches!(
@@ -89,7 +90,7 @@ fn deleting_refuses_what_is_not_a_session_file() {
     let dir = world.work.join("odd.jsonl");
     fs::create_dir(&dir).unwrap();
     let err = repo.delete_session(&dir).unwrap_err();
-    assert_eq!(err.kind(), "io");
+    assert_eq!(err.kind(), ErrorKind::Io);
     assert!(err.to_string().starts_with("cannot delete "));
     assert!(err.to_string().contains("odd.jsonl"));
     assert!(dir.exists());
