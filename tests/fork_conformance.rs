@@ -30,6 +30,8 @@ use pi_session::repo::session_file_name;
 use pi_session::store::{ForkPosition, NewSession, Session, SessionOptions};
 
 mod pi_support;
+#[path = "support/comparisons.rs"]
+mod comparisons;
 
 use pi_support::{notice, oracle_dir, parse, path_str, pi_unavailable, root, str_of};
 
@@ -209,6 +211,7 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
     let results = parse(std::str::from_utf8(&output.stdout).unwrap().trim_end());
     let results = results.as_array().expect("an array").to_vec();
     assert_eq!(results.len(), jobs.len());
+    comparisons::count(&format!("fork suite, {name}"), results.len());
     results
 }
 

@@ -17,6 +17,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 mod pi_support;
+#[path = "support/comparisons.rs"]
+mod comparisons;
 
 use pi_support::{
     notice, oracle_commands, oracle_dir, parse, path_str, pi_unavailable, root, shared, str_of,
@@ -449,6 +451,7 @@ fn tree_navigation_matches_pi() {
             )),
         }
     }
+    comparisons::count("tree_navigation_matches_pi", compared);
     notice(&format!(
         "tree_navigation_matches_pi: {} sources, {} cases, {compared} compared",
         sources.len(),

@@ -2,6 +2,9 @@
 //! version, safe beside concurrent appends and other listing processes.
 
 mod repo_support;
+#[path = "support/comparisons.rs"]
+#[allow(dead_code)]
+mod comparisons;
 
 use std::fs;
 use std::io::Write;

@@ -1,6 +1,9 @@
 //! `pi-session list`, run as a user would.
 
 mod repo_support;
+#[path = "support/comparisons.rs"]
+#[allow(dead_code)]
+mod comparisons;
 
 use std::process::{Command, Output};
 

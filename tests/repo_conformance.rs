@@ -3,6 +3,8 @@
 //! skipped with a notice (the rest of the repo tests still run).
 
 mod repo_support;
+#[path = "support/comparisons.rs"]
+mod comparisons;
 
 use std::fs;
 use std::os::unix::fs::symlink;

@@ -1,6 +1,9 @@
 //! Every error of the directory layer: its kind, its message, and that it names the file.
 
 mod repo_support;
+#[path = "support/comparisons.rs"]
+#[allow(dead_code)]
+mod comparisons;
 
 use std::fs;
 use std::os::unix::fs::symlink;

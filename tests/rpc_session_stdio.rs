@@ -4,6 +4,9 @@
 //! must belong to a valid frame. The written files, opened by pi's own code (the oracle), must
 //! give the same context as `session/buildContext`.
 
+#[path = "support/comparisons.rs"]
+mod comparisons;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -407,6 +410,7 @@ fn oracle_context(script: &Path, file: &Path) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     let document: Value = serde_json::from_slice(&output.stdout).expect("oracle output is JSON");
+    comparisons::count("rpc session stdio: context", 1);
     document["context"].clone()
 }
 

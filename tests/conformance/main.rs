@@ -14,6 +14,8 @@
 //! against them.
 
 mod cases;
+#[path = "../support/comparisons.rs"]
+mod comparisons;
 mod diff;
 mod env;
 mod files;

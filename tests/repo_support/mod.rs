@@ -119,6 +119,8 @@ impl World {
             "pi-listing {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // Every listing document pi prints is compared with this program's.
+        crate::comparisons::count(&format!("pi-listing {}", args[0]), 1);
         serde_json::from_slice(&out.stdout).expect("pi-listing prints JSON")
     }
 }
