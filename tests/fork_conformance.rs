@@ -2,7 +2,7 @@
 //!
 //! `/fork` and `/clone` (`pi-session fork FILE --entry ID [--at] --out DIR`) against pi's runtime
 //! `fork` (its `createBranchedSession`), and `--fork` (`session/forkFrom` over `pi-session
-//! --stdio`) against pi's `SessionManager.forkFrom`, both run by `tests/node/pi-fork.mjs`, for
+//! --stdio`) against pi's `SessionManager.forkFrom`, both run by `tests/oracle/pi-fork.mjs`, for
 //! sources built from the real fixtures, the oracle's replays of `tests/ops/`, generated
 //! sessions, the edge-case files of `tests/files/` and hand-made files about labels.
 //!
@@ -15,13 +15,14 @@
 //! them). Where this program differs from pi on purpose or does better, the test says so and
 //! counts the cases.
 //!
-//! Without Node or the oracle install, the comparisons are skipped with a notice; the tests of
-//! this program alone (exact expected files, errors) still run.
+//! The suite installs pi's code itself (see `tests/support/oracle.rs`); with
+//! `PI_SESSION_NO_ORACLE=1` the comparisons are left out with a notice and the tests of this
+//! program alone (exact expected files, errors) still run.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use pi_session::format::ids::IdSource;
@@ -29,11 +30,10 @@ use pi_session::format::json::{self, JsValue};
 use pi_session::repo::session_file_name;
 use pi_session::store::{ForkPosition, NewSession, Session, SessionOptions};
 
-mod pi_support;
-#[path = "support/comparisons.rs"]
-mod comparisons;
+mod support;
 
-use pi_support::{notice, oracle_dir, parse, path_str, pi_unavailable, root, str_of};
+use support::pipe::{PipeClient, Wire};
+use support::{Oracle, parse, path_str, root, str_of};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 const INVALID_FORK_TARGET: &str = "Invalid entry ID for forking";
@@ -41,20 +41,15 @@ const INVALID_FORK_TARGET: &str = "Invalid entry ID for forking";
 // ---------------------------------------------------------------------------------------------
 // Where things are
 
-/// The shared folder, which these tests need.
-fn shared() -> PathBuf {
-    pi_support::shared().expect("no shared folder beside the checkout (set PI_SHARED_DIR)")
+/// Whether pi's code runs in this suite (it does unless `PI_SESSION_NO_ORACLE` is set; a
+/// machine without Node fails here, saying what to install).
+fn pi_available(test: &str) -> bool {
+    support::oracle(test).is_some()
 }
 
-/// Whether pi's code can run here; prints why not for `test`.
-fn pi_available(test: &str) -> bool {
-    match pi_unavailable() {
-        None => true,
-        Some(why) => {
-            notice(&format!("{test}: {why}; the comparison with pi is skipped"));
-            false
-        }
-    }
+/// The oracle, once a test found it available.
+fn oracle() -> &'static Oracle {
+    support::oracle("fork suite").expect("the test checked pi_available first")
 }
 
 /// A scratch directory, canonical (paths in files and messages are compared as text).
@@ -192,9 +187,9 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
     );
     let tmp = scratch.path("node-tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let output = Command::new("node")
-        .arg(root().join("tests/node/pi-fork.mjs"))
-        .arg(oracle_dir())
+    let output = oracle()
+        .command("pi-fork.mjs")
+        .arg(oracle().dir())
         .arg("batch")
         .arg(&jobs_file)
         .env("TMPDIR", &tmp)
@@ -211,7 +206,7 @@ fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue>
     let results = parse(std::str::from_utf8(&output.stdout).unwrap().trim_end());
     let results = results.as_array().expect("an array").to_vec();
     assert_eq!(results.len(), jobs.len());
-    comparisons::count(&format!("fork suite, {name}"), results.len());
+    support::count(&format!("fork suite, {name}"), results.len());
     results
 }
 
@@ -221,9 +216,12 @@ fn oracle_commands(
     name: &str,
     jobs: &[Vec<String>],
 ) -> Vec<Result<String, String>> {
-    let dir = scratch.path(&format!("{name}-oracle"));
-    std::fs::create_dir_all(&dir).unwrap();
-    pi_support::oracle_commands(&dir, jobs)
+    let _ = (scratch, name);
+    oracle()
+        .run(jobs.to_vec())
+        .into_iter()
+        .map(|outcome| outcome.result())
+        .collect()
 }
 
 /// The oracle's `normalize FILE --with-map` of each file.
@@ -1160,9 +1158,7 @@ fn hand_made_sources(scratch: &Scratch) -> Vec<Source> {
 
 /// The real v1 fixtures, as they are.
 fn fixture_sources() -> Vec<Source> {
-    let mut paths = files_in(&shared().join("fixtures/real"));
-    paths.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    paths
+    support::real_fixtures()
         .into_iter()
         .map(|path| {
             let name = format!("fixtures/{}", path.file_stem().unwrap().to_str().unwrap());
@@ -1257,15 +1253,11 @@ fn generated_sources(scratch: &Scratch, seeds: &[u32]) -> Vec<Source> {
         .map(|seed| {
             let file = scratch.path(&format!("generated/seed-{seed}.jsonl"));
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            let status = Command::new("node")
-                .arg(shared().join("gen-session.mjs"))
-                .args(["file", "--out"])
-                .arg(&file)
-                .args(["--size", "1MB", "--seed", &seed.to_string()])
-                .args(["--branch-every", "6", "--label-rate", "0.3", "--quiet"])
-                .status()
-                .expect("node runs");
-            assert!(status.success(), "gen-session.mjs failed");
+            let seed_text = seed.to_string();
+            let args = ["--size", "1MB", "--seed", &seed_text, "--branch-every", "6"];
+            let mut all = vec!["file".as_ref(), "--out".as_ref(), file.as_os_str()];
+            all.extend(args.iter().chain(&["--label-rate", "0.3"]).map(OsStr::new));
+            support::generate(oracle(), &all);
             Source::new(&format!("generated seed {seed}"), file)
         })
         .collect()
@@ -1598,46 +1590,31 @@ fn forks_pi_refuses_are_refused_with_its_messages() {
 /// then each `(method, params)` once the one before is answered, then `shutdown` and `exit`;
 /// the answers to the requests.
 fn rpc(dir: &Path, requests: &[(&str, serde_json::Value)]) -> Vec<serde_json::Value> {
-    use std::io::{BufRead, BufReader};
-
-    use serde_json::json;
-    let mut child = Command::new(BIN)
-        .arg("--stdio")
-        .current_dir(dir)
-        .env("HOME", dir.join("home"))
-        .env_remove("PI_CODING_AGENT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("pi-session --stdio runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut call = |id: usize, method: &str, params: &serde_json::Value| {
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{request}").unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "{method}: no answer"
-        );
-        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(answer["id"], id, "{method}: the answer comes next");
-        answer
+    let mut client = PipeClient::spawn_with(Wire::Ndjson, |command| {
+        command
+            .current_dir(dir)
+            .env("HOME", dir.join("home"))
+            .env_remove("PI_CODING_AGENT_DIR");
+    });
+    let mut no_hooks = |hook: &str, _: &serde_json::Value| -> serde_json::Value {
+        panic!("unexpected hook {hook}")
     };
-    call(0, "initialize", &json!({}));
+    client.call("initialize", serde_json::json!({}));
     let answers = requests
         .iter()
-        .enumerate()
-        .map(|(i, (method, params))| call(i + 1, method, params))
+        .map(|(method, params)| client.call_with(method, params.clone(), &mut no_hooks))
         .collect();
-    let shutdown = call(requests.len() + 1, "shutdown", &serde_json::Value::Null);
-    assert_eq!(shutdown["result"], serde_json::Value::Null);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"exit"}}"#).unwrap();
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "pi-session --stdio exited with {status}");
+    assert_eq!(
+        client.call("shutdown", serde_json::Value::Null),
+        serde_json::Value::Null
+    );
+    assert!(
+        client.notifications.is_empty(),
+        "each answer comes next: {:?}",
+        client.notifications
+    );
+    let status = client.exit();
+    assert_eq!(status, Some(0), "pi-session --stdio exited with {status:?}");
     answers
 }
 

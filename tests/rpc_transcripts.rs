@@ -19,7 +19,7 @@
 //! indices) of the result of the request with id `ID`, e.g. `${@3.entryId}`. The snapshot
 //! records what was sent, with these filled in.
 
-mod rpc_support;
+mod support;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -32,9 +32,9 @@ use pi_session::rpc::{
     Framing, HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
     WireFraming,
 };
-use rpc_support::TestClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 
 /// What the test methods change: named lists of values.
 #[derive(Default)]
@@ -259,7 +259,7 @@ enum Step {
     CloseInput,
     /// Writes a file (`path` relative to the temporary directory) with this text.
     WriteFile { path: String, text: String },
-    /// Copies a file from the shared fixtures (`from`, relative to `shared/fixtures`) into the
+    /// Copies a file from the fixtures (`from`, relative to `tests/fixtures`) into the
     /// temporary directory (`to`).
     CopyFixture { from: String, to: String },
     /// Holds an exclusive lock on a file, as another process writing to it would, until the
@@ -454,14 +454,9 @@ async fn run(name: &str) {
     });
 }
 
-/// Where the shared fixtures are: `PI_SHARED_DIR` (as `scripts/setup-oracle.sh` reads it), or
-/// `../shared` beside the checkout.
+/// Where the fixtures are (`tests/fixtures`).
 fn fixtures_dir() -> PathBuf {
-    let shared = std::env::var_os("PI_SHARED_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    );
-    shared.join("fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// The transcript's temporary directory, written `${tmp}` in scripts and snapshots.
