@@ -1,7 +1,7 @@
 //! Tree navigation (`/tree`, spec section 8) checked against pi's own code.
 //!
-//! pi's `AgentSession.navigateTree` cannot be loaded on this Node, so `tests/oracle/pi-navigate.mjs`
-//! runs its glue steps with pi's `SessionManager` and `collectEntriesForBranchSummary`; a ready
+//! `tests/oracle/pi-navigate.mjs` runs pi's own `AgentSession.navigateTree` (on the oracle's Node
+//! 22, which its module needs) with pi's `SessionManager` under it; a ready
 //! summary stands in for the one a `session_before_tree` extension returns. This program runs
 //! the store API (`prepare_tree`, `decide` with that summary as the hook's answer,
 //! `apply_navigation`) on another copy of the same file. For the oracle's replays of

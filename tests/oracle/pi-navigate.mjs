@@ -9,11 +9,10 @@
 // Prints {"copy", "oldLeafId", "commonAncestorId", "entriesToSummarize": [ids], "editorText", "newLeafId",
 // "summaryEntryId", "cancelled"}; a library error: {"error": message}, exit 1. `batch` prints one array of those.
 //
-// `AgentSession.navigateTree` (dist/core/agent-session.js) cannot be loaded on this Node (its module graph pulls in
-// the TUI and undici), so this runs its steps with pi's own SessionManager, collectEntriesForBranchSummary and
-// contentText, on a temporary copy of FILE opened with SessionManager.open (which appends to that copy, reported as
-// `copy`). A model is assumed to exist; the default summarizer is never needed because the extension supplies the
-// summary whenever one is wanted.
+// Runs pi's own `AgentSession.navigateTree` (dist/core/agent-session.js, which needs Node >= 22: the suite runs this on
+// the oracle's Node 22) on a temporary copy of FILE opened with SessionManager.open (navigation appends to that copy,
+// reported as `copy`). A model is assumed to exist; the default summarizer is never needed because the extension
+// supplies the summary whenever one is wanted.
 import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -23,82 +22,62 @@ const [oracleDir, mode, ...rest] = process.argv.slice(2);
 const piDir = join(oracleDir, "node_modules/@earendil-works");
 const load = (path) => import(pathToFileURL(join(piDir, path)).href);
 const { SessionManager } = await load("pi-coding-agent/dist/core/session-manager.js");
-const { collectEntriesForBranchSummary } = await load("pi-coding-agent/dist/core/compaction/branch-summarization.js");
-const { contentText } = await load("pi-ai/dist/index.js");
+const { AgentSession } = await load("pi-coding-agent/dist/core/agent-session.js");
 
 // Anything the library logs must not end up in the JSON document on stdout.
 console.log = (...args) => console.error(...args);
 
-function navigate(file, targetId, options = {}) {
+/**
+ * pi's own `AgentSession.prototype.navigateTree`, run on the smallest host it needs: the session manager of a copy of
+ * FILE, a model (assumed to exist), the agent's state, and an extension runner whose one handler is the
+ * `session_before_tree` extension answering with the ready summary (if any). A full AgentSession is not built: its
+ * constructor wants resource loaders, model runtimes and tools that navigation never touches.
+ */
+async function navigate(file, targetId, options = {}) {
 	const copy = join(mkdtempSync(join(tmpdir(), "pi-navigate-")), basename(file));
 	copyFileSync(file, copy);
 	const sm = SessionManager.open(copy);
-	const result = (extra) => ({ copy, oldLeafId, ...extra });
-
-	// navigateTree, step by step.
 	const oldLeafId = sm.getLeafId();
-	if (targetId === oldLeafId) {
-		return result({ cancelled: false, newLeafId: sm.getLeafId() ?? null });
-	}
-	const targetEntry = sm.getEntry(targetId);
-	if (!targetEntry) throw new Error(`Entry ${targetId} not found`);
-	const { entries: entriesToSummarize, commonAncestorId } = collectEntriesForBranchSummary(sm, oldLeafId, targetId);
-	let label = options.label;
-	// The session_before_tree extension: answers with the ready summary (if any).
-	let extensionSummary;
-	let fromExtension = false;
-	const hookResult = options.summary !== undefined ? { summary: { summary: options.summary } } : undefined;
-	if (hookResult?.summary && options.summarize) {
-		extensionSummary = hookResult.summary;
-		fromExtension = true;
-	}
-	if (options.summarize && entriesToSummarize.length > 0 && !extensionSummary) {
-		throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
-	}
-	let summaryText;
-	let summaryDetails;
-	let summaryUsage;
-	if (extensionSummary) {
-		summaryText = extensionSummary.summary;
-		summaryDetails = extensionSummary.details;
-		summaryUsage = extensionSummary.usage;
-	}
-	let newLeafId;
-	let editorText;
-	if (targetEntry.type === "message" && targetEntry.message.role === "user") {
-		newLeafId = targetEntry.parentId;
-		editorText = contentText(targetEntry.message.content, "");
-	} else if (targetEntry.type === "custom_message") {
-		newLeafId = targetEntry.parentId;
-		editorText = contentText(targetEntry.content, "");
-	} else {
-		newLeafId = targetId;
-	}
-	let summaryEntry;
-	if (summaryText) {
-		const summaryId = sm.branchWithSummary(newLeafId, summaryText, summaryDetails, fromExtension, summaryUsage);
-		summaryEntry = sm.getEntry(summaryId);
-		if (label) sm.appendLabelChange(summaryId, label);
-	} else if (newLeafId === null) {
-		sm.resetLeaf();
-	} else {
-		sm.branch(newLeafId);
-	}
-	if (label && !summaryText) sm.appendLabelChange(targetId, label);
-	return result({
-		commonAncestorId: commonAncestorId ?? null,
-		entriesToSummarize: entriesToSummarize.map((e) => e.id),
-		editorText: editorText ?? null,
-		newLeafId: sm.getLeafId() ?? null,
-		summaryEntryId: summaryEntry?.id ?? null,
-		fromExtension: summaryText ? fromExtension : null,
-		cancelled: false,
+	let preparation;
+	let treeEvent;
+	const host = {
+		sessionManager: sm,
+		model: { provider: "driver", id: "none" },
+		agent: { state: { messages: [] } },
+		_extensionRunner: {
+			hasHandlers: (type) => type === "session_before_tree",
+			emit: async (event) => {
+				if (event.type === "session_before_tree") {
+					preparation = event.preparation;
+					return options.summary !== undefined ? { summary: { summary: options.summary } } : undefined;
+				}
+				if (event.type === "session_tree") treeEvent = event;
+				return undefined;
+			},
+		},
+		_getSummarizationRequestAuth: async () => {
+			throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
+		},
+	};
+	const outcome = await AgentSession.prototype.navigateTree.call(host, targetId, {
+		summarize: options.summarize,
+		label: options.label,
 	});
+	const result = { copy, oldLeafId, cancelled: outcome.cancelled, newLeafId: sm.getLeafId() ?? null };
+	if (!preparation) return result;
+	return {
+		...result,
+		commonAncestorId: preparation.commonAncestorId ?? null,
+		entriesToSummarize: preparation.entriesToSummarize.map((e) => e.id),
+		editorText: outcome.editorText ?? null,
+		summaryEntryId: outcome.summaryEntry?.id ?? null,
+		fromExtension: treeEvent?.fromExtension ?? null,
+	};
 }
 
-function attempt(args) {
+async function attempt(args) {
 	try {
-		return navigate(...args);
+		return await navigate(...args);
 	} catch (error) {
 		return { error: error.message };
 	}
@@ -106,10 +85,12 @@ function attempt(args) {
 
 if (mode === "batch") {
 	const jobs = JSON.parse(readFileSync(rest[0], "utf8"));
-	process.stdout.write(`${JSON.stringify(jobs.map(attempt))}\n`);
+	const results = [];
+	for (const job of jobs) results.push(await attempt(job));
+	process.stdout.write(`${JSON.stringify(results)}\n`);
 } else if (mode === "one") {
 	const [file, target, options] = rest;
-	const result = attempt([file, target, JSON.parse(options ?? "{}")]);
+	const result = await attempt([file, target, JSON.parse(options ?? "{}")]);
 	process.stdout.write(`${JSON.stringify(result)}\n`);
 	if ("error" in result) process.exitCode = 1;
 } else {
