@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// `tests/node/pi-fork.mjs batch`: every job in one Node process. Temporary copies go under
+/// `tests/oracle/pi-fork.mjs batch`: every job in one Node process. Temporary copies go under
 /// `scratch`.
 pub(crate) fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> Vec<JsValue> {
     if jobs.is_empty() {
