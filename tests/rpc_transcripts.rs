@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use pi_session::rpc::sidecar;
 use pi_session::rpc::{HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState};
-use support::memory::TestClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 use transcript::{Peer, Places, StateKind, Tmp, Transcript};
 
 /// What the test methods change: named lists of values.
