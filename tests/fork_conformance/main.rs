@@ -48,6 +48,7 @@ use compare::*;
 use pi::*;
 use sources::*;
 
+use support::files::tree::*;
 use support::pipe::{PipeClient, Wire};
 use support::{Oracle, parse, path_str, root, str_of};
 

@@ -130,67 +130,7 @@ pub(crate) fn path_cycles(entries: &[SourceEntry], id: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hand-made sources
-
-pub(crate) fn ts(second: u32) -> String {
-    format!("2026-02-01T00:{:02}:{:02}.000Z", second / 60, second % 60)
-}
-
-pub(crate) fn header(id: &str) -> String {
-    format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":"/work/hand made"}}"#,
-        ts(0)
-    )
-}
-
-pub(crate) fn user(id: &str, parent: Option<&str>, second: u32, text: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"{}","message":{{"role":"user","content":[{{"type":"text","text":"{text}"}},{{"type":"image","data":"AA==","mimeType":"image/png"}},{{"type":"text","text":"!"}}],"timestamp":{}}}}}"#,
-        parent_json(parent),
-        ts(second),
-        1_769_904_000_000u64 + u64::from(second) * 1000
-    )
-}
-
-pub(crate) fn assistant(id: &str, parent: Option<&str>, second: u32, text: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":1.5e-7,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{{"input":1e21,"output":0.1,"cacheRead":0,"cacheWrite":0,"total":100}}}},"stopReason":"stop","timestamp":{}}}}}"#,
-        parent_json(parent),
-        ts(second),
-        1_769_904_000_000u64 + u64::from(second) * 1000
-    )
-}
-
-/// A label entry; `label` is the JSON of its `label` member (`None`: no member), `second` its
-/// timestamp (`None`: no member).
-pub(crate) fn label(
-    id: &str,
-    parent: &str,
-    target: &str,
-    label: Option<&str>,
-    second: Option<u32>,
-) -> String {
-    let mut text = format!(r#"{{"type":"label","id":"{id}","parentId":"{parent}""#);
-    if let Some(second) = second {
-        text.push_str(&format!(r#","timestamp":"{}""#, ts(second)));
-    }
-    text.push_str(&format!(r#","targetId":"{target}""#));
-    if let Some(label) = label {
-        text.push_str(&format!(r#","label":{label}"#));
-    }
-    text.push('}');
-    text
-}
-
-pub(crate) fn parent_json(parent: Option<&str>) -> String {
-    parent.map_or("null".into(), |p| format!("\"{p}\""))
-}
-
-pub(crate) fn file_text(lines: &[String]) -> String {
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text
-}
+// Hand-made sources (built with `support::files::tree`)
 
 /// Labels set, cleared and set again, re-set without a clear, set on entries of another
 /// branch, by entries of another branch, in the middle of the path, without a timestamp, with
