@@ -1,6 +1,6 @@
 //! Every error of the directory layer: its kind, its message, and that it names the file.
 
-mod repo_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -11,7 +11,10 @@ use pi_session::repo::{
     CachePolicy, INVALID_SESSION_ID_MESSAGE, PathEnv, RepoError, SkipReason, validate_session_id,
 };
 use pi_session::store::ErrorKind;
-use repo_support::*;
+use support::files::*;
+use support::listing::*;
+#[allow(unused_imports)]
+use support::{notice, oracle};
 
 #[test]
 fn session_ids_are_validated_as_pi_validates_them() {
@@ -36,7 +39,7 @@ fn session_ids_are_validated_as_pi_validates_them() {
     };
     let mut args = vec!["ids"];
     args.extend(ids);
-    let pis = world.pi(&oracle, &args);
+    let pis = world.pi(oracle, &args);
     let pis: Vec<Option<String>> = pis["errors"]
         .as_array()
         .unwrap()

@@ -2,10 +2,10 @@
 //! (issue 8, item 10; issue 7, the one error story): each case answered with the kind
 //! protocol.md's table documents, and nothing written where the request is refused.
 
-mod rpc_support;
+mod support;
 
 use pi_session::rpc::{ServerOptions, WireFraming, sidecar};
-use rpc_support::TestClient;
+use support::memory::TestClient;
 use serde_json::{Value, json};
 
 struct Client {

@@ -2,7 +2,7 @@
 //! path), the parent-process watch, `on_initialize`, ordering under a multi-threaded runtime,
 //! and the test client's own unread-message check.
 
-mod rpc_support;
+mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +12,9 @@ use pi_session::rpc::{
     BoxFuture, ClientSettings, Methods, RequestContext, RpcError, ServerOptions, ServerState,
     StopReason, WireFraming,
 };
-use rpc_support::TestClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 
 /// Records the lifecycle moments it sees.
 #[derive(Default)]

@@ -14,7 +14,7 @@
 //! state and method table); its transcripts are the `session_*` files. Only `lifecycle` and
 //! `session_initialize` show `initialize`'s result in full.
 
-mod rpc_support;
+mod support;
 mod transcript;
 
 use std::collections::BTreeMap;
@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use pi_session::rpc::sidecar;
 use pi_session::rpc::{HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState};
-use rpc_support::TestClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 use transcript::{Peer, Places, StateKind, Tmp, Transcript};
 
 /// What the test methods change: named lists of values.
@@ -281,14 +281,9 @@ async fn run(name: &str) {
     });
 }
 
-/// Where the shared fixtures are: `PI_SHARED_DIR` (as `scripts/setup-oracle.sh` reads it), or
-/// `../shared` beside the checkout.
+/// Where the fixtures are (`tests/fixtures`).
 fn fixtures_dir() -> PathBuf {
-    let shared = std::env::var_os("PI_SHARED_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    );
-    shared.join("fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 macro_rules! transcripts {

@@ -3,14 +3,14 @@
 // 0.82.1) on a directory and print what it returns, for the Rust conformance tests and the
 // listing benchmark.
 //
-//   node tests/node/pi-listing.mjs list --cwd CWD [--session-dir DIR]
-//   node tests/node/pi-listing.mjs list-all [--session-dir DIR]
-//   node tests/node/pi-listing.mjs recent --cwd CWD [--session-dir DIR]
-//   node tests/node/pi-listing.mjs continue --cwd CWD [--session-dir DIR]
-//   node tests/node/pi-listing.mjs paths --cwd CWD [--session-dir DIR]
-//   node tests/node/pi-listing.mjs dates TEXT...
-//   node tests/node/pi-listing.mjs ids ID...
-//   node tests/node/pi-listing.mjs bench list|list-all [--cwd CWD] [--session-dir DIR] [--runs N]
+//   node target/oracle/pi-listing.mjs list --cwd CWD [--session-dir DIR]
+//   node target/oracle/pi-listing.mjs list-all [--session-dir DIR]
+//   node target/oracle/pi-listing.mjs recent --cwd CWD [--session-dir DIR]
+//   node target/oracle/pi-listing.mjs continue --cwd CWD [--session-dir DIR]
+//   node target/oracle/pi-listing.mjs paths --cwd CWD [--session-dir DIR]
+//   node target/oracle/pi-listing.mjs dates TEXT...
+//   node target/oracle/pi-listing.mjs ids ID...
+//   node target/oracle/pi-listing.mjs bench list|list-all [--cwd CWD] [--session-dir DIR] [--runs N]
 //
 // `recent` is `findMostRecentSession` called the way `continueRecent` calls it (read-only);
 // `continue` really calls `continueRecent` and reports the file it opened, which may migrate
@@ -18,15 +18,16 @@
 //
 // Output is one JSON document. Dates are `getTime()` numbers (null when invalid). Strings are
 // made well-formed (a lone surrogate becomes U+FFFD): the Rust side keeps text in UTF-8 and does
-// the same, a documented difference. The packages are loaded from the oracle install,
-// `$PI_ORACLE_DIR` or `target/oracle` beside this repository.
+// the same, a documented difference. The packages are loaded from the oracle install this
+// script is copied into (`target/oracle`), or `$PI_ORACLE_DIR`.
 
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ORACLE_DIR = process.env.PI_ORACLE_DIR ?? resolve(HERE, "../../target/oracle");
+// The suite runs this script from the oracle install (target/oracle), beside node_modules.
+const ORACLE_DIR = process.env.PI_ORACLE_DIR ?? HERE;
 const CORE = join(ORACLE_DIR, "node_modules/@earendil-works/pi-coding-agent/dist/core");
 
 // Anything the library logs must not end up in our stdout document.
@@ -87,7 +88,7 @@ function print(doc) {
 }
 
 if (!existsSync(join(CORE, "session-manager.js"))) {
-	process.stderr.write(`pi-listing: no oracle install at ${ORACLE_DIR} (see /work/shared/oracle/README.md)\n`);
+	process.stderr.write(`pi-listing: no oracle install at ${ORACLE_DIR} (the test suite installs it: see tests/oracle/README.md)\n`);
 	process.exit(3);
 }
 const sm = await import(pathToFileURL(join(CORE, "session-manager.js")).href);

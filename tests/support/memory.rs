@@ -2,8 +2,6 @@
 //! scripted bytes, reads every server message, and fails when the server said something the
 //! test never read.
 
-#![allow(dead_code)] // Each test binary uses a different part of this module.
-
 use std::time::Duration;
 
 use pi_session::rpc::{

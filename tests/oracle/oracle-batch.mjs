@@ -1,6 +1,6 @@
 // Runs many pi-oracle commands in one Node process, so that pi's packages load once.
 //
-//   node oracle_batch.mjs ORACLE_MJS JOBS_JSON
+//   node oracle-batch.mjs ORACLE_MJS JOBS_JSON
 //
 // JOBS_JSON is an array of {"args": [...], "stdout": "path"}. Each job runs the unmodified
 // oracle script exactly as `node ORACLE_MJS ...args` would: the script is imported afresh (a new

@@ -1,4 +1,4 @@
-// Drives pi's own SessionManager forks, for the fork conformance tests (tests/fork_conformance.rs).
+// Drives pi's own SessionManager forks, for the fork conformance tests (tests/fork_conformance/).
 //
 //   node pi-fork.mjs ORACLE_DIR branched FILE ENTRY OUT_DIR       -> createBranchedSession (pi's /fork, /clone)
 //   node pi-fork.mjs ORACLE_DIR fork FILE ENTRY before|at OUT_DIR -> AgentSessionRuntime.fork on a persisted session

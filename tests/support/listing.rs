@@ -1,64 +1,15 @@
-//! Shared by the `repo_*` integration tests: building session directories, running pi's own
-//! listing through `tests/node/pi-listing.mjs`, and putting both results in one shape.
-#![allow(dead_code)] // each test crate uses a different part
+//! Listings of session directories: a world (home, process directory, agent directory) in
+//! which both this program and pi's listing code (`pi-listing.mjs`) run, and both results put
+//! in one shape.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::path::PathBuf;
 
 use pi_session::format::json::JsValue;
 use pi_session::repo::{CachePolicy, Listing, PathEnv, Repo, SessionInfo};
 use serde_json::{Value, json};
 
-pub fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `../shared` beside the project checkout (read-only fixtures, generator, oracle).
-pub fn shared_dir() -> PathBuf {
-    manifest_dir().join("../shared")
-}
-
-/// Prints a notice that stays visible even though the test harness captures test output.
-pub fn notice(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "NOTICE {text}");
-}
-
-/// pi's code, runnable: `node` on the PATH and the oracle packages installed.
-pub struct Oracle {
-    script: PathBuf,
-}
-
-/// The oracle, or `None` after printing why the Node half of a test is skipped.
-pub fn oracle(test: &str) -> Option<Oracle> {
-    let node_ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !node_ok {
-        notice(&format!(
-            "{test}: `node` is not installed; the comparison with pi is skipped"
-        ));
-        return None;
-    }
-    let oracle_dir = std::env::var_os("PI_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest_dir().join("target/oracle"));
-    let module = oracle_dir
-        .join("node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
-    if !module.exists() {
-        notice(&format!(
-            "{test}: no oracle install at {} (see ../shared/oracle/README.md); the comparison with pi is skipped",
-            oracle_dir.display()
-        ));
-        return None;
-    }
-    Some(Oracle {
-        script: manifest_dir().join("tests/node/pi-listing.mjs"),
-    })
-}
+use super::Oracle;
 
 /// Where a listing runs: a home directory, a process directory, maybe an agent directory.
 pub struct World {
@@ -100,11 +51,10 @@ impl World {
         PathBuf::from(self.env().sessions_root())
     }
 
-    /// Runs the Node script in this world and returns its JSON document.
+    /// Runs pi's listing code (`pi-listing.mjs ARGS`) in this world: its JSON document.
     pub fn pi(&self, oracle: &Oracle, args: &[&str]) -> Value {
-        let mut command = Command::new("node");
+        let mut command = oracle.command("pi-listing.mjs");
         command
-            .arg(&oracle.script)
             .args(args)
             .current_dir(&self.work)
             .env("HOME", &self.home)
@@ -119,6 +69,8 @@ impl World {
             "pi-listing {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // Every listing document pi prints is compared with this program's.
+        super::count(&format!("pi-listing {}", args[0]), 1);
         serde_json::from_slice(&out.stdout).expect("pi-listing prints JSON")
     }
 }
@@ -203,68 +155,4 @@ pub fn assert_same_rows(ours: &Value, pis: &Value, what: &str) {
         a.iter().map(|r| r["path"].clone()).collect::<Vec<_>>(),
         b.iter().map(|r| r["path"].clone()).collect::<Vec<_>>()
     );
-}
-
-/// Writes a file and gives it a modification time `seconds` after 2026-01-01.
-pub fn write_file(path: &Path, content: impl AsRef<[u8]>, seconds: u64) {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).unwrap();
-    }
-    fs::write(path, content).unwrap();
-    set_mtime(path, seconds);
-}
-
-pub fn set_mtime(path: &Path, seconds: u64) {
-    let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
-    let file = fs::File::options().write(true).open(path).unwrap();
-    file.set_modified(base + Duration::from_secs(seconds))
-        .unwrap();
-}
-
-/// A header line.
-pub fn header(id: &str, cwd: &str, timestamp: &str) -> String {
-    format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{timestamp}","cwd":"{cwd}"}}"#
-    )
-}
-
-/// A user or assistant message entry with string content.
-pub fn message(id: &str, role: &str, text: &str, timestamp_ms: u64) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-01-02T00:00:00.000Z","message":{{"role":"{role}","content":"{text}","timestamp":{timestamp_ms}}}}}"#
-    )
-}
-
-/// `node ../shared/gen-session.mjs dir --out DIR --count N --size SIZE --seed SEED [--cwd CWD]`.
-pub fn generate(out: &Path, count: usize, size: &str, seed: u64, cwd: Option<&str>) -> bool {
-    let script = shared_dir().join("gen-session.mjs");
-    if !script.exists() {
-        eprintln!(
-            "NOTICE: {} is missing; generated sessions skipped",
-            script.display()
-        );
-        return false;
-    }
-    let mut command = Command::new("node");
-    command
-        .arg(&script)
-        .args(["dir", "--out"])
-        .arg(out)
-        .args(["--count", &count.to_string(), "--size", size])
-        .args(["--seed", &seed.to_string(), "--quiet"]);
-    if let Some(cwd) = cwd {
-        command.args(["--cwd", cwd]);
-    }
-    match command.status() {
-        Ok(status) => {
-            assert!(status.success(), "gen-session failed");
-            true
-        }
-        Err(e) => {
-            notice(&format!(
-                "cannot run node ({e}); generated sessions skipped"
-            ));
-            false
-        }
-    }
 }
