@@ -5,8 +5,8 @@
 mod support;
 
 use pi_session::rpc::{ServerOptions, WireFraming, sidecar};
-use support::memory::TestClient;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 
 struct Client {
     inner: TestClient,
