@@ -6,7 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pi_session::format::write::{NewEntry, Profile};
+use pi_session::format::profile::Profile;
+use pi_session::format::write::NewEntry;
 use pi_session::repo::{CachePolicy, PathEnv, Repo};
 use pi_session::store::{ErrorKind, NewSession, Session, SessionOptions};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -119,7 +120,7 @@ fn delete_of_a_session_open_for_writing_is_refused_as_locked() {
     .unwrap();
     let repo = Repo::new(env).with_cache(CachePolicy::Off);
     let error = repo.delete_session(&path).unwrap_err();
-    assert_eq!(error.kind(), "locked", "{error}");
+    assert_eq!(error.kind(), ErrorKind::Locked, "{error}");
     assert!(path.exists(), "the locked file is still there");
     drop(writer);
     assert!(repo.delete_session(&path).unwrap());

@@ -3,9 +3,11 @@
 
 pub mod entry;
 pub mod entry_id;
+pub mod entry_input;
 pub mod ids;
 pub mod js_date;
 pub mod json;
 pub mod migrate;
+pub mod profile;
 pub mod time;
 pub mod write;

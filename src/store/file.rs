@@ -35,14 +35,14 @@ impl SessionFile {
     /// Opens an existing file for reading only: no lock, never written.
     pub fn open_read(path: &Path) -> StoreResult<Self> {
         let file = safe_file::open_regular(path, Access::Read, true)
-            .map_err(|e| StoreError::io(path, "cannot open", e))?;
+            .map_err(|e| StoreError::open(path, "cannot open", e))?;
         Self::from_file(path, file, false, false)
     }
 
     /// Opens an existing file to append to it, holding the exclusive lock.
     pub fn open_write(path: &Path, durable: bool) -> StoreResult<Self> {
         let file = safe_file::open_regular(path, Access::Append, true)
-            .map_err(|e| StoreError::io(path, "cannot open for writing", e))?;
+            .map_err(|e| StoreError::open(path, "cannot open for writing", e))?;
         lock(path, &file)?;
         Self::from_file(path, file, true, durable)
     }
@@ -180,7 +180,8 @@ impl SessionFile {
                     self.path.display(),
                     self.len
                 ),
-            ));
+            )
+            .naming(&self.path));
         }
         if now == self.len {
             return Ok(false);
@@ -200,7 +201,8 @@ impl SessionFile {
             return Err(StoreError::new(
                 ErrorKind::Io,
                 format!("{}: opened read-only", self.path.display()),
-            ));
+            )
+            .naming(&self.path));
         }
         let mut buffer = Vec::with_capacity(line.len() + 2);
         if self.torn_tail {
@@ -302,6 +304,7 @@ pub fn locked(path: &Path) -> StoreError {
             path.display()
         ),
     )
+    .naming(path)
 }
 
 /// Tries the lock a writer holds on a session file: `Ok(false)` when someone holds it. The

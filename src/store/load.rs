@@ -9,7 +9,7 @@ use crate::format::entry::{
 };
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
@@ -73,11 +73,11 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
     } = reader;
     let Some(header) = header else {
         return Err(match profile {
-            Profile::PiCli => not_a_session(path),
+            Profile::PiCli | Profile::Pi16 => not_a_session(path),
             Profile::Harness => harness_invalid(path, "missing session header"),
         });
     };
-    if profile == Profile::PiCli && migrate::needs_migration(&header) {
+    if profile.is_session_manager() && migrate::needs_migration(&header) {
         let from = migrate::header_version(&header);
         let (header, lines) = migrated(file, options, &mut warnings)?;
         index = Index::default();
@@ -243,7 +243,7 @@ impl<'a> Reader<'a> {
         }
         self.non_blank += 1;
         match self.profile {
-            Profile::PiCli => self.lenient(line_number, offset, bytes, read),
+            Profile::PiCli | Profile::Pi16 => self.lenient(line_number, offset, bytes, read),
             Profile::Harness => self.strict(line_number, offset, bytes, read),
         }
     }
@@ -337,6 +337,7 @@ impl<'a> Reader<'a> {
                     self.path.display()
                 ),
             )
+            .naming(self.path)
         };
         let facts = match read {
             LineRead::Blank => return Ok(()),
@@ -439,6 +440,7 @@ fn harness_invalid(path: &Path, reason: &str) -> StoreError {
         ErrorKind::InvalidSession,
         format!("Invalid JSONL session file {}: {reason}", path.display()),
     )
+    .naming(path)
 }
 
 fn not_a_session(path: &Path) -> StoreError {
@@ -446,6 +448,7 @@ fn not_a_session(path: &Path) -> StoreError {
         ErrorKind::InvalidSession,
         format!("Session file is not a valid pi session: {}", path.display()),
     )
+    .naming(path)
 }
 
 /// Reads every parsed line as a value, migrates them as pi does and re-serializes them.

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::{EntryIdStyle, IdSource};
 use crate::format::json::{self, JsValue};
-use crate::format::write::{self, NewEntry, ParentValue, Profile};
+use crate::format::profile::Profile;
+use crate::format::write::{self, NewEntry, ParentValue};
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
@@ -86,20 +87,22 @@ impl Session {
         let mut file = SessionFile::open_read(path)?;
         match load::load(&mut file, &options)? {
             // pi-cli would write a fresh header into it; a read-only open refuses instead.
-            LoadOutcome::Empty if options.profile == Profile::PiCli => Err(StoreError::new(
+            LoadOutcome::Empty if options.profile.is_session_manager() => Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!(
                     "{}: empty file, not a pi session (it has no header line)",
                     path.display()
                 ),
-            )),
+            )
+            .naming(path)),
             LoadOutcome::Empty => Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!(
                     "Invalid JSONL session file {}: missing session header",
                     path.display()
                 ),
-            )),
+            )
+            .naming(path)),
             LoadOutcome::Loaded(loaded) => {
                 let mut session = Session::from_parts(
                     path,
@@ -131,7 +134,8 @@ impl Session {
                 return Err(StoreError::new(
                     ErrorKind::SessionNotFound,
                     format!("Session not found: {}", path.display()),
-                ));
+                )
+                .naming(path));
             }
             let new = NewSession {
                 path: Some(path.to_path_buf()),
@@ -143,7 +147,7 @@ impl Session {
         let mut file = SessionFile::open_write(path, options.durable)?;
         let loaded = match load::load(&mut file, &options)? {
             LoadOutcome::Loaded(loaded) => loaded,
-            LoadOutcome::Empty if options.profile == Profile::PiCli => {
+            LoadOutcome::Empty if options.profile.is_session_manager() => {
                 let header = write::header_object(
                     Profile::PiCli,
                     &options.ids.session_id(),
@@ -167,7 +171,8 @@ impl Session {
                         "Invalid JSONL session file {}: missing session header",
                         path.display()
                     ),
-                ));
+                )
+                .naming(path));
             }
         };
         let load::Loaded {
@@ -197,7 +202,8 @@ impl Session {
                     return Err(StoreError::new(
                         ErrorKind::Io,
                         format!("{}: empty after migration", path.display()),
-                    ));
+                    )
+                    .naming(path));
                 };
                 session.index = reloaded.index;
                 session.leaf = session.index.leaf.clone().unwrap_or(Leaf::Null);
@@ -279,7 +285,7 @@ impl Session {
     /// The header as each pi reports it: the SessionManager returns the raw object; the
     /// harness keeps only its known fields.
     pub fn reported_header(&self) -> JsValue {
-        if self.options.profile == Profile::PiCli {
+        if self.options.profile.is_session_manager() {
             return self.header.clone();
         }
         let mut map = crate::format::json::JsObject::new();
@@ -448,7 +454,7 @@ impl Session {
 
     fn entry_id_style(&self) -> EntryIdStyle {
         match self.options.profile {
-            Profile::PiCli => EntryIdStyle::V4Prefix,
+            Profile::PiCli | Profile::Pi16 => EntryIdStyle::V4Prefix,
             Profile::Harness => EntryIdStyle::V7Suffix,
         }
     }
@@ -520,7 +526,7 @@ impl Session {
             _ => None,
         };
         if let Some(what) = harness_only
-            && self.options.profile == Profile::PiCli
+            && self.options.profile.is_session_manager()
         {
             return Err(StoreError::new(
                 ErrorKind::InvalidArgument,
@@ -715,7 +721,7 @@ impl Session {
 
     fn move_leaf(&mut self, target: Option<&str>) -> StoreResult<()> {
         match self.options.profile {
-            Profile::PiCli => {
+            Profile::PiCli | Profile::Pi16 => {
                 self.leaf = target.map_or(Leaf::Null, |id| Leaf::Id(id.into()));
                 Ok(())
             }
