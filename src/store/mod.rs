@@ -11,13 +11,14 @@ mod line_stream;
 mod load;
 mod navigate;
 mod preview;
+pub mod safe_file;
 mod session;
 mod stats;
 mod tree;
 
 pub use context::{Context, MessageFormat, convert_to_llm};
 pub use error::{ErrorKind, StoreError, StoreResult};
-pub use file::SessionFile;
+pub use file::{SessionFile, try_write_lock};
 pub use fork::{ForkPosition, ForkSelection};
 pub use index::{Leaf, Record};
 pub use load::{DEFAULT_MAX_LINE_BYTES, Warning};
