@@ -16,6 +16,7 @@ mod framing;
 mod hooks;
 mod lifecycle;
 mod logging;
+mod memory;
 mod message;
 mod methods;
 mod parent;
@@ -41,6 +42,7 @@ pub use lifecycle::{
     ServerOptions,
 };
 pub use logging::init_logging;
+pub use memory::release_freed_memory;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};

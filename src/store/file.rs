@@ -57,6 +57,8 @@ impl SessionFile {
         if durable {
             file.sync_all()
                 .map_err(|e| StoreError::io(path, "cannot sync", e))?;
+            // The new name, too: without it the synced bytes may have no file after a crash.
+            super::sync::fsync_parent(path)?;
         }
         Self::from_file(path, file, true, durable)
     }
@@ -84,6 +86,8 @@ impl SessionFile {
         }
         std::fs::rename(&temporary, &path)
             .map_err(|e| StoreError::io(&path, "cannot replace", e))?;
+        // The rename is only durable once the directory is synced.
+        super::sync::fsync_parent(&path)?;
         let durable = self.durable;
         drop(self);
         Self::open_write(&path, durable)
@@ -172,6 +176,23 @@ impl SessionFile {
         self.len += buffer.len() as u64;
         self.torn_tail = false;
         Ok(start)
+    }
+
+    /// Whether appends are synced before they are acknowledged.
+    pub fn is_durable(&self) -> bool {
+        self.durable
+    }
+
+    /// Syncs every append from now on, and what is already written (bytes and name) now.
+    pub fn make_durable(&mut self) -> StoreResult<()> {
+        if self.writable {
+            self.file
+                .sync_all()
+                .map_err(|e| StoreError::io(&self.path, "cannot sync", e))?;
+            super::sync::fsync_parent(&self.path)?;
+        }
+        self.durable = true;
+        Ok(())
     }
 
     /// Reads `len` bytes at `offset`.

@@ -13,6 +13,7 @@ mod preview;
 mod scan;
 mod session;
 mod stats;
+mod sync;
 mod tree;
 
 pub use context::{Context, MessageFormat, convert_to_llm};
@@ -27,4 +28,5 @@ pub use navigate::{
 };
 pub use session::{NewSession, Session, SessionOptions, backup_path};
 pub use stats::SessionStats;
+pub use sync::{create_dir_all_durable, fsync_dir, fsync_parent};
 pub use tree::{TreeRow, Walk};

@@ -103,10 +103,9 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
         None
     } else {
         let dir = session_dir(&ctx, &p.cwd, p.session_dir.as_deref(), profile)?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
         Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
     };
+    let durable = p.durable;
     let new = NewSession {
         path,
         cwd,
@@ -115,7 +114,18 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
         parent_session: p.parent_session,
         metadata: p.metadata.as_ref().map(JsValue::from_serde),
     };
-    let session = blocking(move || Session::create(new, options).map_err(RpcError::from)).await?;
+    let session = blocking(move || {
+        if let Some(dir) = new.path.as_deref().and_then(Path::parent) {
+            if durable {
+                store::create_dir_all_durable(dir)?;
+            } else {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| StoreError::io(dir, "cannot create the sessions directory", e))?;
+            }
+        }
+        Session::create(new, options).map_err(RpcError::from)
+    })
+    .await?;
     register(&ctx, session)
 }
 
@@ -141,7 +151,14 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
 
 pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     ctx.state().registry.get(&p.session_id)?;
-    ctx.state().registry.remove(&p.session_id);
+    let closed = ctx.state().registry.remove(&p.session_id);
+    // Freeing a large index and handing the memory back to the system takes time: off the loop.
+    blocking(move || {
+        drop(closed);
+        crate::rpc::release_freed_memory();
+        Ok(())
+    })
+    .await?;
     Ok(Empty {})
 }
 
@@ -364,12 +381,13 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     }
     let env = ctx.state().registry.repo()?.env().clone();
     let ids = ctx.state().registry.ids();
-    let (entry_id, position) = (p.entry_id.clone(), p.position);
+    let (entry_id, position, durable) = (p.entry_id.clone(), p.position, p.durable);
     // Selecting and copying the entries reads the session: off the event loop.
     let (new, entries, options, selected_text) = with_session(&ctx, &p.session_id, move |session| {
         let selection = session.fork_selection(&entry_id, position)?;
         let profile = session.profile();
-        let options = SessionOptions { profile, ids: ids.clone(), ..SessionOptions::default() };
+        let durable = durable.unwrap_or(session.is_durable());
+        let options = SessionOptions { profile, ids: ids.clone(), durable, ..SessionOptions::default() };
         let id = ids.session_id();
         let timestamp = ids.now_iso();
         let path = match session.path() {
@@ -518,7 +536,8 @@ async fn with_session_quick<T: Send + 'static>(
             Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        if let Some(mut session) = free {
+        // A durable change syncs before it returns: never on the loop.
+        if let Some(mut session) = free.filter(|session| !session.is_durable()) {
             return work(&mut session);
         }
     }
@@ -585,7 +604,13 @@ pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcE
     with_session(&ctx, &id, move |session| {
         let total = session.len();
         let start = p.offset.min(total);
-        let end = start.saturating_add(p.limit.unwrap_or(1000)).min(total);
+        let limit = p.limit.unwrap_or(1000);
+        if limit == 0 {
+            // A page of nothing would name itself as the next page: a client following it
+            // would never end.
+            return Err(RpcError::invalid_params("'limit': must be at least 1"));
+        }
+        let end = start.saturating_add(limit).min(total);
         let positions: Vec<u32> = (start as u32..end as u32).collect();
         Ok(EntriesPage {
             entries: entries_of(session, &positions)?,
@@ -657,7 +682,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
                 path: path.to_string_lossy().into_owned(),
                 profile: p.profile,
                 cwd: Some(p.cwd),
-                durable: false,
+                durable: p.durable,
             };
             open(ctx, params).await
         }
@@ -666,6 +691,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
                 cwd: p.cwd,
                 profile: p.profile,
                 session_dir: p.session_dir,
+                durable: p.durable,
                 ..CreateParams::default()
             };
             create(ctx, params).await
@@ -686,7 +712,13 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
             p.session_dir.as_deref(),
             p.id.as_deref(),
             ids,
-        )?)
+        )
+        .and_then(|mut session| {
+            if p.durable {
+                session.make_durable()?;
+            }
+            Ok(session)
+        })?)
     })
     .await?;
     register(&ctx, session)
