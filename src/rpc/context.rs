@@ -45,6 +45,8 @@ pub(crate) struct Shared<S> {
     pub(crate) outbox: Outbox,
     pub(crate) hooks: PendingHooks,
     pub(crate) serial: SerialQueues,
+    /// Set by the second stop request: requests that have not started answer -32800.
+    pub(crate) stopping: CancelToken,
 }
 
 /// A handle on the running server: state, settings, notifications and hooks. Cheap to clone
@@ -82,6 +84,12 @@ impl<S: ServerState> ServerHandle<S> {
     /// for a method that must also wait for a second key.
     pub fn serial_queues(&self) -> &SerialQueues {
         &self.shared.serial
+    }
+
+    /// Set once the server is stopping without waiting: a request that has not started must
+    /// not start (see [`RpcError`] `server_stopping` in `methods.rs`).
+    pub(crate) fn stopping(&self) -> &CancelToken {
+        &self.shared.stopping
     }
 
     /// Queues a notification to the client. Notifications and responses leave in the order

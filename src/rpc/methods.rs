@@ -84,6 +84,9 @@ impl<S: ServerState> Methods<S> {
                 };
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
+                    if context.server().stopping().is_cancelled() {
+                        return Err(server_stopping().into());
+                    }
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
@@ -127,8 +130,14 @@ impl<S: ServerState> Methods<S> {
                         () = context.cancelled() => {
                             return Err(RpcError::request_cancelled().into());
                         }
+                        () = context.server().stopping().cancelled() => {
+                            return Err(server_stopping().into());
+                        }
                         turn = ticket.turn() => turn,
                     };
+                    if context.server().stopping().is_cancelled() {
+                        return Err(server_stopping().into());
+                    }
                     context.hold_turn(turn);
                     result_to_json(work.await).map_err(Into::into)
                 })
@@ -230,6 +239,15 @@ impl<S: ServerState> Methods<S> {
     pub fn server_notification_names(&self) -> Vec<String> {
         self.server_notifications.iter().cloned().collect()
     }
+}
+
+/// -32800 for a request that never started because the server is stopping: like a
+/// cancellation, it changed nothing.
+pub(crate) fn server_stopping() -> RpcError {
+    RpcError::new(
+        super::error::code::REQUEST_CANCELLED,
+        "the server is stopping: the request was not run (nothing changed)",
+    )
 }
 
 /// Parses by-name params into `P`. Missing params count as `{}`; by-position params are

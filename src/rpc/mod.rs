@@ -20,6 +20,7 @@ mod memory;
 mod message;
 mod methods;
 mod parent;
+mod pressure;
 pub mod schema;
 pub mod serial;
 mod server;
@@ -44,6 +45,7 @@ pub use lifecycle::{
 pub use logging::init_logging;
 pub use memory::release_freed_memory;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
+pub use pressure::{DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MAX_UNSENT_BYTES, Limits};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
 

@@ -5,10 +5,18 @@
 //! ordering and cancellation arranged by its wrapper (see `methods.rs`). The loop itself never
 //! waits for a method, so it is always free to route an answer to a waiting hook.
 //!
+//! Backpressure (`pressure.rs`): past a bound on pending requests or unsent output, frames are
+//! read ahead into a bounded buffer instead of being started; hook answers and
+//! `$/cancelRequest` among them are still acted on at once. A full buffer stops the reading.
+//!
 //! The way out is the same for `exit`, end of input, SIGTERM/SIGINT and the parent's death:
-//! stop reading, let running requests finish and answer (hooks can no longer be answered and
-//! resolve at once), run the state's close hook, flush, and report exit code 0 if `shutdown`
-//! came first, else 1. A second stop request stops the waiting for running requests.
+//! stop reading, let every request already read run and answer (hooks can no longer be
+//! answered and resolve at once), run the state's close hook, flush, and report exit code 0 if
+//! `shutdown` came first, else 1. A second stop request ends the waiting: requests that have
+//! not started answer -32800 (nothing changed), and the server is gone within a second.
+
+use std::collections::VecDeque;
+use std::time::Duration;
 
 use std::any::Any;
 use std::fmt;
@@ -36,6 +44,7 @@ use super::lifecycle::{
 use super::message::{self, Incoming};
 use super::methods::{Methods, parse_params};
 use super::parent::watch_parent;
+use super::pressure::Pressure;
 use super::serial::SerialQueues;
 use super::writer::spawn_writer;
 
@@ -137,12 +146,14 @@ impl<S: ServerState> Server<S> {
         } = self;
         let (mut reader, decision) =
             FrameReader::new(input, options.framing, options.max_frame_bytes);
-        let (outbox, writer) = spawn_writer(output, decision);
+        let pressure = Arc::new(Pressure::new(options.limits));
+        let (outbox, writer) = spawn_writer(output, decision, pressure.clone());
         let shared = Arc::new(Shared {
             state,
             outbox,
             hooks: PendingHooks::default(),
             serial: SerialQueues::default(),
+            stopping: CancelToken::default(),
         });
         let mut connection = Connection {
             shared,
@@ -155,15 +166,33 @@ impl<S: ServerState> Server<S> {
             in_flight: Arc::new(InFlight::default()),
             shutdown_reply: None,
             parent_watch: None,
+            pressure,
+            held: HeldMessages::default(),
         };
         let reason = loop {
+            // Messages held back start first, in arrival order, as soon as there is room.
+            if !connection.held.is_empty() && !connection.pressure.is_over() {
+                let (incoming, wire) = connection.held.pop();
+                if let Some(reason) = connection.on_message(incoming, wire) {
+                    break reason;
+                }
+                continue;
+            }
+            let holding = !connection.held.is_empty() || connection.pressure.is_over();
+            let can_read = connection.held.has_room(connection.pressure.limits());
             tokio::select! {
                 biased;
                 Some(reason) = stop_requests.recv() => break reason,
-                frame = reader.next_frame() => match frame {
+                () = connection.pressure.relieved(), if holding => {}
+                frame = reader.next_frame(), if can_read => match frame {
                     Ok(Some(frame)) => {
                         let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
-                        if let Some(reason) = connection.on_frame(frame, wire) {
+                        let stop = if holding {
+                            connection.read_ahead(frame, wire)
+                        } else {
+                            connection.on_frame(frame, wire)
+                        };
+                        if let Some(reason) = stop {
                             break reason;
                         }
                     }
@@ -198,11 +227,86 @@ struct Connection<S: ServerState> {
     /// The task that answers `shutdown` once running requests have answered.
     shutdown_reply: Option<JoinHandle<()>>,
     parent_watch: Option<JoinHandle<()>>,
+    pressure: Arc<Pressure>,
+    /// Messages read ahead while over a bound, not started yet.
+    held: HeldMessages,
+}
+
+/// The read-ahead buffer: messages read while the server takes on no new work.
+#[derive(Default)]
+struct HeldMessages {
+    messages: VecDeque<(Incoming, WireFraming, usize)>,
+    bytes: usize,
+}
+
+impl HeldMessages {
+    fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    fn has_room(&self, limits: &super::pressure::Limits) -> bool {
+        self.messages.is_empty()
+            || (self.messages.len() < limits.read_ahead_messages
+                && self.bytes < limits.read_ahead_bytes)
+    }
+
+    fn push(&mut self, incoming: Incoming, wire: WireFraming, size: usize) {
+        self.bytes += size;
+        self.messages.push_back((incoming, wire, size));
+    }
+
+    fn pop(&mut self) -> (Incoming, WireFraming) {
+        match self.messages.pop_front() {
+            Some((incoming, wire, size)) => {
+                self.bytes -= size;
+                (incoming, wire)
+            }
+            // Callers check `is_empty` first; an empty buffer holds nothing to run.
+            None => (
+                Incoming::Ignored {
+                    detail: "nothing held".into(),
+                },
+                WireFraming::Lsp,
+            ),
+        }
+    }
+
+    /// Removes a held request with `id`, if there is one.
+    fn take_request(&mut self, id: &Id) -> Option<MethodCall> {
+        let at = self.messages.iter().position(
+            |(incoming, ..)| matches!(incoming, Incoming::Request(call) if &call.id == id),
+        )?;
+        let (incoming, _, size) = self.messages.remove(at)?;
+        self.bytes -= size;
+        match incoming {
+            Incoming::Request(call) => Some(call),
+            _ => None,
+        }
+    }
 }
 
 impl<S: ServerState> Connection<S> {
     fn reply(&self, id: Id, result: Result<Value, RpcError>) {
         self.shared.outbox.send(&message::response(id, result));
+    }
+
+    /// A frame read while no new work may start: hook answers and `$/cancelRequest` are acted
+    /// on now (they free work rather than add it); everything else waits its turn.
+    fn read_ahead(&mut self, frame: Frame, wire: WireFraming) -> Option<StopReason> {
+        let Frame::Message(bytes) = frame else {
+            return self.on_frame(frame, wire);
+        };
+        let incoming = message::parse_incoming(&bytes);
+        match &incoming {
+            Incoming::Response { .. } => self.on_message(incoming, wire),
+            Incoming::Notification(notification) if notification.method == "$/cancelRequest" => {
+                self.on_message(incoming, wire)
+            }
+            _ => {
+                self.held.push(incoming, wire, bytes.len());
+                None
+            }
+        }
     }
 
     /// Handles one frame; `Some` when it asks the server to stop.
@@ -237,6 +341,10 @@ impl<S: ServerState> Connection<S> {
                 tracing::warn!("{}", error.message());
                 self.reply(id, Err(error));
             }
+            // A message without an id is never answered, even when it is not valid.
+            Incoming::Ignored { detail } => {
+                tracing::warn!("message without an id ignored: {detail}")
+            }
             Incoming::Response { id, answer } => self.on_answer(id, answer),
             Incoming::Notification(notification) => return self.on_notification(notification),
             Incoming::Request(call) => self.on_request(call, wire),
@@ -261,7 +369,10 @@ impl<S: ServerState> Connection<S> {
             "exit" => return Some(StopReason::Exit),
             "$/cancelRequest" => match parse_params::<CancelParams>(notification.params) {
                 Ok(CancelParams { id }) => {
-                    if !self.in_flight.cancel(&id) {
+                    if let Some(call) = self.held.take_request(&id) {
+                        // Read ahead and never started: it changed nothing.
+                        self.reply(call.id, Err(RpcError::request_cancelled()));
+                    } else if !self.in_flight.cancel(&id) {
                         tracing::debug!("cancel for {id:?}, which is not in flight");
                     }
                 }
@@ -358,6 +469,8 @@ impl<S: ServerState> Connection<S> {
                 cancel_request: true,
                 batches: false,
                 max_frame_bytes: self.options.max_frame_bytes,
+                max_pending_requests: self.options.limits.max_pending_requests,
+                max_unsent_bytes: self.options.limits.max_unsent_bytes,
             },
             settings,
         };
@@ -407,10 +520,13 @@ impl<S: ServerState> Connection<S> {
         let method = call.method.clone();
         let in_flight = self.in_flight.clone();
         let outbox = self.shared.outbox.clone();
+        let pressure = self.pressure.clone();
+        pressure.request_started();
         let answer = move |output: jsonrpc_core::Output| {
             in_flight.finish(output.id(), || outbox.send(&output));
             // After the response is queued, so one key's responses leave in order.
             scope.release_turn();
+            pressure.request_answered();
         };
         // The synchronous part (params, serial ticket) runs here, in arrival order.
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -456,6 +572,11 @@ impl<S: ServerState> Connection<S> {
     ) -> ServeOutcome {
         tracing::info!("stopping: {reason}");
         self.shared.hooks.close();
+        // Everything read is run, held messages too (at most the read-ahead bound more).
+        while !self.held.is_empty() {
+            let (incoming, wire) = self.held.pop();
+            let _ = self.on_message(incoming, wire);
+        }
         let shutdown_reply = self.shutdown_reply.take();
         let in_flight = self.in_flight.clone();
         let settled = async move {
@@ -464,29 +585,50 @@ impl<S: ServerState> Connection<S> {
                 let _ = reply.await;
             }
         };
+        tokio::pin!(settled);
+        // After a second stop request, what is left of this second bounds the rest.
+        let mut deadline = None;
         tokio::select! {
-            () = settled => {}
+            () = &mut settled => {}
             Some(again) = stop_requests.recv() => {
-                tracing::warn!("{again}: not waiting for running requests any longer");
+                tracing::warn!("{again}: requests not started yet are answered -32800; not waiting any longer");
+                let until = tokio::time::Instant::now() + SECOND_STOP_GRACE;
+                deadline = Some(until);
+                self.shared.stopping.cancel();
+                // Requests that are only waiting wake and answer now; give started ones a moment.
+                let _ = tokio::time::timeout_at(until - SECOND_STOP_GRACE / 2, &mut settled).await;
             }
         }
         if let Some(watch) = self.parent_watch.take() {
             watch.abort();
         }
-        if let Err(panic) = AssertUnwindSafe(self.shared.state.on_close())
-            .catch_unwind()
-            .await
-        {
-            tracing::error!("close hook panicked: {}", panic_message(panic.as_ref()));
+        let finish = async {
+            if let Err(panic) = AssertUnwindSafe(self.shared.state.on_close())
+                .catch_unwind()
+                .await
+            {
+                tracing::error!("close hook panicked: {}", panic_message(panic.as_ref()));
+            }
+            self.shared.outbox.close().await;
+            let _ = writer.await;
+        };
+        match deadline {
+            None => finish.await,
+            Some(until) => {
+                if tokio::time::timeout_at(until, finish).await.is_err() {
+                    tracing::warn!("output not flushed in time; exiting anyway");
+                }
+            }
         }
-        self.shared.outbox.close().await;
-        let _ = writer.await;
         ServeOutcome {
             reason,
             shutdown_requested: self.shutdown_requested,
         }
     }
 }
+
+/// How long the server may take to exit after a second stop request.
+const SECOND_STOP_GRACE: Duration = Duration::from_millis(900);
 
 fn panicked(method: &str, panic: &(dyn Any + Send)) -> RpcError {
     let message = panic_message(panic);

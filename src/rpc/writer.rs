@@ -4,14 +4,18 @@
 //! by its sender and queued on one channel; one task frames and writes them in queue order, so
 //! frames never interleave and a method's notifications always precede its response. The
 //! channel is unbounded so that no part of the server ever waits on a slow client while holding
-//! something another part needs (the reader in particular must always be free to read).
+//! something another part needs (the reader in particular must always be free to read); what it
+//! holds is counted instead, and past a bound the reader starts no new requests (`pressure.rs`).
 
 use serde::Serialize;
+use std::sync::Arc;
+
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::framing::{FramingDecision, WireFraming, encode_frame};
+use super::pressure::Pressure;
 
 /// Bytes gathered from the queue before they are written out in one go.
 const WRITE_BATCH_BYTES: usize = 1024 * 1024;
@@ -27,6 +31,7 @@ enum WriterCommand {
 #[derive(Clone)]
 pub struct Outbox {
     queue: mpsc::UnboundedSender<WriterCommand>,
+    pressure: Arc<Pressure>,
 }
 
 impl Outbox {
@@ -34,7 +39,10 @@ impl Outbox {
     pub(crate) fn send(&self, message: &impl Serialize) {
         match serde_json::to_vec(message) {
             Ok(bytes) => {
+                let len = bytes.len();
+                self.pressure.output_queued(len);
                 if self.queue.send(WriterCommand::Message(bytes)).is_err() {
+                    self.pressure.output_written(len);
                     tracing::debug!("writer closed; dropping an outgoing message");
                 }
             }
@@ -52,19 +60,24 @@ impl Outbox {
 }
 
 /// Starts the writer over `output`. It waits for the framing decision before writing.
-pub(crate) fn spawn_writer<W>(output: W, decision: FramingDecision) -> (Outbox, JoinHandle<()>)
+pub(crate) fn spawn_writer<W>(
+    output: W,
+    decision: FramingDecision,
+    pressure: Arc<Pressure>,
+) -> (Outbox, JoinHandle<()>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (queue, commands) = mpsc::unbounded_channel();
-    let task = tokio::spawn(run_writer(output, decision, commands));
-    (Outbox { queue }, task)
+    let task = tokio::spawn(run_writer(output, decision, commands, pressure.clone()));
+    (Outbox { queue, pressure }, task)
 }
 
 async fn run_writer<W: AsyncWrite + Unpin>(
     mut output: W,
     decision: FramingDecision,
     mut commands: mpsc::UnboundedReceiver<WriterCommand>,
+    pressure: Arc<Pressure>,
 ) {
     // No decision means the input ended before its first byte: nothing can have been queued
     // that needs answering, so any framing will do.
@@ -74,9 +87,14 @@ async fn run_writer<W: AsyncWrite + Unpin>(
     while let Some(command) = commands.recv().await {
         let mut close = None;
         let mut next = Some(command);
+        // What these messages counted against the output bound (their JSON, unframed).
+        let mut counted = 0;
         while let Some(command) = next.take() {
             match command {
-                WriterCommand::Message(json) => encode_frame(framing, &json, &mut batch),
+                WriterCommand::Message(json) => {
+                    counted += json.len();
+                    encode_frame(framing, &json, &mut batch);
+                }
                 WriterCommand::Close(ack) => {
                     close = Some(ack);
                     break;
@@ -95,6 +113,11 @@ async fn run_writer<W: AsyncWrite + Unpin>(
             broken = true;
         }
         batch.clear();
+        // Capacity kept from one large answer would otherwise stay for good.
+        if batch.capacity() > 4 * WRITE_BATCH_BYTES {
+            batch = Vec::new();
+        }
+        pressure.output_written(counted);
         if let Some(ack) = close {
             let _ = ack.send(());
             return;
