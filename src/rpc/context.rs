@@ -47,6 +47,7 @@ pub(crate) struct Shared<S> {
     pub(crate) serial: SerialQueues,
     /// Set by the second stop request: requests that have not started answer -32800.
     pub(crate) stopping: CancelToken,
+    pub(crate) pressure: Arc<super::pressure::Pressure>,
 }
 
 /// A handle on the running server: state, settings, notifications and hooks. Cheap to clone
@@ -90,6 +91,11 @@ impl<S: ServerState> ServerHandle<S> {
     /// not start (see [`RpcError`] `server_stopping` in `methods.rs`).
     pub(crate) fn stopping(&self) -> &CancelToken {
         &self.shared.stopping
+    }
+
+    /// Waits until this request may do its work (see `pressure.rs`); hold the permit for it.
+    pub(crate) async fn admit(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.shared.pressure.admit().await
     }
 
     /// Queues a notification to the client. Notifications and responses leave in the order

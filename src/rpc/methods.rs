@@ -84,9 +84,13 @@ impl<S: ServerState> Methods<S> {
                 };
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
-                    if context.server().stopping().is_cancelled() {
-                        return Err(server_stopping().into());
-                    }
+                    let server = context.server();
+                    let _permit = tokio::select! {
+                        biased;
+                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
+                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
+                        permit = server.admit() => permit,
+                    };
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
@@ -135,9 +139,13 @@ impl<S: ServerState> Methods<S> {
                         }
                         turn = ticket.turn() => turn,
                     };
-                    if context.server().stopping().is_cancelled() {
-                        return Err(server_stopping().into());
-                    }
+                    let server = context.server();
+                    let _permit = tokio::select! {
+                        biased;
+                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
+                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
+                        permit = server.admit() => permit,
+                    };
                     context.hold_turn(turn);
                     result_to_json(work.await).map_err(Into::into)
                 })

@@ -46,7 +46,7 @@ pub use logging::init_logging;
 pub use memory::release_freed_memory;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
 pub use pressure::{DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MAX_UNSENT_BYTES, Limits};
-pub use server::{ServeOutcome, Server, StopHandle, StopReason};
+pub use server::{ServeOutcome, Server, Signals, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
 
 /// jsonrpc-core's id type, as methods see it in [`RequestContext::request_id`].

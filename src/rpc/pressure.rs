@@ -8,7 +8,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::sync::Notify;
+use std::sync::Arc;
+
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// The bounds; see `protocol/protocol.md`, "Backpressure".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +23,10 @@ pub struct Limits {
     pub read_ahead_messages: usize,
     /// Bytes of messages read ahead while over a bound (at least one message is always held).
     pub read_ahead_bytes: usize,
+    /// Requests doing their work at once (a request waiting for its session's turn does not
+    /// count); each starts only while the unsent output is under its bound, so the output
+    /// beyond that bound is at most this many answers.
+    pub max_running_requests: usize,
 }
 
 /// Requests read and not answered that start without waiting.
@@ -35,6 +41,7 @@ impl Default for Limits {
             max_unsent_bytes: DEFAULT_MAX_UNSENT_BYTES,
             read_ahead_messages: 1024,
             read_ahead_bytes: 8 * 1024 * 1024,
+            max_running_requests: 32,
         }
     }
 }
@@ -46,6 +53,7 @@ pub(crate) struct Pressure {
     pending: AtomicUsize,
     unsent: AtomicUsize,
     relieved: Notify,
+    running: Arc<Semaphore>,
 }
 
 impl Pressure {
@@ -55,6 +63,7 @@ impl Pressure {
             pending: AtomicUsize::new(0),
             unsent: AtomicUsize::new(0),
             relieved: Notify::new(),
+            running: Arc::new(Semaphore::new(limits.max_running_requests.max(1))),
         }
     }
 
@@ -92,10 +101,28 @@ impl Pressure {
 
     /// Resolves once new requests may start.
     pub(crate) async fn relieved(&self) {
+        self.wait_until(|| !self.is_over()).await
+    }
+
+    /// Waits for a place among the running requests and for the unsent output to be under
+    /// its bound; the request does its work while it holds the permit.
+    pub(crate) async fn admit(&self) -> OwnedSemaphorePermit {
+        let permit = match self.running.clone().acquire_owned().await {
+            Ok(permit) => permit,
+            // Never closed; an unlimited permit would do no harm either.
+            Err(_) => unreachable!("the running-requests semaphore is never closed"),
+        };
+        let bound = self.limits.max_unsent_bytes;
+        self.wait_until(|| self.unsent.load(Ordering::SeqCst) < bound)
+            .await;
+        permit
+    }
+
+    async fn wait_until(&self, ready: impl Fn() -> bool) {
         loop {
             // Registered before the check, so a relief between the two is not missed.
             let woken = self.relieved.notified();
-            if !self.is_over() {
+            if ready() {
                 return;
             }
             woken.await;

@@ -110,6 +110,43 @@ pub struct Server<S: ServerState> {
     options: ServerOptions,
     stop: StopHandle,
     stop_requests: mpsc::UnboundedReceiver<StopReason>,
+    signals: Option<Signals>,
+}
+
+/// SIGTERM and SIGINT, watched by the server's own loop: a task forwarding them could wait
+/// behind a long queue of request tasks, and two signals sent in that time would count as one.
+pub struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening for SIGTERM and SIGINT (their default action is replaced from now on).
+    pub fn listen() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn recv(&mut self) -> StopReason {
+        let name = tokio::select! {
+            Some(()) = self.terminate.recv() => "SIGTERM",
+            Some(()) = self.interrupt.recv() => "SIGINT",
+            else => return std::future::pending().await,
+        };
+        tracing::info!("{name} received");
+        StopReason::Signal(name)
+    }
+}
+
+/// The next signal, or never without [`Signals`].
+async fn next_signal(signals: &mut Option<Signals>) -> StopReason {
+    match signals {
+        Some(signals) => signals.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl<S: ServerState> Server<S> {
@@ -122,7 +159,14 @@ impl<S: ServerState> Server<S> {
             options,
             stop: StopHandle(stop),
             stop_requests,
+            signals: None,
         }
+    }
+
+    /// Stops on SIGTERM/SIGINT as on a stop request (a second one ends the waiting).
+    pub fn with_signals(mut self, signals: Signals) -> Self {
+        self.signals = Some(signals);
+        self
     }
 
     /// A handle to stop the server from outside; take it before [`Server::serve`].
@@ -143,6 +187,7 @@ impl<S: ServerState> Server<S> {
             options,
             stop,
             mut stop_requests,
+            mut signals,
         } = self;
         let (mut reader, decision) =
             FrameReader::new(input, options.framing, options.max_frame_bytes);
@@ -154,6 +199,7 @@ impl<S: ServerState> Server<S> {
             hooks: PendingHooks::default(),
             serial: SerialQueues::default(),
             stopping: CancelToken::default(),
+            pressure: pressure.clone(),
         });
         let mut connection = Connection {
             shared,
@@ -170,6 +216,9 @@ impl<S: ServerState> Server<S> {
             held: HeldMessages::default(),
         };
         let reason = loop {
+            // Buffered frames are always ready: without spending the task budget on each, the
+            // loop would read a whole pipelined backlog before the runtime looked at a signal.
+            tokio::task::consume_budget().await;
             // Messages held back start first, in arrival order, as soon as there is room.
             if !connection.held.is_empty() && !connection.pressure.is_over() {
                 let (incoming, wire) = connection.held.pop();
@@ -183,6 +232,7 @@ impl<S: ServerState> Server<S> {
             tokio::select! {
                 biased;
                 Some(reason) = stop_requests.recv() => break reason,
+                reason = next_signal(&mut signals) => break reason,
                 () = connection.pressure.relieved(), if holding => {}
                 frame = reader.next_frame(), if can_read => match frame {
                     Ok(Some(frame)) => {
@@ -203,7 +253,9 @@ impl<S: ServerState> Server<S> {
         };
         // Dropping the reader also settles the writer's framing if it was never decided.
         drop(reader);
-        connection.close(reason, &mut stop_requests, writer).await
+        connection
+            .close(reason, &mut stop_requests, &mut signals, writer)
+            .await
     }
 }
 
@@ -568,6 +620,7 @@ impl<S: ServerState> Connection<S> {
         mut self,
         reason: StopReason,
         stop_requests: &mut mpsc::UnboundedReceiver<StopReason>,
+        signals: &mut Option<Signals>,
         writer: JoinHandle<()>,
     ) -> ServeOutcome {
         tracing::info!("stopping: {reason}");
@@ -590,7 +643,12 @@ impl<S: ServerState> Connection<S> {
         let mut deadline = None;
         tokio::select! {
             () = &mut settled => {}
-            Some(again) = stop_requests.recv() => {
+            again = async {
+                tokio::select! {
+                    Some(again) = stop_requests.recv() => again,
+                    again = next_signal(signals) => again,
+                }
+            } => {
                 tracing::warn!("{again}: requests not started yet are answered -32800; not waiting any longer");
                 let until = tokio::time::Instant::now() + SECOND_STOP_GRACE;
                 deadline = Some(until);
