@@ -178,7 +178,7 @@ impl<S: ServerState> Server<S> {
     /// any input.
     pub async fn serve<R, W>(self, input: R, output: W) -> ServeOutcome
     where
-        R: AsyncRead + Unpin,
+        R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let Server {
@@ -189,8 +189,8 @@ impl<S: ServerState> Server<S> {
             mut stop_requests,
             mut signals,
         } = self;
-        let (mut reader, decision) =
-            FrameReader::new(input, options.framing, options.max_frame_bytes);
+        let (reader, decision) = FrameReader::new(input, options.framing, options.max_frame_bytes);
+        let (mut frames, reading) = spawn_reader(reader);
         let pressure = Arc::new(Pressure::new(options.limits));
         let (outbox, writer) = spawn_writer(output, decision, pressure.clone());
         let shared = Arc::new(Shared {
@@ -234,9 +234,8 @@ impl<S: ServerState> Server<S> {
                 Some(reason) = stop_requests.recv() => break reason,
                 reason = next_signal(&mut signals) => break reason,
                 () = connection.pressure.relieved(), if holding => {}
-                frame = reader.next_frame(), if can_read => match frame {
-                    Ok(Some(frame)) => {
-                        let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
+                frame = frames.recv(), if can_read => match frame {
+                    Some(Ok(Some((frame, wire)))) => {
                         let stop = if holding {
                             connection.read_ahead(frame, wire)
                         } else {
@@ -246,17 +245,51 @@ impl<S: ServerState> Server<S> {
                             break reason;
                         }
                     }
-                    Ok(None) => break StopReason::EndOfInput,
-                    Err(error) => break StopReason::InputError(error.to_string()),
+                    Some(Ok(None)) | None => break StopReason::EndOfInput,
+                    Some(Err(error)) => break StopReason::InputError(error.to_string()),
                 },
             }
         };
         // Dropping the reader also settles the writer's framing if it was never decided.
-        drop(reader);
+        reading.abort();
+        drop(frames);
         connection
             .close(reason, &mut stop_requests, &mut signals, writer)
             .await
     }
+}
+
+/// What the reading task hands the loop: a frame and the framing it came in, the end of input
+/// (`None`), or a read error.
+type ReadItem = std::io::Result<Option<(Frame, WireFraming)>>;
+
+/// Frames read ahead of the loop by the reading task.
+const READER_CHANNEL_FRAMES: usize = 16;
+
+/// Reads frames in a task of its own: a frame half-read is never lost when the loop turns to
+/// something else (a signal, room for held work), as it would be if the loop dropped a read in
+/// progress.
+fn spawn_reader<R>(mut reader: FrameReader<R>) -> (mpsc::Receiver<ReadItem>, JoinHandle<()>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let (sender, frames) = mpsc::channel(READER_CHANNEL_FRAMES);
+    let task = tokio::spawn(async move {
+        loop {
+            let item = match reader.next_frame().await {
+                Ok(Some(frame)) => {
+                    let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
+                    Ok(Some((frame, wire)))
+                }
+                other => other.map(|_| None),
+            };
+            let last = !matches!(item, Ok(Some(_)));
+            if sender.send(item).await.is_err() || last {
+                return;
+            }
+        }
+    });
+    (frames, task)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
