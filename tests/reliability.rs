@@ -1070,3 +1070,64 @@ fn a_second_sigterm_ends_the_waiting_within_a_second() {
         ok.len()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Finding 10: memory comes back after sessions close
+
+fn current_rss(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+#[test]
+fn memory_is_returned_after_fifty_sessions_close() {
+    let sessions = env_number("MEMORY_SESSIONS", 50);
+    let entries = env_number("MEMORY_ENTRIES", 10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for i in 0..entries {
+        let parent = if i == 0 { "null".to_owned() } else { format!("\"{:08x}\"", i - 1) };
+        body.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"entry {i}\",\"timestamp\":1}}}}\n"
+        ));
+    }
+    let mut paths = Vec::new();
+    for s in 0..sessions {
+        let path = dir.path().join(format!("s{s}.jsonl"));
+        let header = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"mem-{s}\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n"
+        );
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        paths.push(path);
+    }
+    let mut server = Server::spawn();
+    server.initialize(json!({}));
+    let before = current_rss(server.pid());
+    for (i, path) in paths.iter().enumerate() {
+        server.call(100 + i as u64, "session/open", json!({"path": path}));
+    }
+    let open = current_rss(server.pid());
+    for i in 0..sessions {
+        server.call(500 + i, "session/close", json!({"sessionId": format!("mem-{i}")}));
+    }
+    let closed = current_rss(server.pid());
+    println!(
+        "memory: RSS {:.1} MiB at start, {:.1} MiB with {sessions} sessions of {entries} entries open, {:.1} MiB after closing them",
+        mib(before),
+        mib(open),
+        mib(closed)
+    );
+    let grown = open.saturating_sub(before);
+    assert!(
+        closed < before + grown / 4,
+        "most memory stays after closing: {:.1} MiB -> {:.1} MiB -> {:.1} MiB",
+        mib(before),
+        mib(open),
+        mib(closed)
+    );
+}
