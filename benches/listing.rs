@@ -53,7 +53,9 @@ fn main() {
         .join("target/oracle/node_modules/@earendil-works/pi-coding-agent")
         .exists();
     if !oracle_ready {
-        eprintln!("NOTICE: no oracle install in target/oracle; pi's figures are skipped");
+        eprintln!(
+            "NOTICE: no oracle install in target/oracle (run scripts/setup-oracle.sh); pi's figures are skipped"
+        );
     }
     println!("listing benchmark, {runs} runs each, {} threads", threads());
     println!(
@@ -155,7 +157,7 @@ fn best(times: &[Duration]) -> Duration {
 /// pi's `SessionManager.list` timed inside Node, module loaded once.
 fn pi_runs(root: &Path, dir: &str, runs: usize) -> Option<(usize, Vec<Duration>)> {
     let out = Command::new("node")
-        .arg(root.join("tests/node/pi-listing.mjs"))
+        .arg(root.join("target/oracle/pi-listing.mjs"))
         .args(["bench", "list", "--cwd", CWD, "--session-dir", dir])
         .args(["--runs", &runs.to_string()])
         .output()
@@ -181,7 +183,7 @@ fn ensure_generated(root: &Path, dir: &Path, args: &[&str]) -> bool {
     if dir.exists() {
         return true;
     }
-    let script = root.join("../shared/gen-session.mjs");
+    let script = root.join("tests/oracle/gen-session.mjs");
     println!("generating {} ...", dir.display());
     let status = Command::new("node")
         .arg(&script)

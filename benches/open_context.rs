@@ -1,7 +1,7 @@
 //! Open a large session and build its context, with this program and with pi, side by side.
 //!
-//! `cargo bench --bench open_context` generates (once) a 100 MB session with the shared
-//! generator, then runs each side in a fresh process several times and prints the best wall
+//! `cargo bench --bench open_context` generates (once) a 100 MB session with the
+//! generator (`tests/oracle/gen-session.mjs`), then runs each side in a fresh process several times and prints the best wall
 //! time and the peak resident memory of each, and their ratios. `BENCH_SIZE=500MB` changes the
 //! file; `BENCH_RUNS` the number of runs. Needs Node and the oracle install (scripts/setup-oracle.sh).
 
@@ -28,11 +28,8 @@ fn main() {
     let file = root.join(format!("target/bench/session-{size}.jsonl"));
     if !file.exists() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        let shared = std::env::var("PI_SHARED_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join("../shared"));
         let status = Command::new("node")
-            .arg(shared.join("gen-session.mjs"))
+            .arg(root.join("tests/oracle/gen-session.mjs"))
             .args(["file", "--out"])
             .arg(&file)
             .args(["--size", &size, "--seed", "100", "--quiet"])

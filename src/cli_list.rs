@@ -1,10 +1,11 @@
 //! `pi-session list`: the sessions of a project (or of all projects) as a table or as JSON.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_session::repo::{CachePolicy, Repo, SESSION_DIR_ENV, render};
+use pi_session::repo::{CachePolicy, Repo, RepoError, SESSION_DIR_ENV, render};
+
+use crate::{Failure, emit, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -26,11 +27,8 @@ pub struct ListArgs {
     no_cache: bool,
 }
 
-pub fn run(args: ListArgs) -> ExitCode {
-    let repo = match Repo::from_process() {
-        Ok(repo) => repo,
-        Err(e) => return fail(&e),
-    };
+pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
+    let repo = Repo::from_process().map_err(fail)?;
     let repo = if args.no_cache {
         repo.with_cache(CachePolicy::Off)
     } else {
@@ -42,10 +40,7 @@ pub fn run(args: ListArgs) -> ExitCode {
         .filter(|d| !d.is_empty());
     let session_dir = match (args.session_dir, from_env) {
         (Some(flag), _) => Some(flag),
-        (None, Some(dir)) => match repo.env().normalize_path(&dir) {
-            Ok(dir) => Some(dir),
-            Err(e) => return fail(&e),
-        },
+        (None, Some(dir)) => Some(repo.env().normalize_path(&dir).map_err(fail)?),
         (None, None) => None,
     };
     let session_dir = session_dir.as_deref();
@@ -57,24 +52,23 @@ pub fn run(args: ListArgs) -> ExitCode {
             .unwrap_or_else(|| repo.env().process_cwd().to_string());
         repo.list(&cwd, session_dir)
     };
-    let listing = match listed {
-        Ok(listing) => listing,
-        Err(e) => return fail(&e),
-    };
+    let listing = listed.map_err(fail)?;
     for warning in &listing.warnings {
-        eprintln!("pi-session: skipped {warning}");
+        warn(format_args!("skipped {warning}"));
     }
     let text = if args.json {
         render::listing_json(&listing.sessions)
     } else {
         render::listing_table(&listing.sessions)
     };
-    // A closed pipe (`| head`) is not an error worth reporting.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-fn fail(error: &pi_session::repo::RepoError) -> ExitCode {
-    eprintln!("pi-session: {error}");
-    ExitCode::FAILURE
+/// A directory error: its message names the directory.
+fn fail(error: RepoError) -> Failure {
+    Failure::Store {
+        file: None,
+        error: error.into(),
+    }
 }

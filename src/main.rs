@@ -1,24 +1,33 @@
 //! The command line: `pi-session --stdio` serves JSON-RPC; the subcommands are offline views
 //! of session files for people and scripts. The real work is in the library.
 
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 mod cli_list;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use pi_session::format::ids::IdSource;
 use pi_session::format::json;
 use pi_session::format::write::Profile;
 use pi_session::inspect::{self, LeafChoice, ReplayOutcome};
 use pi_session::store::{ForkPosition, MessageFormat, Session, SessionOptions, StoreError};
 
+/// How the command line ends, as its `--help` says.
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success (`check`: the file is clean); also when the reader of the output goes away
+  1  an error (one line on stderr naming the file and the reason); `check` found problems
+  2  the command line was misused (unknown option, missing argument, malformed op script)";
+
 #[derive(Parser)]
 #[command(
     name = "pi-session",
     version,
-    about = "pi-compatible sessions: inspect session files, or serve them over JSON-RPC"
+    about = "pi-compatible sessions: inspect session files, or serve them over JSON-RPC",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     /// Serve JSON-RPC on stdin/stdout (see protocol/protocol.md).
@@ -84,6 +93,8 @@ enum Command {
         #[arg(long)]
         deterministic: Option<u64>,
     },
+    /// Print a completion script for a shell (e.g. `pi-session completions bash`).
+    Completions { shell: clap_complete::Shell },
 }
 
 fn parse_profile(text: &str) -> Result<Profile, String> {
@@ -91,20 +102,80 @@ fn parse_profile(text: &str) -> Result<Profile, String> {
         .ok_or_else(|| format!("unknown profile {text:?} (expected pi-cli or harness)"))
 }
 
+/// Why a command stopped short; reported as one line on stderr.
+pub enum Failure {
+    /// An error about `file` (the file the command was working on, when there is one).
+    Store {
+        file: Option<PathBuf>,
+        error: StoreError,
+    },
+    /// The command line or its input was misused (status 2).
+    Usage(String),
+    /// The output could not be written.
+    Output(io::Error),
+}
+
+impl Failure {
+    pub fn in_file(file: &Path) -> impl FnOnce(StoreError) -> Failure + '_ {
+        move |error| Failure::Store {
+            file: Some(file.to_path_buf()),
+            error,
+        }
+    }
+
+    fn report(self) -> ExitCode {
+        let (line, code) = match self {
+            // `| head` closed the pipe: the reader has what it wanted (as ripgrep does).
+            Failure::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                return ExitCode::SUCCESS;
+            }
+            Failure::Output(e) => (format!("cannot write the output: {e}"), 1),
+            Failure::Usage(message) => (message, 2),
+            Failure::Store { file, error } => match (file, &error.file) {
+                // The message names the file itself.
+                (Some(file), None) => (format!("{}: {}", file.display(), error.message), 1),
+                _ => (error.message, 1),
+            },
+        };
+        let line = line.lines().collect::<Vec<_>>().join(" ");
+        let _ = writeln!(io::stderr(), "pi-session: {line}");
+        ExitCode::from(code)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Failure::Output(error)
+    }
+}
+
+/// Writes `text` to stdout at once (a closed pipe comes back as an error, never a panic).
+pub fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A warning about `file`, on stderr (a closed stderr is not worth dying for).
+pub fn warn(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr(), "pi-session: {message}");
+}
+
 fn main() -> ExitCode {
+    try_main().unwrap_or_else(Failure::report)
+}
+
+fn try_main() -> Result<ExitCode, Failure> {
     let cli = Cli::parse();
     let command = match cli.command {
         Some(command) if !cli.stdio => command,
-        Some(_) => {
-            eprintln!("pi-session: --stdio takes no subcommand");
-            return ExitCode::from(2);
-        }
+        Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
         None if cli.stdio => serve(cli.server),
         None => {
-            eprintln!(
-                "pi-session: nothing to do; run `pi-session --stdio` to serve JSON-RPC, or see --help"
-            );
-            return ExitCode::from(2);
+            return Err(Failure::Usage(
+                "nothing to do; run `pi-session --stdio` to serve JSON-RPC, or see --help".into(),
+            ));
         }
     };
     match command {
@@ -124,16 +195,17 @@ fn main() -> ExitCode {
             } else {
                 MessageFormat::Agent
             };
-            run(&file, profile, |session| {
-                let doc = inspect::context_document(session, &choice, format)?;
-                println!("{}", inspect::sorted_keys(&doc).stringify_pretty(2));
-                Ok(ExitCode::SUCCESS)
-            })
-        }
-        Command::Tree { file, profile } => run(&file, profile, |session| {
-            print!("{}", inspect::render_tree(session)?);
+            let mut session = open(&file, profile)?;
+            let doc = inspect::context_document(&mut session, &choice, format)
+                .map_err(Failure::in_file(&file))?;
+            emit(&(inspect::sorted_keys(&doc).stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
-        }),
+        }
+        Command::Tree { file, profile } => {
+            let session = open(&file, profile)?;
+            emit(&inspect::render_tree(&session).map_err(Failure::in_file(&file))?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check { file, profile } => check(&file, profile),
         Command::List(args) => cli_list::run(args),
         Command::Fork {
@@ -148,6 +220,12 @@ fn main() -> ExitCode {
             profile,
             deterministic,
         } => replay(&ops, &out_dir, profile, deterministic),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut script);
+            emit(&String::from_utf8_lossy(&script))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -158,7 +236,7 @@ fn serve(args: pi_session::rpc::StdioArgs) -> ! {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("pi-session: cannot start the async runtime: {e}");
+            warn(format_args!("cannot start the async runtime: {e}"));
             std::process::exit(1);
         }
     };
@@ -168,133 +246,90 @@ fn serve(args: pi_session::rpc::StdioArgs) -> ! {
     std::process::exit(code);
 }
 
-fn run(
-    file: &Path,
-    profile: Profile,
-    view: impl FnOnce(&mut Session) -> Result<ExitCode, StoreError>,
-) -> ExitCode {
-    let result = Session::open_read_only(file, SessionOptions::with_profile(profile)).and_then(
-        |mut session| {
-            for warning in session.warnings() {
-                eprintln!("pi-session: {}: {}", file.display(), warning.message);
-            }
-            view(&mut session)
-        },
-    );
-    result.unwrap_or_else(|e| fail(file, &e))
+/// Opens `file` read-only, its reading warnings on stderr.
+fn open(file: &Path, profile: Profile) -> Result<Session, Failure> {
+    let session = Session::open_read_only(file, SessionOptions::with_profile(profile))
+        .map_err(Failure::in_file(file))?;
+    for warning in session.warnings() {
+        warn(format_args!("{}: {}", file.display(), warning.message));
+    }
+    Ok(session)
 }
 
-fn fail(file: &Path, error: &StoreError) -> ExitCode {
-    let shown = file.display().to_string();
-    if error.message.contains(&shown) {
-        eprintln!("pi-session: {}", error.message);
+fn check(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+    let findings = inspect::check_file(file, SessionOptions::with_profile(profile))
+        .map_err(Failure::in_file(file))?;
+    let problems = findings.iter().filter(|f| !f.is_note).count();
+    let mut report = String::new();
+    for f in &findings {
+        let what = if f.is_note { "note" } else { "problem" };
+        if f.line > 0 {
+            report += &format!("{}:{}: {what}: {}\n", file.display(), f.line, f.message);
+        } else {
+            report += &format!("{}: {what}: {}\n", file.display(), f.message);
+        }
+    }
+    if problems == 0 {
+        report += &format!("{}: ok\n", file.display());
     } else {
-        eprintln!("pi-session: {shown}: {}", error.message);
+        report += &format!("{}: {problems} problem(s)\n", file.display());
     }
-    ExitCode::FAILURE
+    emit(&report)?;
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
-fn check(file: &Path, profile: Profile) -> ExitCode {
-    match inspect::check_file(file, SessionOptions::with_profile(profile)) {
-        Err(e) => fail(file, &e),
-        Ok(findings) => {
-            let problems = findings.iter().filter(|f| !f.is_note).count();
-            for f in &findings {
-                let what = if f.is_note { "note" } else { "problem" };
-                if f.line > 0 {
-                    println!("{}:{}: {what}: {}", file.display(), f.line, f.message);
-                } else {
-                    println!("{}: {what}: {}", file.display(), f.message);
-                }
-            }
-            if problems == 0 {
-                println!("{}: ok", file.display());
-                ExitCode::SUCCESS
-            } else {
-                println!("{}: {problems} problem(s)", file.display());
-                ExitCode::FAILURE
-            }
-        }
-    }
-}
-
-fn fork(file: &Path, entry: &str, at: bool, out: Option<&Path>) -> ExitCode {
-    use pi_session::format::json::{JsObject, JsValue};
-    let env = match pi_session::repo::PathEnv::from_process() {
-        Ok(env) => env,
-        Err(e) => {
-            eprintln!("pi-session: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+fn fork(file: &Path, entry: &str, at: bool, out: Option<&Path>) -> Result<ExitCode, Failure> {
+    let env = pi_session::repo::PathEnv::from_process().map_err(|e| Failure::Store {
+        file: None,
+        error: e.into(),
+    })?;
     let position = if at {
         ForkPosition::At
     } else {
         ForkPosition::Before
     };
-    let forked = match pi_session::repo::fork_file(
+    let forked = pi_session::repo::fork_file(
         &env,
         file,
         entry,
         position,
         out,
         Arc::new(IdSource::system()),
-    ) {
-        Ok(forked) => forked,
-        Err(e) => return fail(file, &e),
-    };
-    let session = &forked.session;
-    let mut doc = JsObject::new();
-    let path = session.path().map(|p| p.to_string_lossy().into_owned());
-    doc.insert("file".into(), path.map_or(JsValue::Null, JsValue::from));
-    // pi writes a fork without an assistant message at its first reply; so does this fork.
-    doc.insert("written".into(), JsValue::Bool(session.is_written()));
-    doc.insert(
-        "sessionId".into(),
-        JsValue::from(session.session_id().as_ref()),
-    );
-    doc.insert(
-        "leafId".into(),
-        session.leaf().id().map_or(JsValue::Null, JsValue::from),
-    );
-    if let Some(text) = &forked.selected_text {
-        doc.insert("selectedText".into(), JsValue::from(text.as_str()));
-    }
-    println!("{}", JsValue::Object(doc).stringify_pretty(2));
-    ExitCode::SUCCESS
+    )
+    .map_err(Failure::in_file(file))?;
+    emit(&(forked.to_js_value().stringify_pretty(2) + "\n"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
-fn replay(ops: &Path, out_dir: &Path, profile: Profile, seed: Option<u64>) -> ExitCode {
-    let script = match std::fs::read(ops)
+fn replay(
+    ops: &Path,
+    out_dir: &Path,
+    profile: Profile,
+    seed: Option<u64>,
+) -> Result<ExitCode, Failure> {
+    let script = std::fs::read(ops)
         .map_err(|e| e.to_string())
         .and_then(|b| json::parse_bytes(&b).map_err(|e| e.to_string()))
-    {
-        Ok(script) => script,
-        Err(e) => {
-            eprintln!("pi-session: {}: {e}", ops.display());
-            return ExitCode::from(2);
-        }
-    };
-    // 2026-01-01T00:00:00.000Z
-    let ids = seed.map_or_else(IdSource::system, |seed| {
-        IdSource::deterministic(seed, 1_767_225_600_000)
-    });
+        .map_err(|e| Failure::Usage(format!("{}: {e}", ops.display())))?;
+    let ids = inspect::replay_ids(seed);
     match inspect::replay_ops(&script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
-            println!("{}", inspect::sorted_keys(&doc).stringify_pretty(2));
-            ExitCode::SUCCESS
+            emit(&(inspect::sorted_keys(&doc).stringify_pretty(2) + "\n"))?;
+            Ok(ExitCode::SUCCESS)
         }
-        ReplayOutcome::OpFailed { op, error } => {
-            eprintln!(
-                "pi-session: op #{op}: {} ({})",
-                error.message,
-                error.kind_name()
-            );
-            ExitCode::FAILURE
-        }
+        ReplayOutcome::OpFailed { op, error } => Err(Failure::Store {
+            file: None,
+            error: StoreError {
+                message: format!("op #{op}: {} ({})", error.message, error.kind_name()),
+                ..error
+            },
+        }),
         ReplayOutcome::Usage(message) => {
-            eprintln!("pi-session: {}: {message}", ops.display());
-            ExitCode::from(2)
+            Err(Failure::Usage(format!("{}: {message}", ops.display())))
         }
     }
 }

@@ -222,3 +222,130 @@ fn fork_copies_the_path_and_leaves_the_source_alone() {
         )
     );
 }
+
+/// A session of `entries` user messages in a chain.
+fn long_session(dir: &Path, entries: usize) -> PathBuf {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_string();
+    for i in 0..entries {
+        text += &format!(
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"entry {i} {}","timestamp":1}}}}"#,
+            "x".repeat(60)
+        );
+        text.push('\n');
+        parent = format!("\"e{i}\"");
+    }
+    let path = dir.join("big.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_program_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let big = long_session(dir.path(), 20_000);
+    for command in ["tree", "context", "check"] {
+        // `pi-session tree BIG | head -1`: read one line, then close the pipe.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args([command, big.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{command}");
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stderr), "", "{command}: nothing on stderr");
+    }
+}
+
+#[test]
+fn help_documents_the_exit_statuses() {
+    let out = pi_session(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    assert!(help.contains("Exit status:"), "{help}");
+    for code in ["  0  ", "  1  ", "  2  "] {
+        assert!(help.contains(code), "{code:?} in {help}");
+    }
+    // Misuse is status 2, with clap's own message.
+    let out = pi_session(&["tree"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = pi_session(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn completions_come_from_the_argument_definitions() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef pi-session"),
+        ("fish", "complete -c pi-session"),
+    ] {
+        let out = pi_session(&["completions", shell]);
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for word in [
+            "context",
+            "tree",
+            "check",
+            "list",
+            "fork",
+            "replay",
+            "deterministic",
+        ] {
+            assert!(script.contains(word), "{shell} completes {word}");
+        }
+    }
+    let out = pi_session(&["completions", "no-such-shell"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_error_is_one_line_naming_the_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let session = branched_session(dir.path());
+    let cases: [(Vec<&str>, &Path); 3] = [
+        (
+            vec!["fork", missing.to_str().unwrap(), "--entry", "u1"],
+            &missing,
+        ),
+        (
+            vec!["fork", session.to_str().unwrap(), "--entry", "nope"],
+            &session,
+        ),
+        (vec!["tree", missing.to_str().unwrap()], &missing),
+    ];
+    for (args, file) in &cases {
+        let out = pi_session(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("pi-session: "), "{stderr}");
+        let shown = file.display().to_string();
+        assert_eq!(stderr.matches(&shown).count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

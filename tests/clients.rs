@@ -1,6 +1,9 @@
 //! Real clients in other languages drive the built binary: the Python example from the README
 //! (standard library only) and a Node program on vscode-jsonrpc, the library under VS Code's
-//! language client. Each is skipped, with a notice, when its runtime is missing.
+//! language client. The Python one is skipped, with a notice, without python3; the Node one
+//! runs on the oracle's Node (installed by the suite, see `tests/support/oracle.rs`).
+
+mod support;
 
 use std::path::Path;
 use std::process::Command;
@@ -18,7 +21,7 @@ fn available(program: &str) -> bool {
 #[test]
 fn the_python_example_runs() {
     if !available("python3") {
-        println!("skipped: python3 is not installed");
+        support::notice("the_python_example_runs: python3 is not installed, skipped");
         return;
     }
     let output = Command::new("python3")
@@ -53,12 +56,12 @@ fn the_readme_shows_the_python_example_as_it_is_tested() {
 
 #[test]
 fn the_vscode_jsonrpc_client_runs() {
-    let dir = Path::new(ROOT).join("tests/node/vscode-client");
-    if !available("node") || !dir.join("node_modules/vscode-jsonrpc").is_dir() {
-        println!("skipped: needs node and `npm ci` in tests/node/vscode-client (.ci/run does it)");
+    let Some(oracle) = support::oracle("the_vscode_jsonrpc_client_runs") else {
         return;
-    }
-    let output = Command::new("node")
+    };
+    let dir = Path::new(ROOT).join("target/node-clients/vscode-client");
+    support::oracle::install(&Path::new(ROOT).join("tests/node/vscode-client"), &dir);
+    let output = Command::new(oracle.node())
         .arg(dir.join("client.mjs"))
         .arg(BIN)
         .output()

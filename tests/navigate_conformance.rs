@@ -1,7 +1,7 @@
 //! Tree navigation (`/tree`, spec section 8) checked against pi's own code.
 //!
-//! pi's `AgentSession.navigateTree` cannot be loaded on this Node, so `tests/node/pi-navigate.mjs`
-//! runs its glue steps with pi's `SessionManager` and `collectEntriesForBranchSummary`; a ready
+//! `tests/oracle/pi-navigate.mjs` runs pi's own `AgentSession.navigateTree` (on the oracle's Node
+//! 22, which its module needs) with pi's `SessionManager` under it; a ready
 //! summary stands in for the one a `session_before_tree` extension returns. This program runs
 //! the store API (`prepare_tree`, `decide` with that summary as the hook's answer,
 //! `apply_navigation`) on another copy of the same file. For the oracle's replays of
@@ -9,18 +9,15 @@
 //! ancestor, the abandoned entries, the editor text, the new leaf and the written files (after
 //! the oracle's `normalize`) must be the same.
 //!
-//! Without Node or the oracle install, the comparison is skipped with a notice.
+//! The suite installs pi's code itself; `PI_SESSION_NO_ORACLE=1` leaves the comparison out.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-mod pi_support;
+mod support;
 
-use pi_support::{
-    notice, oracle_commands, oracle_dir, parse, path_str, pi_unavailable, root, shared, str_of,
-};
+use support::{Oracle, notice, parse, path_str, root, str_of};
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{self, JsValue};
@@ -33,7 +30,7 @@ const SUMMARY: &str = "What was left behind.";
 const LABEL: &str = "bookmark";
 
 /// The session files the oracle's `replay --impl manager` writes for `tests/ops/*.json`.
-fn replay_sources(dir: &Path) -> Vec<PathBuf> {
+fn replay_sources(oracle: &Oracle, dir: &Path) -> Vec<PathBuf> {
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ops"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -59,7 +56,7 @@ fn replay_sources(dir: &Path) -> Vec<PathBuf> {
             .to_vec()
         })
         .collect();
-    let _ = oracle_commands(&dir.join("replays"), &jobs);
+    let _ = oracle.run(jobs);
     outs.iter()
         .filter_map(|out| {
             let entries = std::fs::read_dir(out).ok()?;
@@ -70,19 +67,15 @@ fn replay_sources(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A session from the shared generator.
-fn generated_source(dir: &Path, seed: u32) -> PathBuf {
+/// A session from the generator (`tests/oracle/gen-session.mjs`).
+fn generated_source(oracle: &Oracle, dir: &Path, seed: u32) -> PathBuf {
     let out = dir.join(format!("generated-{seed}.jsonl"));
     let seed = seed.to_string();
-    let status = Command::new("node")
-        .arg(shared().unwrap().join("gen-session.mjs"))
-        .args(["file", "--out", path_str(&out), "--size", "300KB"])
-        .args(["--seed", &seed, "--branch-every", "4"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("node runs");
-    assert!(status.success(), "gen-session.mjs failed");
+    let args = ["file", "--out", path_str(&out), "--size", "300KB"];
+    let args = args
+        .into_iter()
+        .chain(["--seed", &seed, "--branch-every", "4"]);
+    support::generate(oracle, &args.map(std::ffi::OsStr::new).collect::<Vec<_>>());
     out
 }
 
@@ -290,17 +283,14 @@ fn pi(doc: &JsValue, source_ids: &HashSet<String>) -> Result<Navigation, String>
 
 #[test]
 fn tree_navigation_matches_pi() {
-    if let Some(why) = pi_unavailable() {
-        notice(&format!(
-            "tree_navigation_matches_pi: {why}; the comparison with pi is skipped"
-        ));
+    let Some(oracle) = support::oracle("tree_navigation_matches_pi") else {
         return;
-    }
+    };
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().canonicalize().unwrap();
-    let mut sources = replay_sources(&dir);
+    let mut sources = replay_sources(oracle, &dir);
     assert!(sources.len() >= 4, "the oracle replayed too few scripts");
-    sources.push(generated_source(&dir, 7));
+    sources.push(generated_source(oracle, &dir, 7));
 
     let mut cases = Vec::new();
     let mut ids_of = HashMap::new();
@@ -342,9 +332,9 @@ fn tree_navigation_matches_pi() {
         .collect();
     let jobs_file = dir.join("navigate-jobs.json");
     std::fs::write(&jobs_file, JsValue::Array(jobs).stringify()).unwrap();
-    let output = Command::new("node")
-        .arg(root().join("tests/node/pi-navigate.mjs"))
-        .arg(oracle_dir())
+    let output = oracle
+        .command("pi-navigate.mjs")
+        .arg(oracle.dir())
         .arg("batch")
         .arg(&jobs_file)
         .output()
@@ -380,7 +370,10 @@ fn tree_navigation_matches_pi() {
             }
         }
     }
-    let mut normalized = oracle_commands(&dir.join("normalize"), &normalize_jobs).into_iter();
+    let mut normalized = oracle
+        .run(normalize_jobs)
+        .into_iter()
+        .map(|outcome| outcome.result());
 
     let mut mismatches = Vec::new();
     let mut compared = 0;
@@ -449,6 +442,7 @@ fn tree_navigation_matches_pi() {
             )),
         }
     }
+    support::count("tree_navigation_matches_pi", compared);
     notice(&format!(
         "tree_navigation_matches_pi: {} sources, {} cases, {compared} compared",
         sources.len(),

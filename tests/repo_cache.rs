@@ -1,7 +1,7 @@
 //! The listing cache: used only for unchanged files, rebuilt when damaged or from another
 //! version, safe beside concurrent appends and other listing processes.
 
-mod repo_support;
+mod support;
 
 use std::fs;
 use std::io::Write;
@@ -11,7 +11,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pi_session::repo::{CACHE_FILE_NAME, CachePolicy, Listing, Repo};
-use repo_support::*;
+use support::files::*;
+use support::listing::*;
+#[allow(unused_imports)]
+use support::{notice, oracle};
 
 /// Waits until files written so far are old enough to be cached: a file whose change time is
 /// within two seconds of its reading is read again next time (see `RACY_WINDOW_NS`).

@@ -1,11 +1,14 @@
 //! `pi-session list`, run as a user would.
 
-mod repo_support;
+mod support;
 
 use std::process::{Command, Output};
 
-use repo_support::*;
 use serde_json::Value;
+use support::files::*;
+use support::listing::*;
+#[allow(unused_imports)]
+use support::{notice, oracle};
 
 fn pi_session(world: &World, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pi-session"))

@@ -1,16 +1,17 @@
 //! The listing, `continueRecent`'s choice, paths and dates, compared with pi's own code run
-//! through `tests/node/pi-listing.mjs`. Without Node or the oracle install the comparisons are
-//! skipped with a notice (the rest of the repo tests still run).
+//! through `tests/oracle/pi-listing.mjs` (the suite installs it: see `tests/support/oracle.rs`).
 
-mod repo_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use pi_session::repo::{CachePolicy, SkipReason, parse_date};
-use repo_support::*;
 use serde_json::Value;
+use support::files::*;
+use support::listing::*;
+use support::{Oracle, generate, oracle, real_fixtures};
 
 const H: &str =
     r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
@@ -304,18 +305,29 @@ fn hand_made_files() -> Vec<(&'static str, Vec<u8>)> {
 
 /// A flat session directory: hand-made files, the real fixtures, generated sessions, a
 /// directory and a symlink named like sessions, and a file pi does not list.
-fn build_flat_dir(dir: &Path) {
+/// The generated sessions need the oracle's Node (absent only when the suite opted out).
+fn build_flat_dir(dir: &Path, oracle: Option<&Oracle>) {
     for (i, (name, content)) in hand_made_files().into_iter().enumerate() {
         write_file(&dir.join(name), content, 100 + i as u64 * 10);
     }
-    for fixture in ["pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"] {
-        let source = shared_dir().join("fixtures/real").join(fixture);
-        if source.exists() {
-            fs::copy(&source, dir.join(fixture)).unwrap();
-            set_mtime(&dir.join(fixture), 5);
-        }
+    for source in real_fixtures() {
+        let copy = dir.join(source.file_name().unwrap());
+        fs::copy(&source, &copy).unwrap();
+        set_mtime(&copy, 5);
     }
-    generate(dir, 12, "40KB", 5, Some("/p"));
+    if let Some(oracle) = oracle {
+        let args = [
+            "dir",
+            "--out",
+            dir.to_str().unwrap(),
+            "--count",
+            "12",
+            "--size",
+            "40KB",
+        ];
+        let args = args.into_iter().chain(["--seed", "5", "--cwd", "/p"]);
+        generate(oracle, &args.map(std::ffi::OsStr::new).collect::<Vec<_>>());
+    }
     fs::create_dir_all(dir.join("33-dir.jsonl")).unwrap();
     fs::write(dir.join("notes.txt"), "not a session").unwrap();
     symlink(dir.join("01-basic.jsonl"), dir.join("34-symlink.jsonl")).unwrap();
@@ -346,8 +358,9 @@ fn every_jsonl_is_accounted_for(dir: &Path, listing: &pi_session::repo::Listing)
 #[test]
 fn flat_session_directory_lists_as_pi_lists_it() {
     let world = World::new();
+    let oracle = oracle("flat_session_directory_lists_as_pi_lists_it");
     let flat = world.root.path().join("flat");
-    build_flat_dir(&flat);
+    build_flat_dir(&flat, oracle);
     let flat_str = flat.to_str().unwrap();
 
     // Independent of Node: the reasons reported for the files pi drops.
@@ -405,11 +418,11 @@ fn flat_session_directory_lists_as_pi_lists_it() {
         "1.5e+21 true  1,2,,[object Object] 0.1  "
     );
 
-    let Some(oracle) = oracle("flat_session_directory_lists_as_pi_lists_it") else {
+    let Some(oracle) = oracle else {
         return;
     };
-    let pi_list = world.pi(&oracle, &["list", "--cwd", "/p", "--session-dir", flat_str]);
-    let pi_all = world.pi(&oracle, &["list-all", "--session-dir", flat_str]);
+    let pi_list = world.pi(oracle, &["list", "--cwd", "/p", "--session-dir", flat_str]);
+    let pi_all = world.pi(oracle, &["list-all", "--session-dir", flat_str]);
     // Files changed within two seconds of being read are not cached; let them age first.
     std::thread::sleep(std::time::Duration::from_millis(2100));
     for (policy, round) in [
@@ -439,7 +452,7 @@ fn flat_session_directory_lists_as_pi_lists_it() {
     }
     // A relative spelling of the directory gives relative paths, as in pi.
     let relative = "../flat/";
-    let pi_rel = world.pi(&oracle, &["list", "--cwd", "/p", "--session-dir", relative]);
+    let pi_rel = world.pi(oracle, &["list", "--cwd", "/p", "--session-dir", relative]);
     let ours = world
         .repo(CachePolicy::ReadWrite)
         .list("/p", Some(relative))
@@ -496,8 +509,8 @@ fn agent_directory_lists_as_pi_lists_it() {
         let Some(oracle) = oracle("agent_directory_lists_as_pi_lists_it") else {
             return;
         };
-        let pi_list = world.pi(&oracle, &["list", "--cwd", "/p"]);
-        let pi_all = world.pi(&oracle, &["list-all"]);
+        let pi_list = world.pi(oracle, &["list", "--cwd", "/p"]);
+        let pi_all = world.pi(oracle, &["list-all"]);
         for policy in [
             CachePolicy::Off,
             CachePolicy::ReadWrite,
@@ -526,7 +539,7 @@ fn a_missing_sessions_root_lists_nothing() {
         return;
     };
     assert_eq!(
-        world.pi(&oracle, &["list-all"])["sessions"],
+        world.pi(oracle, &["list-all"])["sessions"],
         Value::Array(vec![])
     );
 }
@@ -607,14 +620,12 @@ fn continue_recent_picks_the_file_pi_picks() {
         if let Some(dir) = dir {
             args.extend(["--session-dir", dir]);
         }
-        let pis = world.pi(&oracle, &args)["recent"]
-            .as_str()
-            .map(String::from);
+        let pis = world.pi(oracle, &args)["recent"].as_str().map(String::from);
         assert_eq!(pick(cwd, dir), pis, "recent for {cwd:?} in {dir:?}");
     }
     // continueRecent itself (it opens the chosen file; d is v3, so nothing is rewritten).
     let opened = world.pi(
-        &oracle,
+        oracle,
         &["continue", "--cwd", "/p", "--session-dir", flat_str],
     );
     assert_eq!(
@@ -645,7 +656,7 @@ fn paths_resolve_as_pi_resolves_them() {
         "/a:b\\c",
         "~user/x",
     ] {
-        let pis = world.pi(&oracle, &["paths", "--cwd", cwd]);
+        let pis = world.pi(oracle, &["paths", "--cwd", cwd]);
         assert_eq!(
             env.resolve_path(cwd).unwrap(),
             pis["resolved"],
@@ -713,7 +724,7 @@ fn dates_parse_as_v8_parses_them() {
     ];
     let mut args = vec!["dates"];
     args.extend(texts);
-    let pis = world.pi(&oracle, &args);
+    let pis = world.pi(oracle, &args);
     for (text, expected) in texts.iter().zip(pis["dates"].as_array().unwrap()) {
         let ours = parse_date(text).date.millis();
         assert_eq!(

@@ -1,6 +1,6 @@
 //! Every error of the directory layer: its kind, its message, and that it names the file.
 
-mod repo_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -10,7 +10,11 @@ use std::process::Command;
 use pi_session::repo::{
     CachePolicy, INVALID_SESSION_ID_MESSAGE, PathEnv, RepoError, SkipReason, validate_session_id,
 };
-use repo_support::*;
+use pi_session::store::ErrorKind;
+use support::files::*;
+use support::listing::*;
+#[allow(unused_imports)]
+use support::{notice, oracle};
 
 #[test]
 fn session_ids_are_validated_as_pi_validates_them() {
@@ -26,7 +30,7 @@ fn session_ids_are_validated_as_pi_validates_them() {
         if let Some(message) = result {
             assert_eq!(message, INVALID_SESSION_ID_MESSAGE, "{id:?}");
             let err = validate_session_id(id).unwrap_err();
-            assert_eq!(err.kind(), "invalid_session_id");
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         }
     }
     let world = World::new();
@@ -35,7 +39,7 @@ fn session_ids_are_validated_as_pi_validates_them() {
     };
     let mut args = vec!["ids"];
     args.extend(ids);
-    let pis = world.pi(&oracle, &args);
+    let pis = world.pi(oracle, &args);
     let pis: Vec<Option<String>> = pis["errors"]
         .as_array()
         .unwrap()
@@ -61,13 +65,13 @@ fn file_urls_that_name_no_path_are_refused() {
         ("file:///a%zz", "URI malformed"),
     ] {
         let err = repo.list(cwd, None).unwrap_err();
-        assert_eq!(err.kind(), "invalid_path");
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert_eq!(err.to_string(), format!("invalid path {cwd:?}: {reason}"));
         assert!(repo.list_all(Some(cwd)).is_err());
         assert!(repo.continue_recent_candidate(cwd, None).is_err());
     }
     let err = PathEnv::new("/h", "/w", Some("file://host/agent")).unwrap_err();
-    assert_eq!(err.kind(), "invalid_path");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
 }
 
 #[test]
@@ -77,7 +81,7 @@ fn deleting_refuses_what_is_not_a_session_file() {
     let notes = world.work.join("notes.txt");
     fs::write(&notes, "keep me").unwrap();
     let err = repo.delete_session(&notes).unwrap_err();
-    assert_eq!(err.kind(), "not_a_session_file");
+    assert_eq!(err.kind(), ErrorKind::InvalidSession);
     assert!(err.to_string().contains("notes.txt"));
     assert!(notes.exists());
     assert!(matches!(
@@ -89,7 +93,7 @@ fn deleting_refuses_what_is_not_a_session_file() {
     let dir = world.work.join("odd.jsonl");
     fs::create_dir(&dir).unwrap();
     let err = repo.delete_session(&dir).unwrap_err();
-    assert_eq!(err.kind(), "io");
+    assert_eq!(err.kind(), ErrorKind::Io);
     assert!(err.to_string().starts_with("cannot delete "));
     assert!(err.to_string().contains("odd.jsonl"));
     assert!(dir.exists());

@@ -2,7 +2,7 @@
 //! path), the parent-process watch, `on_initialize`, ordering under a multi-threaded runtime,
 //! and the test client's own unread-message check.
 
-mod rpc_support;
+mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +12,9 @@ use pi_session::rpc::{
     BoxFuture, ClientSettings, Methods, RequestContext, RpcError, ServerOptions, ServerState,
     StopReason, WireFraming,
 };
-use rpc_support::TestClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
 
 /// Records the lifecycle moments it sees.
 #[derive(Default)]
@@ -30,12 +30,21 @@ impl Recorder {
 }
 
 impl ServerState for Recorder {
-    fn on_initialize(&self, settings: &ClientSettings) -> Result<(), RpcError> {
+    fn on_initialize(
+        &self,
+        params: &serde_json::Value,
+        _settings: &ClientSettings,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, RpcError> {
         if self.refuse_first_initialize.swap(false, Ordering::SeqCst) {
             return Err(RpcError::application(1099, "not ready", "not_ready"));
         }
-        self.record(format!("initialize {:?}", settings.sessions_root));
-        Ok(())
+        // The application reads its own members of the params; the server knows none of them.
+        let root = params.get("sessionsRoot").and_then(|r| r.as_str());
+        self.record(format!("initialize {root:?}"));
+        Ok(serde_json::Map::from_iter([(
+            "sessionsRoot".to_string(),
+            serde_json::json!(root),
+        )]))
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {

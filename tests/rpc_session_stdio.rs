@@ -4,179 +4,13 @@
 //! must belong to a valid frame. The written files, opened by pi's own code (the oracle), must
 //! give the same context as `session/buildContext`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Wire {
-    Lsp,
-    Ndjson,
-}
-
-/// A client over the child's pipes. A reader thread checks every byte of stdout as it parses
-/// it into messages; anything that is not a valid frame holding a JSON-RPC object fails.
-struct PipeClient {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    wire: Wire,
-    messages: Receiver<Value>,
-    reader: Option<JoinHandle<()>>,
-    next_id: u64,
-    /// Notifications received, in order.
-    notifications: Vec<Value>,
-}
-
-impl PipeClient {
-    fn spawn(wire: Wire) -> Self {
-        let mut child = Command::new(BIN)
-            .arg("--stdio")
-            .env("PI_SESSION_LOG", "info")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn pi-session");
-        let stdout = child.stdout.take().expect("stdout");
-        let (send, messages) = channel();
-        let reader = std::thread::spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            while let Some(message) = read_frame(&mut stdout, wire) {
-                if send.send(message).is_err() {
-                    return;
-                }
-            }
-        });
-        PipeClient {
-            stdin: child.stdin.take(),
-            child,
-            wire,
-            messages,
-            reader: Some(reader),
-            next_id: 1,
-            notifications: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let body = message.to_string();
-        let bytes = match self.wire {
-            Wire::Lsp => format!("Content-Length: {}\r\n\r\n{body}", body.len()),
-            Wire::Ndjson => format!("{body}\n"),
-        };
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes.as_bytes()).expect("write stdin");
-        stdin.flush().expect("flush stdin");
-    }
-
-    fn recv(&mut self) -> Value {
-        self.messages
-            .recv_timeout(Duration::from_secs(20))
-            .expect("a server message in time")
-    }
-
-    /// Sends a request and reads until its response, answering hooks with `hook(method,
-    /// params)` and keeping notifications. Returns the whole response.
-    fn call_with(
-        &mut self,
-        method: &str,
-        params: Value,
-        hook: &mut dyn FnMut(&str, &Value) -> Value,
-    ) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.recv();
-            assert_eq!(message["jsonrpc"], "2.0", "{message}");
-            if message["id"] == json!(id) {
-                return message;
-            }
-            match (message.get("method"), message.get("id")) {
-                (Some(hook_name), Some(hook_id)) => {
-                    let answer = hook(hook_name.as_str().unwrap(), &message["params"]);
-                    let reply = json!({"jsonrpc": "2.0", "id": hook_id, "result": answer});
-                    self.send(&reply);
-                }
-                (Some(_), None) => self.notifications.push(message),
-                _ => panic!("unexpected message while waiting for {id}: {message}"),
-            }
-        }
-    }
-
-    /// A request that must succeed and sends no hook; returns its result.
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let response = self.call_with(method, params, &mut |name, _| {
-            panic!("unexpected hook {name}")
-        });
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    /// `exit`, then the exit code; fails if stdout had anything after the last frame.
-    fn exit(mut self) -> Option<i32> {
-        self.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait for pi-session");
-        self.reader
-            .take()
-            .unwrap()
-            .join()
-            .expect("stdout was not all valid frames");
-        if let Ok(extra) = self.messages.try_recv() {
-            panic!("unread server message: {extra}");
-        }
-        status.code()
-    }
-}
-
-/// One frame from stdout, checked strictly; `None` at a clean end of output.
-fn read_frame(stdout: &mut BufReader<impl Read>, wire: Wire) -> Option<Value> {
-    let body = match wire {
-        Wire::Ndjson => {
-            let mut line = String::new();
-            if stdout.read_line(&mut line).expect("read stdout") == 0 {
-                return None;
-            }
-            assert!(line.ends_with('\n'), "unterminated output line {line:?}");
-            line.pop();
-            line.into_bytes()
-        }
-        Wire::Lsp => {
-            let mut header = String::new();
-            if stdout.read_line(&mut header).expect("read stdout") == 0 {
-                return None;
-            }
-            let length: usize = header
-                .strip_prefix("Content-Length: ")
-                .and_then(|rest| rest.strip_suffix("\r\n"))
-                .unwrap_or_else(|| panic!("bad header line {header:?}"))
-                .parse()
-                .expect("numeric Content-Length");
-            let mut blank = String::new();
-            stdout.read_line(&mut blank).expect("read stdout");
-            assert_eq!(blank, "\r\n", "the header block ends with a blank line");
-            let mut body = vec![0; length];
-            stdout.read_exact(&mut body).expect("a whole frame body");
-            body
-        }
-    };
-    let message: Value = serde_json::from_slice(&body).unwrap_or_else(|e| {
-        panic!(
-            "frame is not JSON ({e}): {:?}",
-            String::from_utf8_lossy(&body)
-        )
-    });
-    assert!(message.is_object(), "not a JSON-RPC message: {message}");
-    Some(message)
-}
+use support::Oracle;
+use support::pipe::{PipeClient, Wire};
 
 fn assistant(text: &str, tool_call: Option<&str>, timestamp: u64) -> Value {
     let mut content = vec![json!({"type": "text", "text": text})];
@@ -383,19 +217,10 @@ fn scenario(wire: Wire, root: &Path) -> Outcome {
 }
 
 /// `node target/oracle/pi-oracle.mjs`, when Node and the oracle's packages are installed.
-fn oracle() -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/oracle/pi-oracle.mjs");
-    let installed = script.with_file_name("node_modules").is_dir();
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    (installed && node).then_some(script)
-}
-
-fn oracle_context(script: &Path, file: &Path) -> Value {
-    let output = Command::new("node")
-        .arg(script)
+/// What pi's own code (the oracle's `context`) sees in `file`.
+fn oracle_context(oracle: &Oracle, file: &Path) -> Value {
+    let output = oracle
+        .command("pi-oracle.mjs")
         .arg("context")
         .arg(file)
         .output()
@@ -407,19 +232,19 @@ fn oracle_context(script: &Path, file: &Path) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     let document: Value = serde_json::from_slice(&output.stdout).expect("oracle output is JSON");
+    support::count("rpc session stdio: context", 1);
     document["context"].clone()
 }
 
-fn run(wire: Wire) {
+fn run(wire: Wire, test: &str) {
     let dir = tempfile::tempdir().unwrap();
     let outcome = scenario(wire, dir.path());
-    let Some(script) = oracle() else {
-        println!("skipped: the oracle comparison needs node and `bash scripts/setup-oracle.sh`");
+    let Some(oracle) = support::oracle(test) else {
         return;
     };
     for (file, context) in &outcome.contexts {
         assert_eq!(
-            &oracle_context(&script, file),
+            &oracle_context(oracle, file),
             context,
             "pi sees another context in {}",
             file.display()
@@ -429,10 +254,16 @@ fn run(wire: Wire) {
 
 #[test]
 fn a_whole_session_over_ndjson_matches_the_oracle() {
-    run(Wire::Ndjson);
+    run(
+        Wire::Ndjson,
+        "a_whole_session_over_ndjson_matches_the_oracle",
+    );
 }
 
 #[test]
 fn a_whole_session_over_lsp_framing_matches_the_oracle() {
-    run(Wire::Lsp);
+    run(
+        Wire::Lsp,
+        "a_whole_session_over_lsp_framing_matches_the_oracle",
+    );
 }

@@ -1,40 +1,33 @@
-//! Scripted exchanges with the server, checked as insta snapshots.
+//! Scripted exchanges with the server, checked as they play and kept as insta snapshots.
 //!
-//! Each file in `tests/transcripts/` holds a client's side of a conversation: messages, raw
-//! bytes (malformed frames), pauses, and how many server messages to read at each point. The
-//! runner plays it against an in-memory server on a paused clock (timeouts are instant and
-//! exact) and snapshots the whole exchange. A server message the script does not read fails
-//! the test.
+//! Each file in `tests/transcripts/` is one scenario in the transcript format
+//! (`protocol/transcripts.md`): the client's messages, raw bytes, pauses, file set-ups, and what
+//! the server must answer, as a count of messages or as inline expectations. The player
+//! (`tests/transcript/`, which `pi-session test` can share) plays it against an in-memory server
+//! on a paused clock (timeouts are instant and exact); this file starts the server, fails on a
+//! failed expectation with the player's report, and snapshots the whole exchange. A server
+//! message the script does not read fails the test.
 //!
 //! A transcript runs against one of two servers (`server.state`): `"test"` (the default) offers
 //! test-only methods, registered here through the same seam the session methods use; they are
 //! not part of the production table. `"sidecar"` is the real sidecar (`pi-session --stdio`'s
-//! state and method table); its transcripts are the `session_*` files.
-//!
-//! Each transcript gets a fresh temporary directory. `${tmp}` in anything the script sends or
-//! names is that directory, and every occurrence of the directory in the server's messages is
-//! recorded as `${tmp}`, so snapshots hold no machine paths. Session transcripts initialize
-//! with `deterministic`, which makes ids and timestamps reproducible without redaction, and
-//! name earlier results as `${@ID.path}`: the member at `path` (dot-separated keys and array
-//! indices) of the result of the request with id `ID`, e.g. `${@3.entryId}`. The snapshot
-//! records what was sent, with these filled in.
+//! state and method table); its transcripts are the `session_*` files. Only `lifecycle` and
+//! `session_initialize` show `initialize`'s result in full.
 
-mod rpc_support;
+mod support;
+mod transcript;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use pi_session::rpc::sidecar;
-use pi_session::rpc::{
-    Framing, HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
-    WireFraming,
-};
-use rpc_support::TestClient;
+use pi_session::rpc::{HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::memory::TestClient;
+use transcript::{Peer, Places, StateKind, Tmp, Transcript};
 
 /// What the test methods change: named lists of values.
 #[derive(Default)]
@@ -193,96 +186,37 @@ fn test_methods() -> Methods<Lists> {
     methods
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Transcript {
-    /// What the exchange shows; kept in the snapshot's header.
-    description: String,
-    /// How the client frames what it sends (the server detects it unless `server.framing`).
-    #[serde(default = "ndjson")]
-    framing: WireFraming,
-    #[serde(default)]
-    server: ServerSetup,
-    steps: Vec<Step>,
+/// Lets the player drive the in-memory client; the clock is tokio's (paused in these tests).
+impl Peer for TestClient {
+    async fn send(&mut self, message: &Value) {
+        TestClient::send(self, message).await;
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        TestClient::send_raw(self, bytes).await;
+    }
+
+    async fn recv(&mut self) -> Value {
+        TestClient::recv(self).await
+    }
+
+    async fn close_input(&mut self) {
+        TestClient::close_input(self).await;
+    }
+
+    async fn sleep(&mut self, duration: Duration) {
+        tokio::time::sleep(duration).await;
+    }
 }
 
-fn ndjson() -> WireFraming {
-    WireFraming::Ndjson
+fn transcript_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/transcripts/{name}.json"))
 }
 
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ServerSetup {
-    framing: Option<Framing>,
-    max_frame_bytes: Option<usize>,
-    #[serde(default)]
-    state: StateKind,
-}
-
-/// Which server the transcript talks to.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum StateKind {
-    /// The test-only methods above.
-    #[default]
-    Test,
-    /// The real sidecar: every `session/*` method.
-    Sidecar,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-enum Step {
-    /// One message, framed.
-    Send(Value),
-    /// `[id, method, params]`: a request, recorded in full.
-    Request((Value, String, Value)),
-    /// `[method, params]`: a notification, recorded in full.
-    Notify((String, Value)),
-    /// `[id, result]`: the client's answer to a hook, recorded in full.
-    Answer((Value, Value)),
-    /// Text sent as it is (for malformed frames).
-    SendRaw(String),
-    /// Bytes in hex sent as they are (for non-UTF-8 input).
-    SendHex(String),
-    /// Read this many server messages, in order.
-    Expect(usize),
-    /// Read this many server messages, recording the values of these member names (anywhere
-    /// in their `result`) as `[not reproducible]`: for what even the deterministic mode leaves random.
-    ExpectRedacting { count: usize, members: Vec<String> },
-    /// Read this many server messages whose relative order is not guaranteed; they are
-    /// recorded sorted.
-    ExpectUnordered(usize),
-    /// Let the (paused) clock run.
-    SleepMs(u64),
-    /// End the server's input.
-    CloseInput,
-    /// Writes a file (`path` relative to the temporary directory) with this text.
-    WriteFile { path: String, text: String },
-    /// Copies a file from the shared fixtures (`from`, relative to `shared/fixtures`) into the
-    /// temporary directory (`to`).
-    CopyFixture { from: String, to: String },
-    /// Holds an exclusive lock on a file, as another process writing to it would, until the
-    /// transcript ends.
-    LockFile(String),
-    /// Records every file under a directory (relative to the temporary directory, recursively)
-    /// with its lines, each parsed as JSON where it is JSON.
-    Files(String),
-    /// Records the names and line counts of the files under a directory.
-    ListFiles(String),
-    /// Sets a file's modification time (`path` relative to the temporary directory) to
-    /// `seconds` after 2026-01-01T00:00:00Z.
-    SetMtime { path: String, seconds: u64 },
-}
-
-async fn run(name: &str) {
-    let path = format!(
-        "{}/tests/transcripts/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let transcript: Transcript =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+/// Plays a transcript against a fresh in-memory server: the exchange and the player's report of
+/// the first failed expectation, if any; the caller finishes the client.
+async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), String>, TestClient) {
+    let transcript = Transcript::read(path).unwrap_or_else(|e| panic!("{e}"));
     let defaults = ServerOptions::default();
     let options = ServerOptions {
         framing: transcript.server.framing.unwrap_or(defaults.framing),
@@ -292,7 +226,6 @@ async fn run(name: &str) {
             .unwrap_or(defaults.max_frame_bytes),
         ..defaults
     };
-    let tmp = Tmp::new();
     let mut client = match transcript.server.state {
         StateKind::Test => TestClient::start(
             Lists::default(),
@@ -307,142 +240,36 @@ async fn run(name: &str) {
             transcript.framing,
         ),
     };
-    let mut locks = Vec::new();
-    let mut results = BTreeMap::new();
-    let mut exchange = Vec::new();
-    for step in transcript.steps {
-        match step {
-            Step::Send(message) => {
-                let message = tmp.fill(&message, &results);
-                client.send(&message).await;
-                exchange.push(json!({ "client": tmp.hide(message) }));
-            }
-            Step::Request((id, method, params)) => {
-                let message =
-                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-                let message = tmp.fill(&message, &results);
-                client.send(&message).await;
-                exchange.push(json!({ "client": tmp.hide(message) }));
-            }
-            Step::Notify((method, params)) => {
-                let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-                let message = tmp.fill(&message, &results);
-                client.send(&message).await;
-                exchange.push(json!({ "client": tmp.hide(message) }));
-            }
-            Step::Answer((id, result)) => {
-                let message = json!({"jsonrpc": "2.0", "id": id, "result": result});
-                let message = tmp.fill(&message, &results);
-                client.send(&message).await;
-                exchange.push(json!({ "client": tmp.hide(message) }));
-            }
-            Step::SendRaw(text) => {
-                client.send_raw(text.as_bytes()).await;
-                exchange.push(json!({ "clientRaw": text }));
-            }
-            Step::SendHex(hex) => {
-                client.send_raw(&decode_hex(&hex)).await;
-                exchange.push(json!({ "clientHex": hex }));
-            }
-            Step::Expect(count) => {
-                for _ in 0..count {
-                    let message = client.recv().await;
-                    remember(&mut results, &message);
-                    exchange.push(json!({ "server": tmp.hide(message) }));
-                }
-            }
-            Step::ExpectRedacting { count, members } => {
-                for _ in 0..count {
-                    let message = client.recv().await;
-                    remember(&mut results, &message);
-                    let mut message = tmp.hide(message);
-                    if let Some(result) = message.get_mut("result") {
-                        *result = redact_members(result.take(), &members);
-                    }
-                    exchange.push(json!({ "server": message }));
-                }
-            }
-            Step::ExpectUnordered(count) => {
-                let mut messages = Vec::new();
-                for _ in 0..count {
-                    let message = client.recv().await;
-                    remember(&mut results, &message);
-                    messages.push(tmp.hide(message));
-                }
-                messages.sort_by_key(Value::to_string);
-                for message in messages {
-                    exchange.push(json!({ "server": message }));
-                }
-            }
-            Step::SleepMs(ms) => {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                exchange.push(json!({ "sleepMs": ms }));
-            }
-            Step::CloseInput => {
-                client.close_input().await;
-                exchange.push(json!("closeInput"));
-            }
-            Step::WriteFile { path, text } => {
-                let target = tmp.path(&path);
-                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-                std::fs::write(&target, &text).unwrap();
-                exchange.push(json!({ "writeFile": { "path": path, "text": text } }));
-            }
-            Step::CopyFixture { from, to } => {
-                let source = fixtures_dir().join(&from);
-                let target = tmp.path(&to);
-                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-                std::fs::copy(&source, &target)
-                    .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
-                exchange.push(json!({ "copyFixture": { "from": from, "to": to } }));
-            }
-            Step::LockFile(path) => {
-                let file = File::options()
-                    .read(true)
-                    .append(true)
-                    .open(tmp.path(&path))
-                    .unwrap();
-                file.try_lock().expect("lock taken by the test");
-                locks.push(file);
-                exchange.push(json!({ "lockFile": path }));
-            }
-            Step::Files(dir) => {
-                let files: BTreeMap<String, Value> = tmp
-                    .files(&dir)
-                    .into_iter()
-                    .map(|(name, text)| {
-                        let lines = text
-                            .lines()
-                            .map(|line| serde_json::from_str(line).unwrap_or_else(|_| json!(line)))
-                            .collect();
-                        (name, tmp.hide(Value::Array(lines)))
-                    })
-                    .collect();
-                exchange.push(json!({ "files": { dir: files } }));
-            }
-            Step::SetMtime { path, seconds } => {
-                let time = std::time::UNIX_EPOCH + Duration::from_secs(1_767_225_600 + seconds);
-                File::options()
-                    .write(true)
-                    .open(tmp.path(&path))
-                    .and_then(|file| file.set_modified(time))
-                    .unwrap_or_else(|e| panic!("{path}: {e}"));
-                exchange.push(json!({ "setMtime": { "path": path, "seconds": seconds } }));
-            }
-            Step::ListFiles(dir) => {
-                let files: BTreeMap<String, usize> = tmp
-                    .files(&dir)
-                    .into_iter()
-                    .map(|(name, text)| (name, text.lines().count()))
-                    .collect();
-                exchange.push(json!({ "listFiles": { dir: files } }));
-            }
-        }
+    let places = Places {
+        tmp: Tmp::new(),
+        fixtures: fixtures_dir(),
+    };
+    let (exchange, outcome) = transcript::play(&transcript, &mut client, &places).await;
+    (transcript, exchange, outcome, client)
+}
+
+/// Plays `tests/transcripts/{name}.json`, fails on any failed expectation, and checks the
+/// whole exchange against its snapshot.
+async fn run(name: &str) {
+    let path = transcript_path(name);
+    let (transcript, mut exchange, outcome, client) = play_file(&path).await;
+    if let Err(report) = outcome {
+        let last: Vec<String> = exchange
+            .iter()
+            .rev()
+            .take(4)
+            .rev()
+            .map(Value::to_string)
+            .collect();
+        panic!(
+            "{}: {report}\nthe exchange's last messages:\n{}",
+            path.display(),
+            last.join("\n")
+        );
     }
-    let outcome = client.finish().await;
-    drop(locks);
+    let end = client.finish().await;
     exchange.push(json!({
-        "exit": { "code": outcome.exit_code(), "reason": outcome.reason.to_string() }
+        "exit": { "code": end.exit_code(), "reason": end.reason.to_string() }
     }));
     insta::with_settings!({
         description => transcript.description,
@@ -454,167 +281,9 @@ async fn run(name: &str) {
     });
 }
 
-/// Where the shared fixtures are: `PI_SHARED_DIR` (as `scripts/setup-oracle.sh` reads it), or
-/// `../shared` beside the checkout.
+/// Where the fixtures are (`tests/fixtures`).
 fn fixtures_dir() -> PathBuf {
-    let shared = std::env::var_os("PI_SHARED_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    );
-    shared.join("fixtures")
-}
-
-/// The transcript's temporary directory, written `${tmp}` in scripts and snapshots.
-struct Tmp {
-    dir: tempfile::TempDir,
-    text: String,
-}
-
-impl Tmp {
-    const PLACEHOLDER: &'static str = "${tmp}";
-
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        // The canonical path, as the server resolves paths.
-        let text = dir
-            .path()
-            .canonicalize()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_owned();
-        Tmp { dir, text }
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    /// `${tmp}` -> the directory and `${@ID.path}` -> an earlier result, in every string of a
-    /// message.
-    fn fill(&self, message: &Value, results: &BTreeMap<String, Value>) -> Value {
-        map_strings(message.clone(), &|s| {
-            fill_results(&s.replace(Self::PLACEHOLDER, &self.text), results)
-        })
-    }
-
-    /// The directory -> `${tmp}`, in every string of a message.
-    fn hide(&self, message: Value) -> Value {
-        map_strings(message, &|s| s.replace(&self.text, Self::PLACEHOLDER))
-    }
-
-    /// Every file under `dir`, by path relative to it, with its text.
-    fn files(&self, dir: &str) -> Vec<(String, String)> {
-        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    walk(root, &path, out);
-                } else {
-                    let name = path
-                        .strip_prefix(root)
-                        .unwrap()
-                        .to_str()
-                        .unwrap()
-                        .to_owned();
-                    let bytes = std::fs::read(&path).unwrap();
-                    out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
-                }
-            }
-        }
-        let root = self.path(dir);
-        let mut out = Vec::new();
-        walk(&root, &root, &mut out);
-        out.sort();
-        out
-    }
-}
-
-/// Keeps the result of every response, by its id, for `${@ID.path}`.
-fn remember(results: &mut BTreeMap<String, Value>, message: &Value) {
-    if let (Some(id), Some(result)) = (message.get("id"), message.get("result")) {
-        let id = id.as_str().map_or_else(|| id.to_string(), str::to_owned);
-        results.insert(id, result.clone());
-    }
-}
-
-fn fill_results(text: &str, results: &BTreeMap<String, Value>) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("${@") {
-        out.push_str(&rest[..start]);
-        let end = rest[start..]
-            .find('}')
-            .unwrap_or_else(|| panic!("unterminated placeholder in {text:?}"))
-            + start;
-        let reference = &rest[start + 3..end];
-        let mut parts = reference.split('.');
-        let id = parts.next().unwrap();
-        let mut value = results
-            .get(id)
-            .unwrap_or_else(|| panic!("${{@{reference}}}: no result for request {id} yet"));
-        for part in parts {
-            value = match part.parse::<usize>() {
-                Ok(index) => value.get(index),
-                Err(_) => value.get(part),
-            }
-            .unwrap_or_else(|| panic!("${{@{reference}}}: no member {part:?} in {value}"));
-        }
-        match value {
-            Value::String(s) => out.push_str(s),
-            other => panic!("${{@{reference}}} is not a string: {other}"),
-        }
-        rest = &rest[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn redact_members(value: Value, members: &[String]) -> Value {
-    match value {
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|v| redact_members(v, members))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    if members.contains(&k) {
-                        (k, json!("[not reproducible]"))
-                    } else {
-                        (k, redact_members(v, members))
-                    }
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-fn map_strings(value: Value, f: &dyn Fn(&str) -> String) -> Value {
-    match value {
-        Value::String(s) => Value::String(f(&s)),
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| map_strings(v, f)).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (f(&k), map_strings(v, f)))
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-fn decode_hex(hex: &str) -> Vec<u8> {
-    let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    digits
-        .chunks(2)
-        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
-        .collect()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 macro_rules! transcripts {
@@ -632,6 +301,9 @@ macro_rules! transcripts {
             let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/transcripts");
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "json") {
+                    continue;
+                }
                 let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
                 assert!(listed.contains(&stem.as_str()), "no test runs transcripts/{stem}.json");
             }
@@ -644,7 +316,10 @@ transcripts!(
     before_initialize,
     after_shutdown,
     shutdown_waits_for_running_requests,
-    invalid_messages,
+    invalid_messages_garbage_lines,
+    invalid_messages_invalid_requests,
+    invalid_messages_failing_methods,
+    invalid_messages_stray_and_duplicates,
     lsp_framing,
     ndjson_framing,
     hooks,
@@ -654,13 +329,97 @@ transcripts!(
     notifications,
     end_of_input,
     lsp_truncated_frame,
-    session_create,
-    session_open,
-    session_append,
-    session_reads_and_moves,
-    session_navigate,
-    session_navigate_hooks,
-    session_fork,
-    session_errors,
-    session_directories,
+    session_initialize,
+    session_quick_start,
+    session_append_every_kind,
+    session_append_harness_kinds,
+    session_append_invalid_entries,
+    session_append_store_refusals,
+    session_close,
+    session_continue_recent,
+    session_create_fixed_id_and_dir,
+    session_create_harness,
+    session_create_in_memory,
+    session_create_pi_cli_lazy,
+    session_create_refusals,
+    session_delete,
+    session_errors_bad_params,
+    session_errors_before_initialize,
+    session_errors_malformed_frames,
+    session_errors_unknown_session,
+    session_fork_and_clone,
+    session_fork_bad_targets,
+    session_fork_from,
+    session_fork_harness,
+    session_fork_hook_timeout,
+    session_fork_in_memory,
+    session_fork_not_saved,
+    session_fork_unknown_session,
+    session_fork_veto,
+    session_list,
+    session_moves_harness,
+    session_moves_pi_cli,
+    session_navigate_errors,
+    session_navigate_hook_client_cancels,
+    session_navigate_hook_error,
+    session_navigate_hook_harness,
+    session_navigate_hook_no_summary,
+    session_navigate_hook_overrides,
+    session_navigate_hook_queued_change,
+    session_navigate_hook_summary,
+    session_navigate_hook_timeout,
+    session_navigate_hook_unfit_answer,
+    session_navigate_hook_veto,
+    session_navigate_label_and_no_op,
+    session_navigate_plain_moves,
+    session_navigate_prepare,
+    session_navigate_summary_required,
+    session_navigate_supplied_summary,
+    session_open_good_file,
+    session_open_invalid,
+    session_open_locked,
+    session_open_missing_file,
+    session_open_v1_fixture,
+    session_reads_context,
+    session_reads_entries_paging,
+    session_reads_tree,
 );
+
+/// The runner checks inline expectations: a transcript whose expectation is deliberately wrong
+/// fails, and the report names the step, the message and the member, with both values.
+#[tokio::test(start_paused = true)]
+async fn a_wrong_expectation_fails_naming_the_message_and_member() {
+    let path = transcript_path("must_fail/wrong_expectation");
+    let (_, _, outcome, client) = play_file(&path).await;
+    let report = outcome.expect_err("the wrong expectation must fail the transcript");
+    client.finish().await;
+    let wanted = [
+        "step 6 (expect): message 1 of 1 expected here",
+        "server message 3, the response to request 3 (session/append)",
+        "member `result.entryId`",
+        r#"expected: "not-the-id""#,
+        r#"actual:   "#,
+        "member `result.wrongMember`",
+        "actual:   (missing)",
+    ];
+    for part in wanted {
+        assert!(
+            report.contains(part),
+            "{part:?} not in the report:\n{report}"
+        );
+    }
+    eprintln!("{report}");
+}
+
+/// The first example of `protocol/transcripts.md` is `tests/transcripts/session_quick_start.json`
+/// (played above), so the page's example cannot rot.
+#[test]
+fn the_format_page_shows_a_transcript_that_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("protocol/transcripts.md")).unwrap();
+    let start = page.find("```json\n").expect("a JSON example") + "```json\n".len();
+    let end = start + page[start..].find("```").unwrap();
+    let shown: Value = serde_json::from_str(&page[start..end]).unwrap();
+    let file = std::fs::read_to_string(transcript_path("session_quick_start")).unwrap();
+    assert_eq!(shown, serde_json::from_str::<Value>(&file).unwrap());
+}

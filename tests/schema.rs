@@ -74,3 +74,20 @@ fn every_reference_resolves() {
     let definitions = schema["definitions"].as_object().unwrap();
     walk(&schema, definitions);
 }
+
+#[test]
+fn protocol_md_states_the_current_protocol_version_and_its_history() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md"))
+            .unwrap();
+    let version = pi_session::rpc::PROTOCOL_VERSION;
+    assert!(
+        text.contains(&format!("\"protocolVersion\": \"{version}\"")),
+        "protocol.md's initialize example answers {version}"
+    );
+    let history = &text[text.find("\n## History").expect("a History section")..];
+    assert!(
+        history.contains(&format!("**{version}**")),
+        "protocol.md's History lists what changed in {version}"
+    );
+}

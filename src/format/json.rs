@@ -228,19 +228,12 @@ impl JsValue {
     }
 
     /// `String(value)`, as template literals and `Array.prototype.join` write a value
-    /// (arrays join their items with commas, `null` items as nothing).
+    /// (arrays join their items with commas, `null` items as nothing). Lone surrogates
+    /// become U+FFFD.
     pub fn to_js_string(&self) -> String {
         match self {
             JsValue::String(s) => s.to_string_lossy().into_owned(),
-            JsValue::Number(n) if n.is_nan() => "NaN".into(),
-            JsValue::Number(n) if n.is_infinite() => {
-                if *n > 0.0 { "Infinity" } else { "-Infinity" }.into()
-            }
-            JsValue::Number(n) => {
-                let mut out = String::new();
-                write_number(*n, &mut out);
-                out
-            }
+            JsValue::Number(n) => number_to_string(*n),
             JsValue::Bool(b) => b.to_string(),
             JsValue::Null => "null".into(),
             JsValue::Array(items) => items
@@ -331,6 +324,19 @@ fn newline(out: &mut String, indent: Option<usize>, level: usize) {
     if let Some(width) = indent {
         out.push('\n');
         out.extend(std::iter::repeat_n(' ', width * level));
+    }
+}
+
+/// `Number.prototype.toString()`: JavaScript's shortest round-trip form, `NaN`, `Infinity`.
+pub fn number_to_string(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        let mut out = String::new();
+        write_number(n, &mut out);
+        out
     }
 }
 

@@ -8,5 +8,5 @@ mod tree_text;
 
 pub use check::{Finding, check_file};
 pub use context_document::{LeafChoice, context_document, sorted_keys};
-pub use replay::{ReplayOutcome, replay_ops};
+pub use replay::{REPLAY_EPOCH_MILLIS, ReplayOutcome, replay_ids, replay_ops};
 pub use tree_text::render_tree;

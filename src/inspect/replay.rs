@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::format::entry_input::parse_new_entry;
 use crate::format::ids::IdSource;
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::format::time::file_stamp;
 use crate::format::write::{NewEntry, Profile};
-use crate::repo::paths::{encode_cwd_raw, resolve_path};
-use crate::store::{MessageFormat, NewSession, Session, SessionOptions, StoreError};
+use crate::repo::{PathEnv, Place, SessionRequest, new_session};
+use crate::store::{ErrorKind, MessageFormat, Session, SessionOptions, StoreError};
 
 /// How a replay ended.
 #[derive(Debug)]
@@ -20,6 +20,17 @@ pub enum ReplayOutcome {
     OpFailed { op: usize, error: StoreError },
     /// The script is malformed.
     Usage(String),
+}
+
+/// Where `replay --deterministic`'s clock starts: 2026-01-01T00:00:00.000Z.
+pub const REPLAY_EPOCH_MILLIS: i64 = 1_767_225_600_000;
+
+/// The ids and clock of a replay: seeded from [`REPLAY_EPOCH_MILLIS`] when a seed is given
+/// (reproducible files), the system's otherwise.
+pub fn replay_ids(seed: Option<u64>) -> IdSource {
+    seed.map_or_else(IdSource::system, |seed| {
+        IdSource::deterministic(seed, REPLAY_EPOCH_MILLIS)
+    })
 }
 
 /// Replays `script` into a new session under `out_dir`.
@@ -53,30 +64,35 @@ fn replay(
     let session_id = optional_string(script, "sessionId")?;
     let parent_session = optional_string(script, "parentSession")?;
     let metadata = script.get("metadata").cloned();
-    if metadata.is_some() && profile == Profile::PiCli {
-        return Err("\"metadata\" (header metadata) is only supported by the harness".into());
-    }
     let options = SessionOptions {
         profile,
         ids: ids.clone(),
         ..SessionOptions::default()
     };
-    let timestamp = ids.now_iso();
-    let id = session_id.clone().unwrap_or_else(|| ids.session_id());
-    let (header_cwd, dir) = match profile {
-        Profile::PiCli => (resolve_path(&cwd), out_dir.to_path_buf()),
-        Profile::Harness => (cwd.to_string(), out_dir.join(encode_cwd_raw(&cwd))),
+    // The oracle's layout: pi-cli writes flat into OUT_DIR, the harness into its cwd's
+    // directory with OUT_DIR as the sessions root.
+    let out = out_dir.to_string_lossy();
+    let env = PathEnv::from_process()
+        .map_err(|e| e.to_string())?
+        .with_sessions_root(&out);
+    let place = match profile {
+        Profile::PiCli => Place::Dir(&out),
+        Profile::Harness => Place::Default,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path: PathBuf = dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp)));
-    let new = NewSession {
-        path: Some(path.clone()),
-        cwd: header_cwd,
-        id: Some(id),
-        timestamp: Some(timestamp),
+    let request = SessionRequest {
+        profile,
+        cwd: &cwd,
+        id: session_id.as_deref(),
+        place,
         parent_session,
         metadata,
     };
+    let new = match new_session(&env, request, &ids) {
+        Ok(new) => new,
+        Err(e) if e.kind == ErrorKind::InvalidArgument => return Err(e.message),
+        Err(error) => return Ok(ReplayOutcome::OpFailed { op: 0, error }),
+    };
+    let path: PathBuf = new.path.clone().unwrap_or_default();
     let mut session = match Session::create(new, options) {
         Ok(s) => s,
         Err(error) => return Ok(ReplayOutcome::OpFailed { op: 0, error }),
@@ -160,8 +176,7 @@ fn replay(
 }
 
 /// The harness's `SessionError` code for an error kind.
-fn harness_code(kind: crate::store::ErrorKind) -> &'static str {
-    use crate::store::ErrorKind;
+fn harness_code(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::EntryNotFound | ErrorKind::SessionNotFound => "not_found",
         ErrorKind::InvalidEntry => "invalid_entry",
@@ -220,6 +235,42 @@ fn target(
 
 type OpResult = Result<Option<String>, StoreError>;
 
+/// The append ops: op name, the entry type it appends, the fields it copies as they are.
+const APPENDS: &[(&str, &str, &[&str])] = &[
+    ("appendMessage", "message", &["message"]),
+    (
+        "appendModelChange",
+        "model_change",
+        &["provider", "modelId"],
+    ),
+    ("appendThinkingLevelChange", "thinking_level_change", &[]),
+    (
+        "appendCompaction",
+        "compaction",
+        &[
+            "summary",
+            "tokensBefore",
+            "retainedTail",
+            "details",
+            "usage",
+            "fromHook",
+        ],
+    ),
+    ("appendCustomEntry", "custom", &["customType", "data"]),
+    (
+        "appendCustomMessageEntry",
+        "custom_message",
+        &["customType", "content", "display", "details"],
+    ),
+    ("appendLabelChange", "label", &["label"]),
+    ("appendSessionInfo", "session_info", &["name"]),
+    (
+        "appendActiveToolsChange",
+        "active_tools_change",
+        &["activeToolNames"],
+    ),
+];
+
 fn apply(
     session: &mut Session,
     op: &JsValue,
@@ -227,84 +278,57 @@ fn apply(
     i: usize,
     refs: &[JsValue],
 ) -> Result<OpResult, String> {
-    let field = |key: &str| op.get(key).cloned();
-    let required = |key: &str| {
-        op.get(key)
-            .cloned()
-            .ok_or(format!("op #{i} ({name}): needs {key}"))
-    };
+    let copy = |key: &str| op.get(key).cloned();
     let needs_target = |ref_key: &str, id_key: &str| -> Result<Option<String>, String> {
         target(op, i, refs, ref_key, id_key)?
             .ok_or(format!("op #{i} ({name}): needs {ref_key} or {id_key}"))
     };
-    let entry = match name {
-        "appendMessage" => NewEntry::Message {
-            message: required("message")?,
-        },
-        "appendModelChange" => NewEntry::ModelChange {
-            provider: required("provider")?,
-            model_id: required("modelId")?,
-        },
-        "appendThinkingLevelChange" => NewEntry::ThinkingLevelChange {
-            thinking_level: field("level")
-                .or_else(|| field("thinkingLevel"))
-                .ok_or(format!("op #{i}: needs level"))?,
-        },
-        "appendCompaction" => NewEntry::Compaction {
-            summary: required("summary")?,
-            first_kept_entry_id: target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?
-                .flatten()
-                .map(JsValue::from),
-            tokens_before: required("tokensBefore")?,
-            retained_tail: field("retainedTail"),
-            details: field("details"),
-            usage: field("usage"),
-            from_hook: field("fromHook"),
-        },
-        "appendCustomEntry" => NewEntry::Custom {
-            custom_type: required("customType")?,
-            data: field("data"),
-        },
-        "appendCustomMessageEntry" => NewEntry::CustomMessage {
-            custom_type: required("customType")?,
-            content: required("content")?,
-            display: field("display"),
-            details: field("details"),
-        },
-        "appendLabelChange" => {
-            let target_id = needs_target("targetRef", "targetId")?
-                .ok_or(format!("op #{i}: targetId must be a string"))?;
-            NewEntry::Label {
-                target_id,
-                label: field("label"),
-            }
-        }
-        "appendSessionInfo" => NewEntry::SessionInfo {
-            name: required("name")?,
-        },
-        "appendActiveToolsChange" => NewEntry::ActiveToolsChange {
-            active_tool_names: required("activeToolNames")?,
-        },
-        "branch" => {
-            let id = needs_target("targetRef", "targetId")?
-                .ok_or(format!("op #{i}: targetId must be a string"))?;
-            return Ok(session.branch(&id).map(|()| None));
-        }
+    let target_id = || {
+        needs_target("targetRef", "targetId")?.ok_or(format!("op #{i}: targetId must be a string"))
+    };
+    match name {
+        "branch" => return Ok(session.branch(&target_id()?).map(|()| None)),
         "resetLeaf" => return Ok(session.reset_leaf().map(|()| None)),
         "branchWithSummary" => {
             let from = needs_target("targetRef", "targetId")?;
+            let summary = copy("summary").ok_or(format!("op #{i} ({name}): needs summary"))?;
             return Ok(session
                 .branch_with_summary(
                     from.as_deref(),
-                    required("summary")?,
-                    field("details"),
-                    field("fromHook"),
-                    field("usage"),
+                    summary,
+                    copy("details"),
+                    copy("fromHook"),
+                    copy("usage"),
                 )
                 .map(Some));
         }
-        other => return Err(format!("op #{i}: unknown op \"{other}\"")),
+        _ => {}
+    }
+    let Some(&(_, kind, fields)) = APPENDS.iter().find(|(op, ..)| *op == name) else {
+        return Err(format!("op #{i}: unknown op \"{name}\""));
     };
+    // The op in `session/append`'s form, read by the one entry reader.
+    let mut entry = JsObject::new();
+    entry.insert(JsString::new("type"), JsValue::from(kind));
+    let mut put = |key: &str, value: Option<JsValue>| {
+        if let Some(value) = value {
+            entry.insert(JsString::new(key), value);
+        }
+    };
+    for &key in fields {
+        put(key, copy(key));
+    }
+    match kind {
+        "thinking_level_change" => put("thinkingLevel", copy("level").or(copy("thinkingLevel"))),
+        "compaction" => {
+            let kept = target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?.flatten();
+            put("firstKeptEntryId", kept.map(JsValue::from));
+        }
+        "label" => put("targetId", Some(JsValue::from(target_id()?))),
+        _ => {}
+    }
+    let entry =
+        parse_new_entry(&JsValue::Object(entry)).map_err(|e| format!("op #{i} ({name}): {e}"))?;
     if session.profile() == Profile::PiCli && matches!(entry, NewEntry::ActiveToolsChange { .. }) {
         return Err(format!(
             "op #{i}: appendActiveToolsChange is not supported by the manager implementation"

@@ -1,18 +1,24 @@
-//! The one error type of the directory layer. Each kind has a stable name for the wire.
+//! The errors of the directory layer. Each has one of the store's kinds ([`ErrorKind`]), so
+//! the wire and the command line see one set of kinds; it converts into a [`StoreError`].
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use crate::store::{ErrorKind, StoreError};
+
 #[derive(Debug)]
 pub enum RepoError {
     /// A caller-given session id that pi would refuse (same rule, same message).
     InvalidSessionId { id: String },
+    /// A caller-given session id that cannot name a session file (see
+    /// [`super::check_session_id`]).
+    UnusableSessionId { id: String, reason: &'static str },
     /// A path argument that names no path (for instance a `file://` URL with a host).
     InvalidPath { input: String, reason: &'static str },
     /// The environment gives no home directory or no current directory.
     Environment { reason: String },
-    /// A delete request for a file that is not a `.jsonl` session file.
+    /// A file that is not a `.jsonl` session file (a delete request for one).
     NotASessionFile { path: PathBuf },
     /// A file system operation failed.
     Io {
@@ -26,14 +32,14 @@ pub enum RepoError {
 pub const INVALID_SESSION_ID_MESSAGE: &str = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
 
 impl RepoError {
-    /// The stable name of this kind of error.
-    pub fn kind(&self) -> &'static str {
+    /// The kind clients see (protocol.md's table).
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            RepoError::InvalidSessionId { .. } => "invalid_session_id",
-            RepoError::InvalidPath { .. } => "invalid_path",
-            RepoError::Environment { .. } => "environment",
-            RepoError::NotASessionFile { .. } => "not_a_session_file",
-            RepoError::Io { .. } => "io",
+            RepoError::InvalidSessionId { .. }
+            | RepoError::UnusableSessionId { .. }
+            | RepoError::InvalidPath { .. } => ErrorKind::InvalidArgument,
+            RepoError::NotASessionFile { .. } => ErrorKind::InvalidSession,
+            RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
         }
     }
 
@@ -50,6 +56,9 @@ impl fmt::Display for RepoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RepoError::InvalidSessionId { .. } => f.write_str(INVALID_SESSION_ID_MESSAGE),
+            RepoError::UnusableSessionId { id, reason } => {
+                write!(f, "session id {id:?} cannot name a session file: {reason}")
+            }
             RepoError::InvalidPath { input, reason } => {
                 write!(f, "invalid path {input:?}: {reason}")
             }
@@ -73,6 +82,16 @@ impl std::error::Error for RepoError {
         match self {
             RepoError::Io { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+impl From<RepoError> for StoreError {
+    fn from(error: RepoError) -> Self {
+        let e = StoreError::new(error.kind(), error.to_string());
+        match &error {
+            RepoError::NotASessionFile { path } | RepoError::Io { path, .. } => e.naming(path),
+            _ => e,
         }
     }
 }

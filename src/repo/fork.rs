@@ -10,13 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::format::ids::IdSource;
+use crate::format::json::{JsObject, JsValue};
 use crate::format::write::Profile;
-use crate::store::{
-    ErrorKind, ForkPosition, NewSession, Session, SessionOptions, StoreError, StoreResult,
-};
+use crate::store::{ErrorKind, ForkPosition, Session, SessionOptions, StoreError, StoreResult};
 
 use super::paths::PathEnv;
-use super::{RepoError, validate_session_id};
+use super::placement::{Place, SessionRequest, fork_target, new_session};
 
 /// What a fork made.
 #[derive(Debug)]
@@ -27,19 +26,63 @@ pub struct Forked {
     pub selected_text: Option<String>,
 }
 
-fn repo_error(error: RepoError) -> StoreError {
-    let kind = match error {
-        RepoError::InvalidSessionId { .. } | RepoError::InvalidPath { .. } => {
-            ErrorKind::InvalidArgument
+impl Forked {
+    /// The fork as `pi-session fork` reports it: `{file, written, sessionId, leafId,
+    /// selectedText?}`.
+    pub fn to_js_value(&self) -> JsValue {
+        let session = &self.session;
+        let mut doc = JsObject::new();
+        let path = session.path().map(|p| p.to_string_lossy().into_owned());
+        doc.insert("file".into(), path.map_or(JsValue::Null, JsValue::from));
+        // pi writes a fork without an assistant message at its first reply; so does this one.
+        doc.insert("written".into(), JsValue::Bool(session.is_written()));
+        doc.insert(
+            "sessionId".into(),
+            JsValue::from(session.session_id().as_ref()),
+        );
+        doc.insert(
+            "leafId".into(),
+            session.leaf().id().map_or(JsValue::Null, JsValue::from),
+        );
+        if let Some(text) = &self.selected_text {
+            doc.insert("selectedText".into(), JsValue::from(text.as_str()));
         }
-        _ => ErrorKind::Io,
-    };
-    StoreError::new(kind, error.to_string())
+        JsValue::Object(doc)
+    }
 }
 
-/// pi's `/fork` (`before` a user message) or `/clone` (`at` an entry) of the session file
-/// `source`: the new session goes into `session_dir` (default: beside the source), keeps the
-/// source's cwd and names the source as its parent.
+/// pi's `/fork` (`before` a user message) or `/clone` (`at` an entry) of an open session: the
+/// new session is placed by [`fork_target`] (in `dir` when given) and made, written as pi
+/// would write it.
+pub fn fork_session(
+    env: &PathEnv,
+    source: &mut Session,
+    entry_id: &str,
+    position: ForkPosition,
+    dir: Option<&Path>,
+    ids: Arc<IdSource>,
+) -> StoreResult<Forked> {
+    let selection = source.fork_selection(entry_id, position)?;
+    let new = fork_target(env, source, selection.leaf_id.as_deref(), dir, &ids)?;
+    let entries = match &selection.leaf_id {
+        Some(leaf) => source.branched_entries(leaf)?,
+        // Before a root message: a new, empty session (pi writes it at its first reply).
+        None => Vec::new(),
+    };
+    let options = SessionOptions {
+        profile: source.profile(),
+        ids,
+        ..SessionOptions::default()
+    };
+    let session = Session::from_entries(new, &entries, options, false)?;
+    Ok(Forked {
+        session,
+        selected_text: selection.selected_text,
+    })
+}
+
+/// pi's `/fork` or `/clone` of the session file `source`, read as pi's CLI reads it (never
+/// rewritten): the new session goes into `session_dir` (default: beside the source).
 pub fn fork_file(
     env: &PathEnv,
     source: &Path,
@@ -49,31 +92,8 @@ pub fn fork_file(
     ids: Arc<IdSource>,
 ) -> StoreResult<Forked> {
     let (source, options) = source_and_options(env, source, &ids)?;
-    let mut original = Session::open_read_only(&source, options.clone())?;
-    let selection = original.fork_selection(entry_id, position)?;
-    let dir = match session_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => source.parent().map(Path::to_path_buf).unwrap_or_default(),
-    };
-    // pi's SessionManager creates its session directory when it is made, written or not.
-    if !dir.as_os_str().is_empty() {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
-    }
-    let entries = match &selection.leaf_id {
-        Some(leaf) => original.branched_entries(leaf)?,
-        // Before a root message: a new, empty session (pi writes it at its first reply).
-        None => Vec::new(),
-    };
-    // pi's SessionManager.open takes the header's cwd (the process's when it has none) and
-    // resolves it.
-    let cwd = env.resolve_path(&original.cwd()).map_err(repo_error)?;
-    let new = new_session_at(&dir, cwd, None, Some(source_string(&source)), &ids);
-    let session = Session::from_entries(new, &entries, options, false)?;
-    Ok(Forked {
-        session,
-        selected_text: selection.selected_text,
-    })
+    let mut original = Session::open_read_only(&source, options)?;
+    fork_session(env, &mut original, entry_id, position, session_dir, ids)
 }
 
 /// pi's `SessionManager.forkFrom`: the whole of `source` (every branch) copied into a new
@@ -88,8 +108,9 @@ pub fn fork_from(
 ) -> StoreResult<Session> {
     let (source, options) = source_and_options(env, source, &ids)?;
     let invalid = || {
-        StoreError::new(
+        StoreError::in_file(
             ErrorKind::InvalidSession,
+            &source,
             format!(
                 "Cannot fork: source session file is empty or invalid: {}",
                 source.display()
@@ -108,25 +129,20 @@ pub fn fork_from(
         }
         Err(e) => return Err(e),
     };
-    if let Some(id) = id {
-        validate_session_id(id).map_err(repo_error)?;
-    }
-    let cwd = env.resolve_path(target_cwd).map_err(repo_error)?;
-    let dir = match session_dir.filter(|d| !d.is_empty()) {
-        Some(dir) => env.normalize_path(dir).map_err(repo_error)?,
-        None => env.default_session_dir(&cwd).map_err(repo_error)?,
+    let place = match session_dir.filter(|d| !d.is_empty()) {
+        Some(dir) => Place::Dir(dir),
+        None => Place::Default,
     };
-    let dir = env.io_path(&dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| StoreError::io(&dir, "cannot create the sessions directory", e))?;
+    let request = SessionRequest {
+        profile: Profile::PiCli,
+        cwd: target_cwd,
+        id,
+        place,
+        parent_session: Some(source.to_string_lossy().into_owned()),
+        metadata: None,
+    };
+    let new = new_session(env, request, &ids)?;
     let entries = original.all_entries()?;
-    let new = new_session_at(
-        &dir,
-        cwd,
-        id.map(str::to_string),
-        Some(source_string(&source)),
-        &ids,
-    );
     Session::from_entries(new, &entries, options, true)
 }
 
@@ -137,38 +153,11 @@ fn source_and_options(
     source: &Path,
     ids: &Arc<IdSource>,
 ) -> StoreResult<(PathBuf, SessionOptions)> {
-    let source = PathBuf::from(
-        env.resolve_path(&source.to_string_lossy())
-            .map_err(repo_error)?,
-    );
+    let source = PathBuf::from(env.resolve_path(&source.to_string_lossy())?);
     let options = SessionOptions {
         profile: Profile::PiCli,
         ids: ids.clone(),
         ..SessionOptions::default()
     };
     Ok((source, options))
-}
-
-fn source_string(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
-}
-
-fn new_session_at(
-    dir: &Path,
-    cwd: String,
-    id: Option<String>,
-    parent: Option<String>,
-    ids: &IdSource,
-) -> NewSession {
-    let id = id.unwrap_or_else(|| ids.session_id());
-    let timestamp = ids.now_iso();
-    let path = dir.join(super::session_file_name(&timestamp, &id));
-    NewSession {
-        path: Some(path),
-        cwd,
-        id: Some(id),
-        timestamp: Some(timestamp),
-        parent_session: parent,
-        metadata: None,
-    }
 }

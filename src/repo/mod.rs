@@ -1,5 +1,6 @@
-//! Many sessions: the sessions directory, cwd encoding, file names, listing, continuing the
-//! most recent session, deleting.
+//! Many sessions: the sessions directory, cwd encoding, where new sessions go and what they
+//! are called ([`new_session`], [`fork_target`]), listing, continuing the most recent session,
+//! forks of files, deleting.
 //!
 //! Everything here reproduces pi's SessionManager (0.82.1) as its code behaves: the same
 //! directories, the same file chosen by `continueRecent`, the same listing rows in the same
@@ -13,6 +14,7 @@ mod error;
 mod fork;
 mod listing;
 pub mod paths;
+mod placement;
 mod recent;
 pub mod render;
 mod scan;
@@ -22,11 +24,15 @@ mod stamp;
 pub use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
-pub use fork::{Forked, fork_file, fork_from};
+pub use fork::{Forked, fork_file, fork_from, fork_session};
 pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
     AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,
     is_session_file_name, session_file_name, validate_session_id,
+};
+pub use placement::{
+    NAME_MAX, NOT_SAVED_MESSAGE, Place, SessionRequest, check_session_id, cwd_for_open,
+    default_dir, fork_target, header_cwd, new_session, session_path,
 };
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;

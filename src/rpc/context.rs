@@ -20,13 +20,21 @@ use super::writer::Outbox;
 /// A boxed future that can move between threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The application state behind the server (the lead's session registry), with the two
-/// lifecycle moments it may care about.
+/// The application state behind the server (for `pi-session --stdio`, the sidecar's), with
+/// the two lifecycle moments it may care about. The server knows nothing of the application:
+/// the application reads its own members of `initialize`'s params.
 pub trait ServerState: Send + Sync + 'static {
-    /// Called while `initialize` is answered, before any other method can run. An error fails
-    /// `initialize` (the client may try again).
-    fn on_initialize(&self, _settings: &ClientSettings) -> Result<(), RpcError> {
-        Ok(())
+    /// Called while `initialize` is answered, before any other method can run, with the
+    /// params as the client sent them (`null` when absent) and the server's own settings. The
+    /// members returned are the application's settings as understood, echoed in the result's
+    /// `settings` and kept in [`ClientSettings::application`]. An error fails `initialize`
+    /// (the client may try again).
+    fn on_initialize(
+        &self,
+        _params: &Value,
+        _settings: &ClientSettings,
+    ) -> Result<serde_json::Map<String, Value>, RpcError> {
+        Ok(serde_json::Map::new())
     }
 
     /// Called once on the way out (after `exit`, at the end of input, on SIGTERM/SIGINT or

@@ -1,7 +1,6 @@
 //! The lifecycle's wire types and the settings `initialize` establishes.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -17,7 +16,7 @@ use super::pressure::Limits;
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.1";
+pub const PROTOCOL_VERSION: &str = "0.2";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;
@@ -54,9 +53,6 @@ impl Default for ServerOptions {
         }
     }
 }
-
-/// The writing profile new sessions get unless a method says otherwise (see DESIGN.md).
-pub use crate::format::write::Profile;
 
 /// Reproducible ids and timestamps: ids drawn from a generator seeded with `seed`, and a clock
 /// that starts at `start_time` and advances 1 ms per use. The store implements both; this is
@@ -142,12 +138,6 @@ pub struct InitializeParams {
     /// How long the server waits for a hook answer, in milliseconds.
     #[serde(default = "default_hook_timeout_ms")]
     pub hook_timeout_ms: u64,
-    /// The sessions directory root (for `session/list` and friends).
-    #[serde(default)]
-    pub sessions_root: Option<PathBuf>,
-    /// The profile new sessions use by default.
-    #[serde(default)]
-    pub default_profile: Profile,
     /// `true`, `false`, or `{seed?, startTime?}`; replaces `--deterministic` when present.
     #[serde(default, deserialize_with = "deserialize_deterministic")]
     #[schemars(with = "Option<DeterministicParam>")]
@@ -220,10 +210,13 @@ pub struct ClientSettings {
     #[serde(rename = "hookTimeoutMs", serialize_with = "serialize_millis")]
     #[schemars(with = "u64")]
     pub hook_timeout: Duration,
-    /// The sessions directory root, if given.
-    pub sessions_root: Option<PathBuf>,
-    /// The profile new sessions use by default.
-    pub default_profile: Profile,
+    /// The application's own settings, as [`ServerState::on_initialize`] understood them
+    /// (for the sidecar: `sessionsRoot`, `defaultProfile`).
+    ///
+    /// [`ServerState::on_initialize`]: super::ServerState::on_initialize
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub application: serde_json::Map<String, Value>,
     /// Reproducible ids and timestamps, when on.
     #[schemars(with = "Option<DeterministicWire>")]
     pub deterministic: Option<Deterministic>,
@@ -269,8 +262,7 @@ impl ClientSettings {
             process_id,
             hooks: params.hooks.into_iter().collect(),
             hook_timeout: Duration::from_millis(params.hook_timeout_ms),
-            sessions_root: params.sessions_root,
-            default_profile: params.default_profile,
+            application: serde_json::Map::new(),
             deterministic,
             framing,
         })
@@ -347,7 +339,6 @@ mod tests {
     fn defaults() {
         let s = settings(json!({}), &ServerOptions::default()).unwrap();
         assert_eq!(s.hook_timeout, Duration::from_millis(5000));
-        assert_eq!(s.default_profile, Profile::PiCli);
         assert_eq!(s.deterministic, None);
         assert!(s.hooks.is_empty());
     }

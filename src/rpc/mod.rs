@@ -39,8 +39,7 @@ pub use framing::{
 pub use hooks::HookOutcome;
 pub use lifecycle::{
     Capabilities, ClientInfo, ClientSettings, DEFAULT_HOOK_TIMEOUT_MS, Deterministic,
-    InitializeParams, InitializeResult, PROTOCOL_VERSION, Profile, SERVER_NAME, ServerInfo,
-    ServerOptions,
+    InitializeParams, InitializeResult, PROTOCOL_VERSION, SERVER_NAME, ServerInfo, ServerOptions,
 };
 pub use logging::init_logging;
 pub use memory::release_freed_memory;

@@ -13,6 +13,7 @@ use schemars::schema::Schema;
 use serde_json::{Map, Value, json};
 
 use super::lifecycle::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
+use super::sessions::SidecarSettings;
 use super::sessions::wire::*;
 
 /// `$/cancelRequest` params, in both directions.
@@ -117,12 +118,14 @@ pub fn protocol_schema() -> Value {
         .notification::<CancelRequest>("clientNotifications", "$/cancelRequest")
         .notification::<()>("clientNotifications", "initialized")
         .notification::<()>("clientNotifications", "exit");
+    doc.schema::<SidecarSettings>();
     let Document {
         mut generator,
         sections,
     } = doc;
-    let definitions =
+    let mut definitions =
         serde_json::to_value(generator.take_definitions()).expect("definitions serialize");
+    add_sidecar_settings(&mut definitions);
     let mut schema = Map::new();
     schema.insert(
         "$schema".into(),
@@ -145,6 +148,30 @@ pub fn protocol_schema() -> Value {
     }
     schema.insert("definitions".into(), definitions);
     Value::Object(schema)
+}
+
+/// The generic server reads none of the sidecar's `initialize` members (the sidecar reads its
+/// own from the params): they are shown where clients write and read them, in the params and
+/// in the result's `settings`.
+fn add_sidecar_settings(definitions: &mut Value) {
+    let Some(sidecar) = definitions
+        .as_object_mut()
+        .and_then(|d| d.shift_remove("SidecarSettings"))
+    else {
+        return;
+    };
+    let members = sidecar["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for target in ["InitializeParams", "ClientSettings"] {
+        if let Some(properties) = definitions[target]["properties"].as_object_mut() {
+            properties.extend(members.clone());
+            let mut sorted: Vec<_> = std::mem::take(properties).into_iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            properties.extend(sorted);
+        }
+    }
 }
 
 /// The method names in the schema (for the test that keeps it in step with the method table).

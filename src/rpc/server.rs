@@ -523,18 +523,20 @@ impl<S: ServerState> Connection<S> {
     }
 
     fn initialize(&mut self, call: MethodCall, wire: WireFraming) {
+        let raw = serde_json::Value::from(call.params.clone());
         let settings = parse_params::<InitializeParams>(call.params)
             .and_then(|params| ClientSettings::new(params, &self.options, wire));
-        let settings = match settings {
+        let mut settings = match settings {
             Ok(settings) => settings,
             Err(error) => return self.reply(call.id, Err(error)),
         };
         let accepted = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.shared.state.on_initialize(&settings)
+            self.shared.state.on_initialize(&raw, &settings)
         }))
         .unwrap_or_else(|panic| Err(panicked("initialize", panic.as_ref())));
-        if let Err(error) = accepted {
-            return self.reply(call.id, Err(error));
+        match accepted {
+            Ok(application) => settings.application = application,
+            Err(error) => return self.reply(call.id, Err(error)),
         }
         if let Some(pid) = settings.process_id {
             self.parent_watch = Some(watch_parent(

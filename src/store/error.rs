@@ -1,7 +1,7 @@
 //! One error type for the store, each kind with a stable name.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What went wrong, by a name clients can match on (`kind()`), with a message for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,6 +10,9 @@ pub struct StoreError {
     pub message: String,
     /// The 1-based line of the file the error is about, when there is one.
     pub line: Option<u64>,
+    /// The file the error is about, when the message already names it (so a caller that
+    /// reports errors per file, as the command line does, does not name it twice).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,6 +42,22 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order of their wire codes.
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::InvalidSession,
+        ErrorKind::InvalidEntry,
+        ErrorKind::EntryNotFound,
+        ErrorKind::SessionNotFound,
+        ErrorKind::Locked,
+        ErrorKind::Io,
+        ErrorKind::InvalidForkTarget,
+        ErrorKind::SummaryRequired,
+        ErrorKind::InvalidArgument,
+        ErrorKind::NotSaved,
+        ErrorKind::LineTooLong,
+    ];
+
+    /// The stable name clients switch on (`data.kind` on the wire).
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::InvalidSession => "invalid_session",
@@ -62,28 +81,51 @@ impl StoreError {
             kind,
             message: message.into(),
             line: None,
+            file: None,
         }
     }
 
     pub fn at_line(kind: ErrorKind, line: u64, message: impl Into<String>) -> Self {
         StoreError {
-            kind,
-            message: message.into(),
             line: Some(line),
+            ..StoreError::new(kind, message)
         }
+    }
+
+    /// An error about `file` whose message names it.
+    pub fn in_file(kind: ErrorKind, file: &Path, message: impl Into<String>) -> Self {
+        StoreError::new(kind, message).naming(file)
+    }
+
+    /// Marks the message as naming `file` already.
+    pub fn naming(mut self, file: &Path) -> Self {
+        self.file = Some(file.to_path_buf());
+        self
     }
 
     pub fn entry_not_found(id: &str) -> Self {
         StoreError::new(ErrorKind::EntryNotFound, format!("Entry {id} not found"))
     }
 
+    /// The file system refused `what` on `path`: always `io`, whatever the OS error (a missing
+    /// directory is not a missing session).
     pub fn io(path: &Path, what: &str, error: std::io::Error) -> Self {
-        let kind = if error.kind() == std::io::ErrorKind::NotFound {
-            ErrorKind::SessionNotFound
-        } else {
-            ErrorKind::Io
-        };
-        StoreError::new(kind, format!("{}: {what}: {error}", path.display()))
+        StoreError::in_file(
+            ErrorKind::Io,
+            path,
+            format!("{}: {what}: {error}", path.display()),
+        )
+    }
+
+    /// Opening the session file `path` failed: `session_not_found` when it does not exist,
+    /// else `io`.
+    pub fn open(path: &Path, what: &str, error: std::io::Error) -> Self {
+        let not_found = error.kind() == std::io::ErrorKind::NotFound;
+        let mut e = StoreError::io(path, what, error);
+        if not_found {
+            e.kind = ErrorKind::SessionNotFound;
+        }
+        e
     }
 
     pub fn kind_name(&self) -> &'static str {
@@ -100,3 +142,28 @@ impl fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_directory_is_io_and_a_missing_session_file_is_not_found() {
+        let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let dir = Path::new("/no/such/dir");
+        assert_eq!(
+            StoreError::io(dir, "cannot create", gone()).kind,
+            ErrorKind::Io
+        );
+        let file = Path::new("/no/such/file.jsonl");
+        let e = StoreError::open(file, "cannot open", gone());
+        assert_eq!(e.kind, ErrorKind::SessionNotFound);
+        assert_eq!(e.file.as_deref(), Some(file));
+    }
+
+    #[test]
+    fn kind_names_are_distinct() {
+        let names: std::collections::HashSet<_> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+}

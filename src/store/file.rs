@@ -27,7 +27,7 @@ pub struct SessionFile {
 impl SessionFile {
     /// Opens an existing file for reading only: no lock, never written.
     pub fn open_read(path: &Path) -> StoreResult<Self> {
-        let file = File::open(path).map_err(|e| StoreError::io(path, "cannot open", e))?;
+        let file = File::open(path).map_err(|e| StoreError::open(path, "cannot open", e))?;
         Self::from_file(path, file, false, false)
     }
 
@@ -37,7 +37,7 @@ impl SessionFile {
             .read(true)
             .append(true)
             .open(path)
-            .map_err(|e| StoreError::io(path, "cannot open for writing", e))?;
+            .map_err(|e| StoreError::open(path, "cannot open for writing", e))?;
         lock(path, &file)?;
         Self::from_file(path, file, true, durable)
     }
@@ -101,7 +101,8 @@ impl SessionFile {
             return Err(StoreError::new(
                 ErrorKind::Io,
                 format!("{}: is a directory", path.display()),
-            ));
+            )
+            .naming(path));
         }
         let len = meta.len();
         let mut last = [0u8; 1];
@@ -153,7 +154,8 @@ impl SessionFile {
             return Err(StoreError::new(
                 ErrorKind::Io,
                 format!("{}: opened read-only", self.path.display()),
-            ));
+            )
+            .naming(&self.path));
         }
         let mut buffer = Vec::with_capacity(line.len() + 2);
         if self.torn_tail {
@@ -214,7 +216,8 @@ fn lock(path: &Path, file: &File) -> StoreResult<()> {
                 "{}: another process has this session open for writing",
                 path.display()
             ),
-        )),
+        )
+        .naming(path)),
         Err(TryLockError::Error(e)) => Err(StoreError::io(path, "cannot lock", e)),
     }
 }

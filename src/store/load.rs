@@ -200,6 +200,7 @@ impl Reader<'_> {
                     self.path.display()
                 ),
             )
+            .naming(self.path)
         };
         let facts = match read {
             LineRead::Blank => return Ok(()),
@@ -301,6 +302,7 @@ fn harness_invalid(path: &Path, reason: &str) -> StoreError {
         ErrorKind::InvalidSession,
         format!("Invalid JSONL session file {}: {reason}", path.display()),
     )
+    .naming(path)
 }
 
 fn not_a_session(path: &Path) -> StoreError {
@@ -308,6 +310,7 @@ fn not_a_session(path: &Path) -> StoreError {
         ErrorKind::InvalidSession,
         format!("Session file is not a valid pi session: {}", path.display()),
     )
+    .naming(path)
 }
 
 /// Reads every parsed line as a value, migrates them as pi does and re-serializes them.

@@ -28,5 +28,5 @@ pub use navigate::{
 };
 pub use session::{NewSession, Session, SessionOptions, backup_path};
 pub use stats::SessionStats;
-pub use sync::{create_dir_all_durable, fsync_dir, fsync_parent};
+pub use sync::{fsync_dir, fsync_parent};
 pub use tree::{TreeRow, Walk};

@@ -198,6 +198,7 @@ pub(super) fn too_long(path: &Path, line: u64, limit: usize) -> StoreError {
             path.display()
         ),
     )
+    .naming(path)
 }
 
 fn read_exact_at(

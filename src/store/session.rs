@@ -92,14 +92,16 @@ impl Session {
                     "{}: empty file, not a pi session (it has no header line)",
                     path.display()
                 ),
-            )),
+            )
+            .naming(path)),
             LoadOutcome::Empty => Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!(
                     "Invalid JSONL session file {}: missing session header",
                     path.display()
                 ),
-            )),
+            )
+            .naming(path)),
             LoadOutcome::Loaded(loaded) => {
                 let mut session = Session::from_parts(
                     path,
@@ -131,7 +133,8 @@ impl Session {
                 return Err(StoreError::new(
                     ErrorKind::SessionNotFound,
                     format!("Session not found: {}", path.display()),
-                ));
+                )
+                .naming(path));
             }
             let new = NewSession {
                 path: Some(path.to_path_buf()),
@@ -170,7 +173,8 @@ impl Session {
                         "Invalid JSONL session file {}: missing session header",
                         path.display()
                     ),
-                ));
+                )
+                .naming(path));
             }
         };
         let load::Loaded {
@@ -200,7 +204,8 @@ impl Session {
                     return Err(StoreError::new(
                         ErrorKind::Io,
                         format!("{}: empty after migration", path.display()),
-                    ));
+                    )
+                    .naming(path));
                 };
                 session.index = reloaded.index;
                 session.leaf = session.index.leaf.clone().unwrap_or(Leaf::Null);

@@ -21,37 +21,16 @@ pub fn fsync_parent(path: &Path) -> StoreResult<()> {
     }
 }
 
-/// `create_dir_all`, then syncs every directory it created and the one above them, so the
-/// new directories survive a crash.
-pub fn create_dir_all_durable(dir: &Path) -> StoreResult<()> {
-    let mut missing = Vec::new();
-    let mut cursor = Some(dir);
-    while let Some(current) = cursor {
-        if current.as_os_str().is_empty() || current.exists() {
-            break;
-        }
-        missing.push(current.to_path_buf());
-        cursor = current.parent();
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| StoreError::io(dir, "cannot create the sessions directory", e))?;
-    for created in &missing {
-        fsync_parent(created)?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn creates_and_syncs_nested_directories() {
+    fn syncs_directories_and_refuses_missing_ones() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("a/b/c");
-        create_dir_all_durable(&dir).unwrap();
-        assert!(dir.is_dir());
-        create_dir_all_durable(&dir).unwrap();
-        fsync_parent(&dir.join("x.jsonl")).unwrap();
+        fsync_parent(&root.path().join("x.jsonl")).unwrap();
+        fsync_dir(root.path()).unwrap();
+        let missing = fsync_dir(&root.path().join("gone")).unwrap_err();
+        assert!(missing.message.contains("gone"), "{}", missing.message);
     }
 }

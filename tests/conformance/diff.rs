@@ -67,6 +67,7 @@ impl Mismatches {
             self.found.join("\n\n")
         );
         eprintln!("{test}: {} comparisons agree", self.compared);
+        crate::support::count(test, self.compared);
     }
 }
 

@@ -1,4 +1,4 @@
-//! The real sessions in the shared `fixtures/real/`: version 1 files, which the manager
+//! The real sessions in `tests/fixtures/real/`: version 1 files, which the manager
 //! migrates (inventing every entry id) and the harness refuses.
 
 use pi_session::format::json::JsValue;
@@ -16,7 +16,7 @@ const FIXTURES: [&str; 2] = ["pi-v1-before-compaction", "pi-v1-large-session"];
 fn real_fixtures_read_as_pi_reads_them() {
     let mut cases = Vec::new();
     for name in FIXTURES {
-        let file = env::shared().join(format!("fixtures/real/{name}.jsonl"));
+        let file = crate::support::real_fixtures_dir().join(format!("{name}.jsonl"));
         // The migrated ids differ on every run, so only the leaves that name no entry can be
         // asked of both.
         for leaf in [Leaf::Default, Leaf::Null] {

@@ -1,4 +1,4 @@
-//! Sessions of a few MB written by the shared generator (`gen-session.mjs`): long, branched,
+//! Sessions of a few MB written by the generator (`tests/oracle/gen-session.mjs`): long, branched,
 //! summarized, labelled and compacted. Both profiles, at the file's leaf, at `null` and at a
 //! spread of entries.
 
@@ -14,7 +14,7 @@ fn generated_session(name: &str, args: &[&str]) {
     let Some(oracle) = env::oracle() else {
         return env::skipped("generating sessions");
     };
-    let file = env::generated(name, args);
+    let file = env::generated(oracle, name, args);
     let jsonl = Jsonl::read(&file);
     let ids = jsonl.ids();
     let mut leaves = vec![Leaf::Default, Leaf::Null];

@@ -1,17 +1,17 @@
-//! Differential conformance: `pi-session` against pi 0.82.1 itself (the oracle in the shared
-//! folder, which runs pi's published JavaScript). Profile `pi-cli` must answer as the oracle's
+//! Differential conformance: `pi-session` against pi 0.82.1 itself (the oracle in
+//! `tests/oracle/`, which runs pi's published JavaScript). Profile `pi-cli` must answer as the oracle's
 //! `manager`, profile `harness` as its `harness`.
 //!
-//! - `fixtures`: the real v1 sessions in `fixtures/real/`;
+//! - `fixtures`: the real v1 sessions in `tests/fixtures/real/`;
 //! - `generated`: sessions of a few MB (branches, summaries, labels, compactions) written by
-//!   the shared generator, at their leaf, at `--leaf null` and at a spread of entries;
+//!   the generator (`tests/oracle/gen-session.mjs`), at their leaf, at `--leaf null` and at a spread of entries;
 //! - `replays`: every op script in `tests/ops/` replayed by both, the written files compared
 //!   line by line, then read back by both at many leaves.
 //!
 //! Where pi invents ids or reads the clock, both sides are normalized the same way
 //! (`normalize.rs`). The normalized documents are also insta snapshots (`tests/snapshots/`):
-//! without Node, the fixtures and this program's own deterministic replays are still checked
-//! against them.
+//! with `PI_SESSION_NO_ORACLE=1`, the fixtures and this program's own deterministic replays are
+//! still checked against them.
 
 mod cases;
 mod diff;
@@ -21,6 +21,7 @@ mod fixtures;
 mod generated;
 mod leaves;
 mod normalize;
-mod oracle;
 mod replays;
 mod snapshot;
+#[path = "../support/mod.rs"]
+mod support;

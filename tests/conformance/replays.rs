@@ -236,7 +236,6 @@ fn is_file_stamp(stamp: &str) -> bool {
 /// One script replayed with one profile, by this program and (with Node) by the oracle.
 struct Replay {
     what: String,
-    snapshot: String,
     profile: &'static str,
     fixed_id: bool,
     ours: Written,
@@ -401,7 +400,6 @@ fn replay_script(name: &str) {
         }
         let ours = Written::new(&ours, dir);
         replays.push(Replay {
-            snapshot: format!("replay-{name}-{profile}"),
             what,
             profile,
             fixed_id: script.get("sessionId").is_some(),
@@ -468,15 +466,43 @@ fn replay_script(name: &str) {
             &ours_on_theirs[i],
             ours_normalized,
         );
-        snapshots.push((replay.snapshot.clone(), doc, text));
+        snapshots.push((replay.profile, doc, text));
     }
     found.finish(&format!("replay {name}"));
 
-    for (name, doc, text) in snapshots {
-        snapshot::assert_json(&name, &doc);
-        if let Some(text) = text {
-            snapshot::assert_text(&format!("{name}-file"), &text);
-        }
+    assert_snapshots(name, &snapshots);
+}
+
+/// The first profile's documents in full (`replay-<script>-<profile>`, `…-file`), the other's as
+/// their differences from them (`replay-<script>-<other>-vs-<profile>`, `…-file`): the two are
+/// near copies, and what differs between the profiles is what deserves to be read.
+fn assert_snapshots(script: &str, snapshots: &[(&'static str, JsValue, Option<String>)]) {
+    let Some((base, base_doc, _)) = snapshots.first() else {
+        return;
+    };
+    let name = |profile: &str| format!("replay-{script}-{profile}");
+    snapshot::assert_json(&name(base), base_doc);
+    for (profile, doc, _) in &snapshots[1..] {
+        snapshot::assert_json_diff(
+            &format!("{}-vs-{base}", name(profile)),
+            (base, base_doc),
+            (profile, doc),
+        );
+    }
+    // The file text: a profile may write none (a pi-cli session with no assistant message).
+    let mut files = snapshots
+        .iter()
+        .filter_map(|(profile, _, text)| Some((*profile, text.as_ref()?)));
+    let Some((base, base_text)) = files.next() else {
+        return;
+    };
+    snapshot::assert_text(&format!("{}-file", name(base)), base_text);
+    for (profile, text) in files {
+        snapshot::assert_text_diff(
+            &format!("{}-vs-{base}-file", name(profile)),
+            (base, base_text),
+            (profile, text),
+        );
     }
 }
 

@@ -1,10 +1,13 @@
 //! Normalized, oracle-checked documents kept as insta snapshots in `tests/snapshots/`, so that
 //! the suite still checks this program's output on a machine without Node.
 //!
-//! A snapshot shows every value except long strings (message bodies, tool output): a string
+//! A snapshot shows every value except long strings (message bodies, tool output) and long
+//! arrays (the messages, rows and ids of a real session of a thousand entries): a string
 //! longer than [`LONG`] characters, or holding a lone surrogate, is shown as its start, its
-//! length and a hash of its exact JSON escape, which keeps the files small and still fails on
-//! any change. `tree` rows are shown one per line as `"<depth> <id> <type>"`.
+//! length and a hash of its exact JSON escape; an array of more than [`LONG_ARRAY`] items as
+//! its first [`ARRAY_START`] items and a last string giving its length and a hash of its JSON.
+//! That keeps the files small enough to read and still fails on any change. `tree` rows are
+//! shown one per line as `"<depth> <id> <type>"`.
 
 use pi_session::format::json::JsValue;
 
@@ -12,6 +15,8 @@ use crate::cases::path_str;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 const LONG: usize = 120;
+const LONG_ARRAY: usize = 50;
+const ARRAY_START: usize = 3;
 
 /// Serializes a [`JsValue`] for insta, keys sorted by code point.
 pub struct Snap<'a>(pub &'a JsValue);
@@ -31,6 +36,18 @@ impl Serialize for Snap<'_> {
                     Some(text) if text.chars().count() <= LONG => serializer.serialize_str(&text),
                     _ => serializer.serialize_str(&digest(&s.to_string_lossy(), s.escaped())),
                 }
+            }
+            JsValue::Array(items) if items.len() > LONG_ARRAY => {
+                let mut seq = serializer.serialize_seq(Some(ARRAY_START + 1))?;
+                for item in &items[..ARRAY_START] {
+                    seq.serialize_element(&Snap(item))?;
+                }
+                seq.serialize_element(&format!(
+                    "… ({} items, fnv1a {:016x})",
+                    items.len(),
+                    fnv1a(&self.0.stringify())
+                ))?;
+                seq.end()
             }
             JsValue::Array(items) => {
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
@@ -54,14 +71,18 @@ impl Serialize for Snap<'_> {
 
 /// `"<start>… (<n> chars, fnv1a <hash>)"`.
 fn digest(text: &str, escaped: &str) -> String {
-    let hash = escaped.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash = fnv1a(escaped);
     let start: String = text.chars().take(40).collect();
     format!(
         "{start}… ({} chars, fnv1a {hash:016x})",
         text.encode_utf16().count()
     )
+}
+
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// insta settings for this suite: snapshots in `tests/snapshots/`, named as given.
@@ -131,4 +152,121 @@ fn tree_row(row: &JsValue) -> JsValue {
 /// Asserts `text` against the text snapshot `name`.
 pub fn assert_text(name: &str, text: &str) {
     settings().bind(|| insta::assert_snapshot!(name, text));
+}
+
+/// Asserts the differences between two documents (as their snapshots would show them) against
+/// the text snapshot `name`: one line per member that differs, `<path>: <a> | <b>`. One
+/// profile's document is kept in full; the other's is this, so that what differs between the
+/// profiles is stated, and a change that touches both shows up once.
+pub fn assert_json_diff(name: &str, (a_name, a): (&str, &JsValue), (b_name, b): (&str, &JsValue)) {
+    let shown = |doc: &JsValue| serde_json::to_value(Snap(&for_snapshot(doc))).unwrap();
+    let mut lines = vec![format!("<member>: {a_name} | {b_name}")];
+    value_diff(&shown(a), &shown(b), "", &mut lines);
+    assert_text(name, &lines.join("\n"));
+}
+
+fn value_diff(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    let member = |key: &str| {
+        let plain = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let key = if plain {
+            key.to_owned()
+        } else {
+            serde_json::to_string(key).unwrap()
+        };
+        if at.is_empty() {
+            key
+        } else {
+            format!("{at}.{key}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) => value_diff(p, q, &member(key), out),
+                    (p, q) => out.push(format!("{}: {} | {}", member(key), shown(p), shown(q))),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (index, (p, q)) in x.iter().zip(y).enumerate() {
+                value_diff(p, q, &format!("{at}[{index}]"), out);
+            }
+        }
+        // Items inserted or removed (a harness file's leaf entries): the items only one side
+        // has, by their index on that side.
+        (Value::Array(x), Value::Array(y)) => {
+            let x: Vec<String> = x.iter().map(ToString::to_string).collect();
+            let y: Vec<String> = y.iter().map(ToString::to_string).collect();
+            for (side, index, item) in line_diff(&x, &y) {
+                match side {
+                    Side::A => out.push(format!("{at}[{index}]: {item} | (none)")),
+                    Side::B => out.push(format!("{at}[{index}]: (none) | {item}")),
+                }
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(format!("{at}: {a} | {b}")),
+    }
+}
+
+fn shown(value: Option<&serde_json::Value>) -> String {
+    value.map_or_else(|| "(none)".to_owned(), ToString::to_string)
+}
+
+/// Asserts the line differences between two texts against the text snapshot `name`: the lines
+/// only `a` has (`-`) and only `b` has (`+`), with their line numbers, from a longest common
+/// subsequence of lines.
+pub fn assert_text_diff(name: &str, (a_name, a): (&str, &str), (b_name, b): (&str, &str)) {
+    let a: Vec<&str> = a.lines().collect();
+    let b: Vec<&str> = b.lines().collect();
+    let mut lines = vec![format!(
+        "- {a_name} only, + {b_name} only (line numbers in each)"
+    )];
+    for (side, index, line) in line_diff(&a, &b) {
+        let sign = if side == Side::A { '-' } else { '+' };
+        lines.push(format!("{sign}{:>4} {line}", index + 1));
+    }
+    assert_text(name, &lines.join("\n"));
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Side {
+    A,
+    B,
+}
+
+/// The items only `a` or only `b` has, with their index on that side, in order: the complement
+/// of a longest common subsequence.
+fn line_diff<'a, T: PartialEq>(a: &'a [T], b: &'a [T]) -> Vec<(Side, usize, &'a T)> {
+    // lcs[i][j]: the length of a longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            out.push((Side::A, i, &a[i]));
+            i += 1;
+        } else {
+            out.push((Side::B, j, &b[j]));
+            j += 1;
+        }
+    }
+    out
 }

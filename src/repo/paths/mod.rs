@@ -256,7 +256,7 @@ pub fn encode_cwd(cwd: &str) -> String {
 pub fn session_file_name(timestamp_iso: &str, session_id: &str) -> String {
     format!(
         "{}_{session_id}.jsonl",
-        timestamp_iso.replace([':', '.'], "-")
+        crate::format::time::file_stamp(timestamp_iso)
     )
 }
 
@@ -288,6 +288,7 @@ pub fn is_session_file_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::ErrorKind;
 
     fn env() -> PathEnv {
         PathEnv::new("/home/ann", "/work/here", None).unwrap()
@@ -372,7 +373,7 @@ mod tests {
         }
         for bad in ["", "-a", "a-", "a b", "a/b", ".a", "é"] {
             let err = validate_session_id(bad).unwrap_err();
-            assert_eq!(err.kind(), "invalid_session_id");
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
             assert_eq!(
                 err.to_string(),
                 crate::repo::error::INVALID_SESSION_ID_MESSAGE

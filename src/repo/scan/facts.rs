@@ -59,7 +59,7 @@ impl TimeInput<'_> {
             Some(JsValue::Bool(b)) => TimeInput::Bool(*b),
             Some(JsValue::Number(n)) => TimeInput::Number(*n),
             // Arrays and objects go through ToPrimitive, which is their string form.
-            Some(other) => TimeInput::Text(Cow::Owned(js_to_string(other))),
+            Some(other) => TimeInput::Text(Cow::Owned(other.to_js_string())),
         }
     }
 }
@@ -224,7 +224,7 @@ fn content_from_value(content: &JsValue) -> ContentFact<'static> {
                     JsValue::Object(_) if is_string(block.get("type"), "text") => {
                         texts.push(match block.get("text") {
                             None | Some(JsValue::Null) => String::new(),
-                            Some(text) => js_to_string(text),
+                            Some(text) => text.to_js_string(),
                         });
                     }
                     _ => {}
@@ -239,39 +239,6 @@ fn content_from_value(content: &JsValue) -> ContentFact<'static> {
 fn is_string(value: Option<&JsValue>, expected: &str) -> bool {
     // `expected` needs no escaping, so comparing with the escaped form is exact.
     matches!(value, Some(JsValue::String(s)) if s.escaped() == expected)
-}
-
-/// JavaScript's `String(value)` (as `Array.prototype.join` applies it to each element, where
-/// `null` becomes the empty string). Lone surrogates become U+FFFD.
-pub(crate) fn js_to_string(value: &JsValue) -> String {
-    match value {
-        JsValue::Null => "null".to_string(),
-        JsValue::Bool(b) => b.to_string(),
-        JsValue::Number(n) => js_number_to_string(*n),
-        JsValue::String(s) => s.to_string_lossy().into_owned(),
-        JsValue::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                JsValue::Null => String::new(),
-                other => js_to_string(other),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        JsValue::Object(_) => "[object Object]".to_string(),
-    }
-}
-
-/// `Number.prototype.toString()`.
-pub(crate) fn js_number_to_string(n: f64) -> String {
-    if n.is_nan() {
-        "NaN".to_string()
-    } else if n.is_infinite() {
-        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-    } else {
-        let mut out = String::new();
-        json::write_number(n, &mut out);
-        out
-    }
 }
 
 #[cfg(test)]
@@ -360,9 +327,9 @@ mod tests {
 
     #[test]
     fn numbers_print_as_javascript_prints_them() {
-        assert_eq!(js_number_to_string(1e21), "1e+21");
-        assert_eq!(js_number_to_string(-0.0), "0");
-        assert_eq!(js_number_to_string(f64::INFINITY), "Infinity");
-        assert_eq!(js_number_to_string(0.5), "0.5");
+        assert_eq!(json::number_to_string(1e21), "1e+21");
+        assert_eq!(json::number_to_string(-0.0), "0");
+        assert_eq!(json::number_to_string(f64::INFINITY), "Infinity");
+        assert_eq!(json::number_to_string(0.5), "0.5");
     }
 }

@@ -15,9 +15,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::facts::{
-    ContentFact, EntryFacts, Kind, MessageFact, NameFact, TimeInput, js_number_to_string,
-};
+use super::facts::{ContentFact, EntryFacts, Kind, MessageFact, NameFact, TimeInput};
 
 /// The facts of an object line, or `None` when the exact reader must decide.
 pub(crate) fn entry_facts(line: &[u8]) -> Option<EntryFacts<'_>> {
@@ -217,7 +215,7 @@ struct TextValue<'a>(Cow<'a, str>);
 any_value_visitor! {
     TextVisitor<'de> => TextValue<'de>, "a block text";
     str(s) => Ok(TextValue(s));
-    number(n) => Ok(TextValue(Cow::Owned(js_number_to_string(n))));
+    number(n) => Ok(TextValue(Cow::Owned(crate::format::json::number_to_string(n))));
     float => Err(give_up());
     bool(b) => Ok(TextValue(Cow::Borrowed(if b { "true" } else { "false" })));
     null => Ok(TextValue(Cow::Borrowed("")));

@@ -1,15 +1,14 @@
 //! The `session/*` methods: wire types in, store calls, wire types out. No session logic lives
 //! here; files are opened on blocking threads so large sessions never stall the reader.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::format::json::JsValue;
-use crate::format::time::file_stamp;
-use crate::format::write::Profile;
+use crate::repo::{Place, SessionRequest};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
-    self, ErrorKind, Leaf, MessageFormat, NewSession, Session, SessionOptions, StoreError,
-    SummaryInput, TreeHookAnswer, TreeRequest,
+    self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
+    TreeHookAnswer, TreeRequest,
 };
 
 use super::Sidecar;
@@ -54,96 +53,55 @@ fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
     Ok(opened)
 }
 
-/// The directory new sessions of `cwd` go to: an explicit one (flat), else the sessions root's
-/// subdirectory for the cwd, encoded as the profile's pi encodes it.
-fn session_dir(
-    ctx: &Ctx,
-    cwd: &str,
-    explicit: Option<&str>,
-    profile: Profile,
-) -> Result<PathBuf, RpcError> {
-    let env = ctx.state().registry.repo()?.env();
-    let dir = match (explicit, profile) {
-        (Some(dir), _) => env.normalize_path(dir)?,
-        (None, Profile::PiCli) => env.session_dir(cwd, None)?.path,
-        (None, Profile::Harness) => return Ok(harness_dir(env, cwd)),
-    };
-    Ok(env.io_path(&dir))
-}
-
-/// The harness's directory for a cwd under the sessions root.
-fn harness_dir(env: &crate::repo::PathEnv, cwd: &str) -> PathBuf {
-    env.io_path(&env.harness_session_dir(&env.sessions_root(), cwd))
-}
-
 pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
-    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
-    if let Some(id) = &p.id
-        && profile == Profile::PiCli
-    {
-        crate::repo::validate_session_id(id)?;
-    }
-    if p.metadata.is_some() && profile == Profile::PiCli {
-        return Err(RpcError::invalid_params(
-            "'metadata': header metadata is written by the harness profile only",
-        ));
-    }
+    let profile = p.profile.unwrap_or(ctx.state().settings().default_profile);
     let options = SessionOptions {
         durable: p.durable,
         ..ctx.state().registry.options(profile)
     };
-    let ids = options.ids.clone();
-    let id = p.id.clone().unwrap_or_else(|| ids.session_id());
-    let timestamp = ids.now_iso();
-    let cwd = match profile {
-        Profile::PiCli => ctx.state().registry.repo()?.env().resolve_path(&p.cwd)?,
-        Profile::Harness => p.cwd.clone(),
-    };
-    let path = if p.in_memory {
-        None
-    } else {
-        let dir = session_dir(&ctx, &p.cwd, p.session_dir.as_deref(), profile)?;
-        Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
-    };
-    let durable = p.durable;
-    let new = NewSession {
-        path,
-        cwd,
-        id: Some(id),
-        timestamp: Some(timestamp),
-        parent_session: p.parent_session,
-        metadata: p.metadata.as_ref().map(JsValue::from_serde),
-    };
+    let env = ctx.state().registry.repo()?.env().clone();
     let session = blocking(move || {
-        if let Some(dir) = new.path.as_deref().and_then(Path::parent) {
-            if durable {
-                store::create_dir_all_durable(dir)?;
-            } else {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| StoreError::io(dir, "cannot create the sessions directory", e))?;
-            }
+        let place = match (p.in_memory, p.session_dir.as_deref()) {
+            (true, _) => Place::Memory,
+            (false, Some(dir)) => Place::Dir(dir),
+            (false, None) => Place::Default,
+        };
+        let request = SessionRequest {
+            profile,
+            cwd: &p.cwd,
+            id: p.id.as_deref(),
+            place,
+            parent_session: p.parent_session.clone(),
+            metadata: p.metadata.as_ref().map(JsValue::from_serde),
+        };
+        let new = crate::repo::new_session(&env, request, &options.ids)?;
+        if options.durable
+            && let Some(dir) = new.path.as_deref().and_then(Path::parent)
+        {
+            // The directory may have just been made: its name must survive a crash too.
+            store::fsync_parent(dir)?;
         }
-        Session::create(new, options).map_err(RpcError::from)
+        Ok(Session::create(new, options)?)
     })
     .await?;
     register(&ctx, session)
 }
 
 pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
-    let profile = p.profile.unwrap_or(ctx.settings().default_profile);
+    let profile = p.profile.unwrap_or(ctx.state().settings().default_profile);
     let options = SessionOptions {
         durable: p.durable,
         ..ctx.state().registry.options(profile)
     };
     let env = ctx.state().registry.repo()?.env();
-    let path = env.io_path(&env.resolve_path(&p.path)?);
+    let path = crate::repo::session_path(env, &p.path)?;
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
             ErrorKind::Locked,
             format!("{}: this session is already open here", path.display()),
         ));
     }
-    let cwd = env.resolve_path(p.cwd.as_deref().unwrap_or("."))?;
+    let cwd = crate::repo::cwd_for_open(env, p.cwd.as_deref())?;
     let session =
         blocking(move || Session::open(&path, &cwd, options).map_err(RpcError::from)).await?;
     register(&ctx, session)
@@ -381,56 +339,19 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     }
     let env = ctx.state().registry.repo()?.env().clone();
     let ids = ctx.state().registry.ids();
-    let (entry_id, position, durable) = (p.entry_id.clone(), p.position, p.durable);
     // Selecting and copying the entries reads the session: off the event loop.
-    let (new, entries, options, selected_text) = with_session(&ctx, &p.session_id, move |session| {
-        let selection = session.fork_selection(&entry_id, position)?;
-        let profile = session.profile();
-        let durable = durable.unwrap_or(session.is_durable());
-        let options = SessionOptions { profile, ids: ids.clone(), durable, ..SessionOptions::default() };
-        let id = ids.session_id();
-        let timestamp = ids.now_iso();
-        let path = match session.path() {
-            None => None,
-            Some(current) => {
-                let dir = match profile {
-                    Profile::PiCli => current.parent().map(Path::to_path_buf).unwrap_or_default(),
-                    Profile::Harness => harness_dir(&env, &session.cwd()),
-                };
-                if !session.is_written() && selection.leaf_id.is_some() {
-                    return Err(store_error(
-                        ErrorKind::NotSaved,
-                        "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.",
-                    ));
-                }
-                Some(dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp))))
-            }
-        };
-        let entries = match &selection.leaf_id {
-            Some(leaf) => session.branched_entries(leaf)?,
-            None => Vec::new(),
-        };
-        // pi re-opens the file to fork it, so the new session's cwd is the header's, resolved
-        // (the harness keeps cwds as they are written).
-        let cwd = match profile {
-            Profile::PiCli => env.resolve_path(&session.cwd())?,
-            Profile::Harness => session.cwd().into_owned(),
-        };
-        let new = NewSession {
-            path,
-            cwd,
-            id: Some(id),
-            timestamp: Some(timestamp),
-            parent_session: session.path().map(|p| p.to_string_lossy().into_owned()),
-            metadata: session.header().get("metadata").cloned(),
-        };
-        Ok((new, entries, options, selection.selected_text))
+    let forked = with_session(&ctx, &p.session_id, move |session| {
+        let durable = p.durable.unwrap_or(session.is_durable());
+        let mut forked =
+            crate::repo::fork_session(&env, session, &p.entry_id, p.position, None, ids)?;
+        if durable {
+            forked.session.make_durable()?;
+        }
+        Ok(forked)
     })
     .await?;
-    let session = blocking(move || {
-        Session::from_entries(new, &entries, options, false).map_err(RpcError::from)
-    })
-    .await?;
+    let selected_text = forked.selected_text;
+    let session = forked.session;
     let opened = register(&ctx, session)?;
     Ok(ForkResult {
         cancelled: false,
@@ -726,7 +647,7 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
 
 pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    let path = repo.env().io_path(&repo.env().resolve_path(&p.path)?);
+    let path = crate::repo::session_path(repo.env(), &p.path)?;
     if ctx.state().registry.is_open_at(&path) {
         return Err(store_error(
             ErrorKind::Locked,

@@ -2,23 +2,71 @@
 //! and the handlers.
 
 mod entry;
+mod error;
 mod handlers;
 mod registry;
 pub mod wire;
 
-use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
-pub use registry::{Registry, error_code};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::format::write::Profile;
+use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState, parse_params};
+use jsonrpc_core::Params;
+
+pub use error::error_code;
+pub use registry::Registry;
+
+/// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SidecarSettings {
+    /// The root of the sessions directories (default `<agentDir>/sessions`).
+    #[serde(default)]
+    pub sessions_root: Option<PathBuf>,
+    /// The writing profile of new sessions when a method does not say.
+    #[serde(default)]
+    pub default_profile: Profile,
+}
 
 /// The sidecar's state.
 #[derive(Debug, Default)]
 pub struct Sidecar {
     pub registry: Registry,
+    settings: OnceLock<SidecarSettings>,
+}
+
+impl Sidecar {
+    /// The settings from `initialize` (the defaults before it).
+    pub fn settings(&self) -> &SidecarSettings {
+        self.settings.get_or_init(SidecarSettings::default)
+    }
 }
 
 impl ServerState for Sidecar {
-    fn on_initialize(&self, settings: &ClientSettings) -> Result<(), RpcError> {
-        self.registry.configure(settings)
+    fn on_initialize(
+        &self,
+        params: &Value,
+        settings: &ClientSettings,
+    ) -> Result<Map<String, Value>, RpcError> {
+        // Read as every method reads its params, so an error names the member.
+        let ours: SidecarSettings = parse_params(match params {
+            Value::Object(members) => Params::Map(members.clone()),
+            Value::Array(items) => Params::Array(items.clone()),
+            _ => Params::None,
+        })?;
+        self.registry.configure(&ours, settings.deterministic)?;
+        let echoed = match serde_json::to_value(&ours) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        };
+        // `initialize` succeeds once; a retry after an error may set them anew.
+        let _ = self.settings.set(ours);
+        Ok(echoed)
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {

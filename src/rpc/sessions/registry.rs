@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::write::Profile;
-use crate::repo::{PathEnv, Repo, RepoError};
-use crate::rpc::{ClientSettings, IntoRpcError, RpcError};
+use crate::repo::{PathEnv, Repo};
+use crate::rpc::{Deterministic, IntoRpcError, RpcError};
+
+use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
 
 /// One open session. Held only for the length of a store call, never across an await.
@@ -28,45 +30,6 @@ struct OpenSession {
     path: Option<std::path::PathBuf>,
 }
 
-/// Application error codes (outside JSON-RPC's reserved range), one per store error kind.
-pub fn error_code(kind: ErrorKind) -> i64 {
-    match kind {
-        ErrorKind::InvalidSession => 1001,
-        ErrorKind::InvalidEntry => 1002,
-        ErrorKind::EntryNotFound => 1003,
-        ErrorKind::SessionNotFound => 1004,
-        ErrorKind::Locked => 1005,
-        ErrorKind::Io => 1006,
-        ErrorKind::InvalidForkTarget => 1007,
-        ErrorKind::SummaryRequired => 1008,
-        ErrorKind::InvalidArgument => 1009,
-        ErrorKind::NotSaved => 1010,
-        ErrorKind::LineTooLong => 1011,
-    }
-}
-
-impl IntoRpcError for StoreError {
-    fn into_rpc_error(self) -> RpcError {
-        let error = RpcError::application(error_code(self.kind), self.message, self.kind.name());
-        match self.line {
-            Some(line) => error.with_data("line", line),
-            None => error,
-        }
-    }
-}
-
-impl IntoRpcError for RepoError {
-    fn into_rpc_error(self) -> RpcError {
-        let kind = match &self {
-            RepoError::InvalidSessionId { .. }
-            | RepoError::InvalidPath { .. }
-            | RepoError::NotASessionFile { .. } => ErrorKind::InvalidArgument,
-            RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
-        };
-        RpcError::application(error_code(kind), self.to_string(), kind.name())
-    }
-}
-
 /// Locks a session; a panic in an earlier call does not make it unusable.
 pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
     cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -74,13 +37,17 @@ pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
 
 impl Registry {
     /// Called at `initialize`: the sessions root and deterministic ids and clock when asked.
-    pub fn configure(&self, settings: &ClientSettings) -> Result<(), RpcError> {
+    pub fn configure(
+        &self,
+        settings: &SidecarSettings,
+        deterministic: Option<Deterministic>,
+    ) -> Result<(), RpcError> {
         let mut env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
         if let Some(root) = &settings.sessions_root {
             env = env.with_sessions_root(&root.to_string_lossy());
         }
         let _ = self.repo.set(Repo::new(env));
-        let ids = match settings.deterministic {
+        let ids = match deterministic {
             Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
             None => IdSource::system(),
         };

@@ -1,0 +1,99 @@
+// Drives pi's tree navigation, for the navigation conformance tests (tests/navigate_conformance.rs).
+//
+//   node pi-navigate.mjs ORACLE_DIR one FILE TARGET OPTIONS_JSON -> one navigation
+//   node pi-navigate.mjs ORACLE_DIR batch JOBS_JSON              -> each job ([FILE, TARGET, OPTIONS]) in this process
+//
+// OPTIONS: {"summarize": bool, "summary": text, "label": text}; `summary` stands in for the summary a
+// `session_before_tree` extension returns (taken only when `summarize` is true, marked fromExtension).
+//
+// Prints {"copy", "oldLeafId", "commonAncestorId", "entriesToSummarize": [ids], "editorText", "newLeafId",
+// "summaryEntryId", "cancelled"}; a library error: {"error": message}, exit 1. `batch` prints one array of those.
+//
+// Runs pi's own `AgentSession.navigateTree` (dist/core/agent-session.js, which needs Node >= 22: the suite runs this on
+// the oracle's Node 22) on a temporary copy of FILE opened with SessionManager.open (navigation appends to that copy,
+// reported as `copy`). A model is assumed to exist; the default summarizer is never needed because the extension
+// supplies the summary whenever one is wanted.
+import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [oracleDir, mode, ...rest] = process.argv.slice(2);
+const piDir = join(oracleDir, "node_modules/@earendil-works");
+const load = (path) => import(pathToFileURL(join(piDir, path)).href);
+const { SessionManager } = await load("pi-coding-agent/dist/core/session-manager.js");
+const { AgentSession } = await load("pi-coding-agent/dist/core/agent-session.js");
+
+// Anything the library logs must not end up in the JSON document on stdout.
+console.log = (...args) => console.error(...args);
+
+/**
+ * pi's own `AgentSession.prototype.navigateTree`, run on the smallest host it needs: the session manager of a copy of
+ * FILE, a model (assumed to exist), the agent's state, and an extension runner whose one handler is the
+ * `session_before_tree` extension answering with the ready summary (if any). A full AgentSession is not built: its
+ * constructor wants resource loaders, model runtimes and tools that navigation never touches.
+ */
+async function navigate(file, targetId, options = {}) {
+	const copy = join(mkdtempSync(join(tmpdir(), "pi-navigate-")), basename(file));
+	copyFileSync(file, copy);
+	const sm = SessionManager.open(copy);
+	const oldLeafId = sm.getLeafId();
+	let preparation;
+	let treeEvent;
+	const host = {
+		sessionManager: sm,
+		model: { provider: "driver", id: "none" },
+		agent: { state: { messages: [] } },
+		_extensionRunner: {
+			hasHandlers: (type) => type === "session_before_tree",
+			emit: async (event) => {
+				if (event.type === "session_before_tree") {
+					preparation = event.preparation;
+					return options.summary !== undefined ? { summary: { summary: options.summary } } : undefined;
+				}
+				if (event.type === "session_tree") treeEvent = event;
+				return undefined;
+			},
+		},
+		_getSummarizationRequestAuth: async () => {
+			throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
+		},
+	};
+	const outcome = await AgentSession.prototype.navigateTree.call(host, targetId, {
+		summarize: options.summarize,
+		label: options.label,
+	});
+	const result = { copy, oldLeafId, cancelled: outcome.cancelled, newLeafId: sm.getLeafId() ?? null };
+	if (!preparation) return result;
+	return {
+		...result,
+		commonAncestorId: preparation.commonAncestorId ?? null,
+		entriesToSummarize: preparation.entriesToSummarize.map((e) => e.id),
+		editorText: outcome.editorText ?? null,
+		summaryEntryId: outcome.summaryEntry?.id ?? null,
+		fromExtension: treeEvent?.fromExtension ?? null,
+	};
+}
+
+async function attempt(args) {
+	try {
+		return await navigate(...args);
+	} catch (error) {
+		return { error: error.message };
+	}
+}
+
+if (mode === "batch") {
+	const jobs = JSON.parse(readFileSync(rest[0], "utf8"));
+	const results = [];
+	for (const job of jobs) results.push(await attempt(job));
+	process.stdout.write(`${JSON.stringify(results)}\n`);
+} else if (mode === "one") {
+	const [file, target, options] = rest;
+	const result = await attempt([file, target, JSON.parse(options ?? "{}")]);
+	process.stdout.write(`${JSON.stringify(result)}\n`);
+	if ("error" in result) process.exitCode = 1;
+} else {
+	process.stderr.write(`usage: pi-navigate.mjs ORACLE_DIR one FILE TARGET OPTIONS_JSON | batch JOBS_JSON\n`);
+	process.exitCode = 2;
+}

@@ -1,0 +1,99 @@
+//! What the integration tests share:
+//! - `oracle`, `batch`: pi's own code, installed on first use and run (singly or in batches);
+//! - `comparisons`: counting every comparison with pi's output;
+//! - `pipe`: a client of the built binary over real pipes; `memory`: a client of the server
+//!   on in-memory pipes;
+//! - `files`, `listing`: builders of session files and directories, and listings run both
+//!   here and by pi;
+//! - the real pi files (`tests/fixtures/real`) and the session generator.
+//!
+//! Each test crate includes this module with `mod support;` and uses its own part.
+#![allow(dead_code, unused_imports)]
+
+pub mod batch;
+pub mod comparisons;
+pub mod files;
+pub mod listing;
+pub mod memory;
+pub mod oracle;
+pub mod pipe;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use pi_session::format::json::{self, JsValue};
+
+pub use comparisons::count;
+pub use oracle::{Oracle, oracle};
+
+/// The checkout.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Prints a line past the test harness's output capture.
+pub fn notice(text: &str) {
+    let _ = std::io::stderr().write_all(format!("NOTICE {text}\n").as_bytes());
+}
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+pub fn parse(text: &str) -> JsValue {
+    json::parse(text).unwrap_or_else(|e| panic!("not JSON ({e:?}): {text}"))
+}
+
+pub fn str_of(value: &JsValue, key: &str) -> Option<String> {
+    value
+        .get(key)
+        .and_then(JsValue::as_str)
+        .map(|s| s.into_owned())
+}
+
+/// The real files pi wrote that the suite reads (`tests/fixtures/real`), absolute.
+pub fn real_fixtures_dir() -> PathBuf {
+    root().join("tests/fixtures/real").canonicalize().unwrap()
+}
+
+/// The real pi files: those in the repository, then any other `*.jsonl` in
+/// `$PI_SHARED_DIR/fixtures/real` (an optional extra input), sorted by name within each.
+pub fn real_fixtures() -> Vec<PathBuf> {
+    let mut files = jsonl_files(&real_fixtures_dir());
+    if let Some(shared) = std::env::var_os("PI_SHARED_DIR") {
+        let extra = PathBuf::from(shared).join("fixtures/real");
+        if let Ok(extra) = extra.canonicalize() {
+            for file in jsonl_files(&extra) {
+                if !files.iter().any(|f| f.file_name() == file.file_name()) {
+                    files.push(file);
+                }
+            }
+        }
+    }
+    files
+}
+
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `gen-session.mjs ARGS` (the session generator in `tests/oracle/`), run on the oracle's Node.
+/// Needs the oracle install; panics when the generator fails.
+pub fn generate(oracle: &Oracle, args: &[&std::ffi::OsStr]) {
+    let status = oracle
+        .command("gen-session.mjs")
+        .args(args)
+        .arg("--quiet")
+        .status()
+        .expect("node runs");
+    assert!(
+        status.success(),
+        "gen-session.mjs {args:?} failed: {status}"
+    );
+}

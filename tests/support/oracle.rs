@@ -1,0 +1,129 @@
+//! pi's own code, installed and run: the oracle.
+//!
+//! `tests/oracle/` holds the oracle's `package.json` (pi's packages and a Node 22 binary, pinned
+//! by `package-lock.json`) and its driver scripts. On first use the suite copies that folder into
+//! `target/oracle` and runs `npm ci` there; a stamp (the lockfile it installed from) makes later
+//! runs skip the install, and a file lock keeps concurrent test binaries from installing at once.
+//! Every driver then runs under that Node 22 (pi's `AgentSession` needs it), whatever Node
+//! installed it.
+//!
+//! Without Node and npm the oracle tests fail, naming what to install, unless
+//! `PI_SESSION_NO_ORACLE=1` is set: then each prints a notice and checks only what needs no pi.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::{notice, root};
+
+/// The variable that lets the suite run without pi's code (never set in CI).
+pub const OPT_OUT: &str = "PI_SESSION_NO_ORACLE";
+
+/// An installed oracle: the folder with pi's packages and the drivers, and its Node.
+pub struct Oracle {
+    dir: PathBuf,
+    node: PathBuf,
+}
+
+/// The oracle, installed on first use; `None` (after a notice naming `test`) only when
+/// [`OPT_OUT`] is set. Panics, saying what to install, when Node or npm is missing.
+pub fn oracle(test: &str) -> Option<&'static Oracle> {
+    static ORACLE: OnceLock<Option<Oracle>> = OnceLock::new();
+    let oracle = ORACLE.get_or_init(|| {
+        if opted_out() {
+            return None;
+        }
+        let dir = install_dir();
+        install(&root().join("tests/oracle"), &dir);
+        let node = dir.join("node_modules/node/bin/node");
+        assert!(
+            node.exists(),
+            "the oracle install in {} has no Node 22 at {}",
+            dir.display(),
+            node.display()
+        );
+        Some(Oracle { dir, node })
+    });
+    if oracle.is_none() {
+        notice(&format!(
+            "{test}: {OPT_OUT} is set; the comparison with pi's code is not made"
+        ));
+    }
+    oracle.as_ref()
+}
+
+/// Whether the suite was told to run without pi's code.
+pub fn opted_out() -> bool {
+    std::env::var_os(OPT_OUT).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Where the oracle is installed: `$PI_ORACLE_DIR`, or `target/oracle`.
+pub fn install_dir() -> PathBuf {
+    std::env::var_os("PI_ORACLE_DIR").map_or_else(|| root().join("target/oracle"), PathBuf::from)
+}
+
+impl Oracle {
+    /// The install folder: the drivers, `node_modules`, pi's packages.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The Node 22 the oracle runs on.
+    pub fn node(&self) -> &Path {
+        &self.node
+    }
+
+    /// `node DRIVER`, for a driver script of `tests/oracle/` (as installed).
+    pub fn command(&self, driver: &str) -> Command {
+        let mut command = Command::new(&self.node);
+        command.arg(self.dir.join(driver));
+        command
+    }
+}
+
+/// Copies the files of `source` (a folder with `package.json` and `package-lock.json`) into
+/// `dest` and runs `npm ci` there unless `dest` was installed from the same lockfile. Safe to
+/// call from concurrent threads and processes.
+pub fn install(source: &Path, dest: &Path) {
+    let npm = Command::new("npm").arg("--version").output();
+    if !npm.is_ok_and(|o| o.status.success()) {
+        panic!(
+            "the differential tests run pi's own JavaScript and need Node.js with npm (any \
+             version >= 18; the suite installs its own Node 22 from the npm registry). Install \
+             Node.js (https://nodejs.org, or `apt-get install nodejs npm`), or set {OPT_OUT}=1 \
+             to run only the tests that need no pi"
+        );
+    }
+    fs::create_dir_all(dest).unwrap();
+    let lock = fs::File::create(dest.join(".install.lock")).unwrap();
+    lock.lock().expect("locking the oracle install");
+    for entry in fs::read_dir(source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let target = dest.join(path.file_name().unwrap());
+            let text = fs::read(&path).unwrap();
+            if fs::read(&target).ok().as_ref() != Some(&text) {
+                fs::write(&target, text).unwrap();
+            }
+        }
+    }
+    let stamp = dest.join("node_modules/.pi-session-installed-lock.json");
+    let lockfile = fs::read(dest.join("package-lock.json")).unwrap();
+    if fs::read(&stamp).ok() != Some(lockfile.clone()) {
+        notice(&format!("npm ci in {} (once)", dest.display()));
+        let output = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(dest)
+            .output()
+            .expect("npm runs");
+        assert!(
+            output.status.success(),
+            "npm ci in {} failed: {}",
+            dest.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        fs::write(&stamp, lockfile).unwrap();
+    }
+    lock.unlock().unwrap();
+}
