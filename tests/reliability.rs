@@ -844,6 +844,8 @@ fn a_client_that_stops_reading_does_not_grow_the_server() {
         "session/create",
         json!({"cwd": "/p", "inMemory": true, "id": session}),
     ));
+    // `create` runs beside later requests: let it finish before appending.
+    thread::sleep(Duration::from_millis(300));
     // 16 entries of 64 KiB: every getEntries answer is about 1 MiB.
     for i in 0..16 {
         server.send(&append(10 + i, &session, user(&"x".repeat(64 * 1024))));
@@ -1173,4 +1175,87 @@ fn memory_is_returned_after_fifty_sessions_close() {
         mib(open),
         mib(closed)
     );
+}
+
+#[test]
+fn hook_answers_and_cancels_are_acted_on_while_work_is_held_back() {
+    // Deterministic ids repeat: a first server tells the question's id.
+    let question = {
+        let mut probe = Server::spawn();
+        probe.initialize(json!({"deterministic": true}));
+        probe.call(
+            1,
+            "session/create",
+            json!({"cwd": "/p", "inMemory": true, "id": "held"}),
+        );
+        let answer = probe.call(
+            2,
+            "session/append",
+            json!({"sessionId": "held", "entry": user("question")}),
+        );
+        answer["entryId"].as_str().unwrap().to_owned()
+    };
+    let (mut server, go) = Server::spawn_not_reading();
+    // Nothing is read from the server until `go`: ids and hook ids are known in advance.
+    server.send(&request(
+        0,
+        "initialize",
+        json!({"deterministic": true, "hooks": ["session_before_tree"], "hookTimeoutMs": 8000}),
+    ));
+    server.send(&request(
+        1,
+        "session/create",
+        json!({"cwd": "/p", "inMemory": true, "id": "held"}),
+    ));
+    // `create` runs beside later requests: let it finish before appending.
+    thread::sleep(Duration::from_millis(300));
+    server.send(&append(2, "held", user("question")));
+    server.send(&append(3, "held", assistant("answer")));
+    for i in 0..64 {
+        server.send(&append(10 + i, "held", user(&"x".repeat(16 * 1024))));
+    }
+    // Navigate to the question: its hook `s1` waits for an answer (8 s at most).
+    server.send(&request(
+        4,
+        "session/navigateTree",
+        json!({"sessionId": "held", "targetId": question}),
+    ));
+    let navigate_sent = Instant::now();
+    thread::sleep(Duration::from_millis(3000));
+    // ~1 MiB answers the client does not read: the output passes its bound.
+    let mut flood = Vec::new();
+    for i in 0..64u64 {
+        flood.extend_from_slice(
+            request(1000 + i, "session/getEntries", json!({"sessionId": "held"}))
+                .to_string()
+                .as_bytes(),
+        );
+        flood.push(b'\n');
+    }
+    server.send_raw(&flood).unwrap();
+    thread::sleep(Duration::from_millis(1500));
+    // Behind the held work: the hook's answer and a cancel of the last request.
+    server.send(&json!({"jsonrpc": "2.0", "id": "s1", "result": {"cancel": true}}));
+    server.send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1063}}));
+    // Past the hook's timeout, then read everything.
+    thread::sleep(Duration::from_millis(8500).saturating_sub(navigate_sent.elapsed()));
+    go.send(()).unwrap();
+    let (mut navigated, mut cancelled) = (None, None);
+    while navigated.is_none() || cancelled.is_none() {
+        let (_, message) = server
+            .output
+            .recv_timeout(Duration::from_secs(60))
+            .expect("both answers come");
+        match &message["id"] {
+            id if *id == 4 && message.get("method").is_none() => navigated = Some(message),
+            id if *id == 1063 => cancelled = Some(message),
+            _ => {}
+        }
+    }
+    let (navigated, cancelled) = (navigated.unwrap(), cancelled.unwrap());
+    assert_eq!(
+        navigated["result"]["cancelled"], true,
+        "the hook answer was acted on before the timeout: {navigated}"
+    );
+    assert_eq!(cancelled["error"]["code"], -32800, "{cancelled}");
 }

@@ -46,7 +46,7 @@ use super::methods::{Methods, parse_params};
 use super::parent::watch_parent;
 use super::pressure::Pressure;
 use super::serial::SerialQueues;
-use super::writer::spawn_writer;
+use super::writer::{serialize_off_loop, spawn_writer};
 
 /// Why the server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -609,8 +609,12 @@ impl<S: ServerState> Connection<S> {
         let outbox = self.shared.outbox.clone();
         let pressure = self.pressure.clone();
         pressure.request_started();
-        let answer = move |output: jsonrpc_core::Output| {
-            in_flight.finish(output.id(), || outbox.send(&output));
+        let answer = move |id: &Id, bytes: Option<Vec<u8>>| {
+            in_flight.finish(id, || {
+                if let Some(bytes) = bytes {
+                    outbox.send_serialized(bytes);
+                }
+            });
             // After the response is queued, so one key's responses leave in order.
             scope.release_turn();
             pressure.request_answered();
@@ -622,22 +626,22 @@ impl<S: ServerState> Connection<S> {
         let running = match started {
             Ok(running) => running,
             Err(panic) => {
-                return answer(message::response(
-                    id,
-                    Err(panicked(&method, panic.as_ref())),
-                ));
+                let output = message::response(id.clone(), Err(panicked(&method, panic.as_ref())));
+                return answer(&id, serde_json::to_vec(&output).ok());
             }
         };
         tokio::spawn(async move {
             let output = match AssertUnwindSafe(running).catch_unwind().await {
                 Ok(Some(output)) => output,
                 Ok(None) => message::response(
-                    id,
+                    id.clone(),
                     Err(RpcError::internal("the method produced no response")),
                 ),
-                Err(panic) => message::response(id, Err(panicked(&method, panic.as_ref()))),
+                Err(panic) => message::response(id.clone(), Err(panicked(&method, panic.as_ref()))),
             };
-            answer(output);
+            // Serialized before the turn passes on, so one key's answers still leave in order.
+            let bytes = serialize_off_loop(output).await;
+            answer(&id, bytes);
         });
     }
 
