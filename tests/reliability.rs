@@ -1169,7 +1169,9 @@ fn memory_is_returned_after_fifty_sessions_close() {
     );
     let grown = open.saturating_sub(before);
     assert!(
-        closed < before + grown / 4,
+        // Without giving memory back (glibc keeps freed pages): about a fifth of the growth
+        // stays; with it, under a tenth.
+        closed < before + grown / 8,
         "most memory stays after closing: {:.1} MiB -> {:.1} MiB -> {:.1} MiB",
         mib(before),
         mib(open),
