@@ -375,8 +375,8 @@ impl<S: ServerState> Connection<S> {
         self.shared.outbox.send(&message::response(id, result));
     }
 
-    /// A frame read while no new work may start: hook answers and `$/cancelRequest` are acted
-    /// on now (they free work rather than add it); everything else waits its turn.
+    /// A frame read while no new work may start: hook answers, `$/cancelRequest` and `exit`
+    /// are acted on now (they free work rather than add it); everything else waits its turn.
     fn read_ahead(&mut self, frame: Frame, wire: WireFraming) -> Option<StopReason> {
         let Frame::Message(bytes) = frame else {
             return self.on_frame(frame, wire);
@@ -384,7 +384,10 @@ impl<S: ServerState> Connection<S> {
         let incoming = message::parse_incoming(&bytes);
         match &incoming {
             Incoming::Response { .. } => self.on_message(incoming, wire),
-            Incoming::Notification(notification) if notification.method == "$/cancelRequest" => {
+            // `exit` too: the way out runs every message held before it anyway.
+            Incoming::Notification(notification)
+                if notification.method == "$/cancelRequest" || notification.method == "exit" =>
+            {
                 self.on_message(incoming, wire)
             }
             _ => {
