@@ -11,7 +11,7 @@ mod cli_list;
 use clap::{CommandFactory, Parser, Subcommand};
 use pi_session::format::ids::IdSource;
 use pi_session::format::json;
-use pi_session::format::write::Profile;
+use pi_session::format::profile::Profile;
 use pi_session::inspect::{self, LeafChoice, ReplayOutcome};
 use pi_session::store::{ForkPosition, MessageFormat, Session, SessionOptions, StoreError};
 

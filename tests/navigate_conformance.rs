@@ -21,7 +21,7 @@ use support::{Oracle, notice, parse, path_str, root, str_of};
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{self, JsValue};
-use pi_session::format::write::Profile;
+use pi_session::format::profile::Profile;
 use pi_session::store::{
     Session, SessionOptions, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{JsValue, parse};
-use pi_session::format::write::{NewEntry, Profile};
+use pi_session::format::profile::Profile;
+use pi_session::format::write::NewEntry;
 use pi_session::store::{
     ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
     SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,

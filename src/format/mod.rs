@@ -8,5 +8,6 @@ pub mod ids;
 pub mod js_date;
 pub mod json;
 pub mod migrate;
+pub mod profile;
 pub mod time;
 pub mod write;

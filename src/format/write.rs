@@ -1,45 +1,7 @@
 //! New lines, with the key order each pi implementation writes (spec 4.6).
 
 use super::json::{JsObject, JsString, JsValue};
-
-/// Which pi implementation a session writes like.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub enum Profile {
-    /// pi's SessionManager (the pi CLI): leaf in memory, lazy first write, lenient reading.
-    #[default]
-    #[serde(rename = "pi-cli")]
-    PiCli,
-    /// pi-agent-core's harness: `leaf` entries, immediate writes, strict reading.
-    #[serde(rename = "harness")]
-    Harness,
-}
-
-impl Profile {
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::PiCli => "pi-cli",
-            Profile::Harness => "harness",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Profile> {
-        match name {
-            "pi-cli" => Some(Profile::PiCli),
-            "harness" => Some(Profile::Harness),
-            _ => None,
-        }
-    }
-}
+use super::profile::Profile;
 
 /// The `parentId` a new entry gets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,7 +121,7 @@ pub fn entry_object(
     let mut b = Builder(JsObject::new());
     b.put("type", JsValue::from(entry.type_name()));
     // The SessionManager builds custom entries with their own fields before the common ones.
-    let custom_first = profile == Profile::PiCli
+    let custom_first = profile.is_session_manager()
         && matches!(
             entry,
             NewEntry::Custom { .. } | NewEntry::CustomMessage { .. }

@@ -3,7 +3,7 @@
 //! `sessionName`, `tree`), so the two can be compared field by field.
 
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::store::{Leaf, MessageFormat, Session, StoreResult};
 
 /// Which leaf to report at.

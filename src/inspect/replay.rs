@@ -7,7 +7,8 @@ use std::sync::Arc;
 use crate::format::entry_input::parse_new_entry;
 use crate::format::ids::IdSource;
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::format::write::{NewEntry, Profile};
+use crate::format::profile::Profile;
+use crate::format::write::NewEntry;
 use crate::repo::{PathEnv, Place, SessionRequest, new_session};
 use crate::store::{ErrorKind, MessageFormat, Session, SessionOptions, StoreError};
 
@@ -76,7 +77,7 @@ fn replay(
         .map_err(|e| e.to_string())?
         .with_sessions_root(&out);
     let place = match profile {
-        Profile::PiCli => Place::Dir(&out),
+        Profile::PiCli | Profile::Pi16 => Place::Dir(&out),
         Profile::Harness => Place::Default,
     };
     let request = SessionRequest {
@@ -329,7 +330,8 @@ fn apply(
     }
     let entry =
         parse_new_entry(&JsValue::Object(entry)).map_err(|e| format!("op #{i} ({name}): {e}"))?;
-    if session.profile() == Profile::PiCli && matches!(entry, NewEntry::ActiveToolsChange { .. }) {
+    if session.profile().is_session_manager() && matches!(entry, NewEntry::ActiveToolsChange { .. })
+    {
         return Err(format!(
             "op #{i}: appendActiveToolsChange is not supported by the manager implementation"
         ));

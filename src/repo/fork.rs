@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::format::ids::IdSource;
 use crate::format::json::{JsObject, JsValue};
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::store::{ErrorKind, ForkPosition, Session, SessionOptions, StoreError, StoreResult};
 
 use super::paths::PathEnv;

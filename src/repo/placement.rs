@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::format::ids::IdSource;
 use crate::format::json::JsValue;
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::store::{ErrorKind, NewSession, Session, StoreError, StoreResult};
 
 use super::RepoError;
@@ -51,7 +51,7 @@ pub fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
         reason,
     };
     match profile {
-        Profile::PiCli => validate_session_id(id)?,
+        Profile::PiCli | Profile::Pi16 => validate_session_id(id)?,
         Profile::Harness => {
             if id.is_empty() {
                 return Err(unusable("it is empty"));
@@ -90,7 +90,7 @@ pub fn cwd_for_open(env: &PathEnv, cwd: Option<&str>) -> Result<String, RepoErro
 /// writes it as it was given.
 pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, RepoError> {
     match profile {
-        Profile::PiCli => env.resolve_path(cwd),
+        Profile::PiCli | Profile::Pi16 => env.resolve_path(cwd),
         Profile::Harness => Ok(cwd.to_string()),
     }
 }
@@ -99,7 +99,7 @@ pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, 
 /// cwd>/`, the harness's `<root>/<encoded cwd as given>/`.
 pub fn default_dir(env: &PathEnv, profile: Profile, cwd: &str) -> Result<PathBuf, RepoError> {
     Ok(env.io_path(&match profile {
-        Profile::PiCli => env.default_session_dir(cwd)?,
+        Profile::PiCli | Profile::Pi16 => env.default_session_dir(cwd)?,
         Profile::Harness => env.harness_session_dir(&env.sessions_root(), cwd),
     }))
 }
@@ -115,7 +115,7 @@ pub fn new_session(
     if let Some(id) = request.id {
         check_session_id(profile, id)?;
     }
-    if request.metadata.is_some() && profile == Profile::PiCli {
+    if request.metadata.is_some() && profile.is_session_manager() {
         return Err(StoreError::new(
             ErrorKind::InvalidArgument,
             "'metadata': header metadata is written by the harness profile only",
@@ -161,7 +161,9 @@ pub fn fork_target(
         (None, _) => None,
         (Some(_), Some(dir)) => Some(dir.to_path_buf()),
         (Some(current), None) => Some(match profile {
-            Profile::PiCli => current.parent().map(Path::to_path_buf).unwrap_or_default(),
+            Profile::PiCli | Profile::Pi16 => {
+                current.parent().map(Path::to_path_buf).unwrap_or_default()
+            }
             Profile::Harness => default_dir(env, profile, &source.cwd())?,
         }),
     };
@@ -175,7 +177,7 @@ pub fn fork_target(
     let cwd = header_cwd(env, profile, &source.cwd())?;
     let metadata = match profile {
         Profile::Harness => source.header().get("metadata").cloned(),
-        Profile::PiCli => None,
+        Profile::PiCli | Profile::Pi16 => None,
     };
     Ok(named(
         dir.as_deref(),

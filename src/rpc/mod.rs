@@ -10,7 +10,6 @@
 //! built in [`sidecar`].
 
 mod cancel;
-mod context;
 mod error;
 mod framing;
 mod hooks;
@@ -19,8 +18,9 @@ mod logging;
 mod memory;
 mod message;
 mod methods;
-mod parent;
+mod parent_watch;
 mod pressure;
+mod request_context;
 pub mod schema;
 pub mod serial;
 mod server;
@@ -30,7 +30,6 @@ mod stdio;
 mod writer;
 
 pub use cancel::CancelToken;
-pub use context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 pub use error::{IntoRpcError, RpcError, code};
 pub use framing::{
     DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, FramingDecision, WireFraming,
@@ -45,6 +44,7 @@ pub use logging::init_logging;
 pub use memory::release_freed_memory;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
 pub use pressure::{DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MAX_UNSENT_BYTES, Limits};
+pub use request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 pub use server::{ServeOutcome, Server, Signals, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
 

@@ -3,8 +3,8 @@
 
 use crate::format::entry::{Kind, Payload};
 use crate::format::json::{self, JsObject, JsString, JsValue};
+use crate::format::profile::Profile;
 use crate::format::time::parse_date_millis;
-use crate::format::write::Profile;
 
 use super::error::StoreResult;
 use super::index::Leaf;
@@ -28,7 +28,7 @@ impl Context {
         let mut put = |k: &str, v: JsValue| {
             map.insert(JsString::new(k), v);
         };
-        if profile == Profile::PiCli {
+        if profile.is_session_manager() {
             put("messages", JsValue::Array(self.messages.clone()));
         }
         if let Some(level) = &self.thinking_level {
@@ -90,7 +90,7 @@ impl Session {
         };
         let mut out = vec![path[c]];
         let keeps_before = match self.profile() {
-            Profile::PiCli => true,
+            Profile::PiCli | Profile::Pi16 => true,
             // The harness's checkpoint stands alone; it looks for firstKeptEntryId only if set.
             Profile::Harness => {
                 !*retained_tail && first_kept.as_deref().is_some_and(|f| !f.is_empty())
@@ -163,7 +163,7 @@ impl Session {
 
     /// `sessionEntryToContextMessages` of the profile's pi.
     fn project(&self, entry: &JsValue, out: &mut Vec<JsValue>) {
-        let repair_null_content = self.profile() == Profile::PiCli;
+        let repair_null_content = self.profile().is_session_manager();
         let kind = entry
             .get("type")
             .and_then(JsValue::as_str)

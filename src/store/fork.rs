@@ -4,7 +4,7 @@
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::EntryIdStyle;
 use crate::format::json::{JsString, JsValue};
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::{Body, Index, Leaf, Record};
@@ -38,7 +38,7 @@ impl Session {
         position: ForkPosition,
     ) -> StoreResult<ForkSelection> {
         let invalid = |message: String| StoreError::new(ErrorKind::InvalidForkTarget, message);
-        let pi_cli = self.profile() == Profile::PiCli;
+        let pi_cli = self.profile().is_session_manager();
         let Some(target) = self.position(entry_id) else {
             return Err(invalid(if pi_cli {
                 "Invalid entry ID for forking".into()

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::format::entry::{EntryId, Kind, LineFacts, Payload, Ref, Role};
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 
 /// Where a line's bytes are.
 #[derive(Debug, Clone)]
@@ -199,7 +199,9 @@ fn label_value(payload: &Payload, profile: Profile) -> Option<Arc<str>> {
         return None;
     };
     match profile {
-        Profile::PiCli => crate::format::entry::raw_truthy(raw).then(|| raw.clone()),
+        Profile::PiCli | Profile::Pi16 => {
+            crate::format::entry::raw_truthy(raw).then(|| raw.clone())
+        }
         Profile::Harness => {
             let value = crate::format::json::parse(raw).ok()?;
             let trimmed = value.as_js_str()?.trim_js();

@@ -7,12 +7,12 @@ use std::path::Path;
 use crate::format::entry::{Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value};
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
-use super::scan::{scan_lines, too_long};
+use super::line_stream::{scan_lines, too_long};
 use super::session::SessionOptions;
 use crate::format::ids::{EntryIdStyle, IdSource};
 
@@ -74,11 +74,11 @@ pub fn load(file: &SessionFile, options: &SessionOptions) -> StoreResult<LoadOut
     } = reader;
     let Some(header) = header else {
         return Err(match profile {
-            Profile::PiCli => not_a_session(path),
+            Profile::PiCli | Profile::Pi16 => not_a_session(path),
             Profile::Harness => harness_invalid(path, "missing session header"),
         });
     };
-    if profile == Profile::PiCli && migrate::needs_migration(&header) {
+    if profile.is_session_manager() && migrate::needs_migration(&header) {
         let from = migrate::header_version(&header);
         let (header, lines) = migrated(file, options, &mut warnings)?;
         index = Index::default();
@@ -137,7 +137,7 @@ impl Reader<'_> {
         }
         self.non_blank += 1;
         match self.profile {
-            Profile::PiCli => self.lenient(line_number, offset, bytes, read),
+            Profile::PiCli | Profile::Pi16 => self.lenient(line_number, offset, bytes, read),
             Profile::Harness => self.strict(line_number, offset, bytes, read),
         }
     }

@@ -5,7 +5,8 @@
 
 use crate::format::entry::{Kind, Ref};
 use crate::format::json::{JsObject, JsString, JsValue};
-use crate::format::write::{NewEntry, Profile};
+use crate::format::profile::Profile;
+use crate::format::write::NewEntry;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
@@ -115,7 +116,9 @@ impl Session {
             return Ok((Vec::new(), None));
         };
         let (old_path, target_path) = match self.profile() {
-            Profile::PiCli => (self.branch_path(old_id), self.walk_from(Some(target))),
+            Profile::PiCli | Profile::Pi16 => {
+                (self.branch_path(old_id), self.walk_from(Some(target)))
+            }
             Profile::Harness => (
                 self.checkpoint_path(old_leaf)?,
                 self.checkpoint_path(&Leaf::Id(
@@ -243,7 +246,7 @@ impl Session {
                 summary.usage.clone(),
             )?;
             summary_entry = Some(self.entry_value(self.position(&id).unwrap_or_default())?);
-            if profile == Profile::PiCli
+            if profile.is_session_manager()
                 && let Some(label) = label.as_ref().filter(|l| !l.is_empty())
             {
                 self.append(NewEntry::Label {
@@ -256,7 +259,7 @@ impl Session {
                 None => self.reset_leaf()?,
                 Some(id) => self.branch(id)?,
             }
-            if profile == Profile::PiCli
+            if profile.is_session_manager()
                 && let Some(label) = label.as_ref().filter(|l| !l.is_empty())
             {
                 let entry = NewEntry::Label {
@@ -267,7 +270,7 @@ impl Session {
             }
         }
         let from_extension = match profile {
-            Profile::PiCli => summary_text.map(|_| *from_extension),
+            Profile::PiCli | Profile::Pi16 => summary_text.map(|_| *from_extension),
             Profile::Harness => Some(summary_text.is_some() && *from_extension),
         };
         Ok(Some(NavigationOutcome {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::{EntryIdStyle, IdSource};
 use crate::format::json::{self, JsValue};
-use crate::format::write::{self, NewEntry, ParentValue, Profile};
+use crate::format::profile::Profile;
+use crate::format::write::{self, NewEntry, ParentValue};
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
@@ -86,7 +87,7 @@ impl Session {
         let file = SessionFile::open_read(path)?;
         match load::load(&file, &options)? {
             // pi-cli would write a fresh header into it; a read-only open refuses instead.
-            LoadOutcome::Empty if options.profile == Profile::PiCli => Err(StoreError::new(
+            LoadOutcome::Empty if options.profile.is_session_manager() => Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!(
                     "{}: empty file, not a pi session (it has no header line)",
@@ -150,7 +151,7 @@ impl Session {
         }
         let loaded = match load::load(&file, &options)? {
             LoadOutcome::Loaded(loaded) => loaded,
-            LoadOutcome::Empty if options.profile == Profile::PiCli => {
+            LoadOutcome::Empty if options.profile.is_session_manager() => {
                 let header = write::header_object(
                     Profile::PiCli,
                     &options.ids.session_id(),
@@ -289,7 +290,7 @@ impl Session {
     /// The header as each pi reports it: the SessionManager returns the raw object; the
     /// harness keeps only its known fields.
     pub fn reported_header(&self) -> JsValue {
-        if self.options.profile == Profile::PiCli {
+        if self.options.profile.is_session_manager() {
             return self.header.clone();
         }
         let mut map = crate::format::json::JsObject::new();
@@ -460,7 +461,7 @@ impl Session {
 
     fn entry_id_style(&self) -> EntryIdStyle {
         match self.options.profile {
-            Profile::PiCli => EntryIdStyle::V4Prefix,
+            Profile::PiCli | Profile::Pi16 => EntryIdStyle::V4Prefix,
             Profile::Harness => EntryIdStyle::V7Suffix,
         }
     }
@@ -532,7 +533,7 @@ impl Session {
             _ => None,
         };
         if let Some(what) = harness_only
-            && self.options.profile == Profile::PiCli
+            && self.options.profile.is_session_manager()
         {
             return Err(StoreError::new(
                 ErrorKind::InvalidArgument,
@@ -661,7 +662,7 @@ impl Session {
 
     fn move_leaf(&mut self, target: Option<&str>) -> StoreResult<()> {
         match self.options.profile {
-            Profile::PiCli => {
+            Profile::PiCli | Profile::Pi16 => {
                 self.leaf = target.map_or(Leaf::Null, |id| Leaf::Id(id.into()));
                 Ok(())
             }

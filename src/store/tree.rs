@@ -3,7 +3,7 @@
 //! (pi loops forever there) and says so.
 
 use crate::format::entry::{Kind, Payload, Ref};
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
@@ -137,7 +137,7 @@ impl Session {
     /// The path context building and navigation use for this profile.
     pub fn profile_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
         match self.options.profile {
-            Profile::PiCli => Ok(self.leaf_path(leaf)),
+            Profile::PiCli | Profile::Pi16 => Ok(self.leaf_path(leaf)),
             Profile::Harness => self.checkpoint_path(leaf),
         }
     }
@@ -177,7 +177,7 @@ impl Session {
                 None => roots.push(position),
             }
         }
-        if self.options.profile == Profile::PiCli {
+        if self.options.profile.is_session_manager() {
             for list in &mut children {
                 // NaN compares as equal, as JavaScript's sort treats a NaN comparison.
                 list.sort_by(|&a, &b| {

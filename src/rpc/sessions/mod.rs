@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState, parse_params};
 use jsonrpc_core::Params;
 

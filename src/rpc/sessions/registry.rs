@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::repo::{PathEnv, Repo};
 use crate::rpc::{Deterministic, IntoRpcError, RpcError};
 

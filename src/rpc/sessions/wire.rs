@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::format::write::Profile;
+use crate::format::profile::Profile;
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
