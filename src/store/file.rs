@@ -143,6 +143,7 @@ impl SessionFile {
         self.writable
     }
 
+    /// Whether appends are synced before they are acknowledged.
     pub fn is_durable(&self) -> bool {
         self.durable
     }
@@ -275,6 +276,18 @@ impl SessionFile {
         }
         // Bytes of ours may remain (or someone else's follow them): start fresh next time.
         self.torn_tail = self.ends_without_newline().unwrap_or(true);
+    }
+
+    /// Syncs every append from now on, and what is already written (bytes and name) now.
+    pub fn make_durable(&mut self) -> StoreResult<()> {
+        if self.writable {
+            self.file
+                .sync_all()
+                .map_err(|e| StoreError::io(&self.path, "cannot sync", e))?;
+            super::sync::fsync_parent(&self.path)?;
+        }
+        self.durable = true;
+        Ok(())
     }
 
     /// Reads `len` bytes at `offset`.

@@ -14,6 +14,7 @@ mod preview;
 pub mod safe_file;
 mod session;
 mod stats;
+mod sync;
 mod tree;
 
 pub use context::{Context, MessageFormat, convert_to_llm};
@@ -28,4 +29,5 @@ pub use navigate::{
 };
 pub use session::{NewSession, Session, SessionOptions, backup_path};
 pub use stats::SessionStats;
+pub use sync::{fsync_dir, fsync_parent};
 pub use tree::{TreeRow, Walk};

@@ -145,6 +145,10 @@ impl Session {
             return Session::create(new, options);
         }
         let mut file = SessionFile::open_write(path, options.durable)?;
+        if options.durable {
+            // What an earlier, non-durable writer left is made durable before anything new.
+            file.make_durable()?;
+        }
         let loaded = match load::load(&mut file, &options)? {
             LoadOutcome::Loaded(loaded) => loaded,
             LoadOutcome::Empty if options.profile.is_session_manager() => {
@@ -316,6 +320,26 @@ impl Session {
     /// Where the session is (or will be) written; `None` in memory.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Whether appends are synced to disk before they are acknowledged.
+    pub fn is_durable(&self) -> bool {
+        self.options.durable
+    }
+
+    /// Makes the session durable from now on: what is written already is synced (bytes and
+    /// name), a pi-cli session holding unwritten entries writes them now, and every later
+    /// append is synced before it is acknowledged.
+    pub fn make_durable(&mut self) -> StoreResult<()> {
+        self.options.durable = true;
+        match (&mut self.file, &self.path) {
+            (Some(file), _) => file.make_durable(),
+            (None, Some(path)) if !self.read_only && !self.index.records.is_empty() => {
+                let path = path.clone();
+                self.first_write(&path, None)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether the file exists yet (false before pi-cli's lazy first write).
@@ -565,8 +589,12 @@ impl Session {
                     len: line.len() as u32,
                 }
             }
-            (Some(path), false) if self.index.has_assistant || is_assistant => {
+            (Some(path), false)
+                if self.index.has_assistant || is_assistant || self.options.durable =>
+            {
                 // The SessionManager's first write: the whole session at once, exclusively.
+                // A durable session writes at its first entry, whatever its role: an
+                // acknowledged entry is on disk (pi waits for the first assistant message).
                 let path = path.clone();
                 self.first_write(&path, Some(&line))?;
                 let offset = self.file.as_ref().map_or(0, |f| f.len()) - line.len() as u64 - 1;
