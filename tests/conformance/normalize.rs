@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use pi_session::format::json::{self, JsObject, JsString, JsValue};
+use pi_session::internal::format::json::{self, JsObject, JsString, JsValue};
 
 /// Fields of an entry that name another entry.
 const ID_REF_FIELDS: [&str; 4] = ["parentId", "targetId", "fromId", "firstKeptEntryId"];

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_session::repo::{CachePolicy, Repo, RepoError, SESSION_DIR_ENV, render};
+use crate::repo::{CachePolicy, Repo, RepoError, SESSION_DIR_ENV, render};
 
-use crate::{Failure, emit, warn};
+use super::{Failure, emit, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
