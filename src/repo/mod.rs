@@ -12,6 +12,7 @@ mod cache;
 mod delete;
 mod error;
 mod fork;
+mod harness_list;
 mod listing;
 pub mod paths;
 mod placement;
@@ -19,12 +20,14 @@ mod recent;
 pub mod render;
 mod scan;
 mod session_info;
+mod settings;
 mod stamp;
 
 pub use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
 pub use fork::{Forked, fork_file, fork_from, fork_session};
+pub use harness_list::{HarnessListing, HarnessSession, HarnessSkip};
 pub use listing::{ListStats, ListWarning, Listing};
 pub use paths::{
     AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,
@@ -36,6 +39,7 @@ pub use placement::{
 };
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;
+pub use settings::settings_session_dir;
 
 /// Whether listings read and write the cache beside the sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

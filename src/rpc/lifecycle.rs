@@ -15,7 +15,7 @@ use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing, WireFraming};
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.2";
+pub const PROTOCOL_VERSION: &str = "0.3";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;
@@ -315,6 +315,9 @@ pub struct Capabilities {
     pub batches: bool,
     /// The frame size limit in bytes.
     pub max_frame_bytes: usize,
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<&'static str>,
 }
 
 #[cfg(test)]

@@ -360,6 +360,10 @@ impl<S: ServerState> Connection<S> {
                 cancel_request: true,
                 batches: false,
                 max_frame_bytes: self.options.max_frame_bytes,
+                profiles: crate::format::profile::Profile::ALL
+                    .iter()
+                    .map(|p| p.name())
+                    .collect(),
             },
             settings,
         };
