@@ -14,7 +14,8 @@
 )]
 pub enum Profile {
     /// pi 0.82.1's SessionManager (the pi CLI): leaf in memory, lazy first write, lenient
-    /// reading. The version the specification describes, and the default.
+    /// reading. The version the specification describes, and the default. Also accepted as
+    /// `pi-0.82`.
     #[default]
     #[serde(rename = "pi-cli", alias = "pi-0.82")]
     PiCli,
