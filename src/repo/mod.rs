@@ -34,8 +34,8 @@ pub use paths::{
     is_session_file_name, session_file_name, validate_session_id,
 };
 pub use placement::{
-    NAME_MAX, NOT_SAVED_MESSAGE, Place, SessionRequest, check_session_id, cwd_for_open,
-    default_dir, fork_target, header_cwd, new_session, session_path,
+    NAME_MAX, NOT_SAVED_MESSAGE, NOT_SAVED_MESSAGE_1_6, Place, SessionRequest, check_session_id,
+    cwd_for_open, default_dir, fork_target, header_cwd, new_session, session_path,
 };
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;
