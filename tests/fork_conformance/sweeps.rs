@@ -190,3 +190,19 @@ fn label_repointing_is_pi_1_6s_alone() {
         [pair("c1", "l1"), pair("c2", "l2"), pair("c3", "c3")]
     );
 }
+
+#[test]
+fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
+    if !pi_available("forks_of_generated_sessions_and_fixtures_match_pi_1_6") {
+        return;
+    }
+    let scratch = Scratch::of(Profile::Pi16);
+    let mut sources = generated_sources(&scratch, &[6]);
+    sources.extend(migrated_fixture_sources(&scratch));
+    let cases: Vec<ForkCase> = (0..sources.len())
+        .flat_map(|s| spread(&sources, s, Spread::Sample(4)))
+        .collect();
+    let report = compare_forks(&scratch, "pi-1.6 generated", &sources, &cases);
+    assert_eq!(report.compared, cases.len());
+    assert!(report.written >= 10, "written forks: {}", report.written);
+}
