@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::format::json::JsValue;
+use crate::format::profile::Profile;
 use crate::repo::{Place, SessionRequest};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
@@ -581,22 +582,84 @@ fn listing_result(listing: crate::repo::Listing) -> ListResult {
     }
 }
 
+fn harness_listing_result(listing: crate::repo::HarnessListing) -> ListResult {
+    ListResult {
+        sessions: listing
+            .sessions
+            .iter()
+            .map(|s| s.to_js_value().to_serde())
+            .collect(),
+        warnings: listing
+            .skipped
+            .into_iter()
+            .map(|skip| ListWarning {
+                path: skip.path,
+                reason: skip.reason,
+            })
+            .collect(),
+    }
+}
+
+fn profile_or_default(ctx: &Ctx, profile: Option<Profile>) -> Profile {
+    profile.unwrap_or(ctx.state().settings().default_profile)
+}
+
 pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    blocking(move || Ok(listing_result(repo.list(&p.cwd, p.session_dir.as_deref())?))).await
+    let profile = profile_or_default(&ctx, p.profile);
+    blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Harness => harness_listing_result(repo.harness_list(Some(&p.cwd), dir)?),
+            _ => listing_result(repo.list_as(profile, &p.cwd, dir)?),
+        })
+    })
+    .await
 }
 
 pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<ListResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    blocking(move || Ok(listing_result(repo.list_all(p.session_dir.as_deref())?))).await
+    let profile = profile_or_default(&ctx, p.profile);
+    blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Harness => harness_listing_result(repo.harness_list(None, dir)?),
+            _ => listing_result(repo.list_all_as(profile, dir)?),
+        })
+    })
+    .await
+}
+
+pub async fn find_by_id(ctx: Ctx, p: FindByIdParams) -> Result<FindByIdResult, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    let profile = profile_or_default(&ctx, p.profile);
+    let found = blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Pi16 => repo.find_by_id(&p.cwd, &p.id, dir)?,
+            Profile::PiCli => repo.find_by_id_in_list(&p.cwd, &p.id, dir)?,
+            Profile::Harness => {
+                return Err(store_error(
+                    ErrorKind::InvalidArgument,
+                    "'profile': the harness has no findById (use pi-cli or pi-1.6)",
+                ));
+            }
+        })
+    })
+    .await?;
+    Ok(FindByIdResult {
+        path: found.map(|p| p.to_string_lossy().into_owned()),
+    })
 }
 
 /// pi's `--continue`: the most recently modified session of the cwd, opened, or a new one.
 pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<OpenedSession, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let (cwd, dir) = (p.cwd.clone(), p.session_dir.clone());
+    let profile = profile_or_default(&ctx, p.profile);
     let candidate =
-        blocking(move || Ok(repo.continue_recent_candidate(&cwd, dir.as_deref())?)).await?;
+        blocking(move || Ok(repo.continue_recent_candidate_as(profile, &cwd, dir.as_deref())?))
+            .await?;
     match candidate {
         Some(path) => {
             let params = OpenParams {
@@ -625,9 +688,23 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
     let registry = &ctx.state().registry;
     let env = registry.repo()?.env().clone();
     let ids = registry.ids();
+    let profile = match p.profile {
+        Some(Profile::Harness) => {
+            return Err(store_error(
+                ErrorKind::InvalidArgument,
+                "'profile': forkFrom is pi's SessionManager.forkFrom (use pi-cli or pi-1.6)",
+            ));
+        }
+        Some(profile) => profile,
+        None => match ctx.state().settings().default_profile {
+            Profile::Harness => Profile::PiCli,
+            profile => profile,
+        },
+    };
     let session = blocking(move || {
         Ok(crate::repo::fork_from(
             &env,
+            profile,
             Path::new(&p.source_path),
             &p.cwd,
             p.session_dir.as_deref(),
