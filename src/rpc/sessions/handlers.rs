@@ -458,12 +458,15 @@ async fn with_session_quick<T: Send + 'static>(
             Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        // A durable change syncs before it returns: never on the loop.
+        // A durable change syncs before it returns, and another program's appends must be
+        // read first: neither on the loop.
         if let Some(mut session) = free.filter(|session| !session.is_durable()) {
-            return work(&mut session);
+            if !session.tail_grew()? {
+                return work(&mut session);
+            }
         }
     }
-    blocking(move || work(&mut lock(&cell))).await
+    blocking(move || work(current(&mut lock(&cell))?)).await
 }
 
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
@@ -474,7 +477,14 @@ async fn with_session<T: Send + 'static>(
     work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
 ) -> Result<T, RpcError> {
     let cell = ctx.state().registry.get(id)?;
-    blocking(move || work(&mut lock(&cell))).await
+    blocking(move || work(current(&mut lock(&cell))?)).await
+}
+
+/// The session with what another program appended since it was last read (pi takes no lock):
+/// every read and change sees the file as it is now.
+fn current(session: &mut Session) -> Result<&mut Session, RpcError> {
+    session.follow_tail()?;
+    Ok(session)
 }
 
 fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
