@@ -460,10 +460,10 @@ async fn with_session_quick<T: Send + 'static>(
         };
         // A durable change syncs before it returns, and another program's appends must be
         // read first: neither on the loop.
-        if let Some(mut session) = free.filter(|session| !session.is_durable()) {
-            if !session.tail_grew()? {
-                return work(&mut session);
-            }
+        if let Some(mut session) = free.filter(|session| !session.is_durable())
+            && !session.tail_grew()?
+        {
+            return work(&mut session);
         }
     }
     blocking(move || work(current(&mut lock(&cell))?)).await
