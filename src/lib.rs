@@ -39,7 +39,7 @@ pub mod internal {
     pub mod repo {
         pub use crate::repo::{
             CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, Listing, PathEnv, Repo,
-            RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, paths, parse_date,
+            RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, parse_date, paths,
             render, session_file_name, settings_session_dir, validate_session_id,
         };
     }

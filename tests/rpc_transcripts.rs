@@ -23,7 +23,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pi_session::internal::rpc::sidecar;
-use pi_session::internal::rpc::{HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState};
+use pi_session::internal::rpc::{
+    HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::memory::TestClient;

@@ -457,7 +457,8 @@ fn deep_nesting_inside_a_valid_entry_is_refused_at_open_not_at_every_read() {
         session.warnings()
     );
     read_everything(&session).unwrap();
-    let findings = pi_session::internal::inspect::check_file(&path, options(Profile::PiCli)).unwrap();
+    let findings =
+        pi_session::internal::inspect::check_file(&path, options(Profile::PiCli)).unwrap();
     assert!(findings.iter().any(|f| f.line == 4), "{findings:?}");
     // The harness refuses the file, naming the line, at open (not at a later read).
     let (hpath, hids) = written_session(dir.path(), "h.jsonl", Profile::Harness, 2);

@@ -3,11 +3,11 @@
 
 use std::process::ExitCode;
 
-use clap::Args;
 use crate::format::profile::Profile;
 use crate::repo::{
     CachePolicy, HarnessListing, Repo, RepoError, SESSION_DIR_ENV, render, settings_session_dir,
 };
+use clap::Args;
 
 use super::{Failure, emit, parse_profile, warn};
 

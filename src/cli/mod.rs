@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 mod list;
 
-use clap::{CommandFactory, Parser, Subcommand};
 use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::profile::Profile;
 use crate::inspect::{self, LeafChoice, ReplayOutcome};
 use crate::store::{ForkPosition, MessageFormat, Session, SessionOptions, StoreError};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// How the command line ends, as its `--help` says.
 const EXIT_CODES: &str = "\
