@@ -99,7 +99,7 @@ enum Command {
 
 fn parse_profile(text: &str) -> Result<Profile, String> {
     Profile::parse(text)
-        .ok_or_else(|| format!("unknown profile {text:?} (expected pi-cli or harness)"))
+        .ok_or_else(|| format!("unknown profile {text:?} (expected pi-cli, pi-1.6 or harness)"))
 }
 
 /// Why a command stopped short; reported as one line on stderr.

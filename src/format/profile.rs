@@ -19,9 +19,8 @@ pub enum Profile {
     #[serde(rename = "pi-cli")]
     PiCli,
     /// pi 1.6's SessionManager: 0.82.1's design plus `context_edit`, `usage`, `system` messages
-    /// and compactions that carry the system prompt. Not selectable until every layer reads and
-    /// writes it as pi 1.6 does (issue 9).
-    #[serde(skip)]
+    /// and compactions that carry the system prompt.
+    #[serde(rename = "pi-1.6")]
     Pi16,
     /// pi-agent-core 0.82.1's harness: `leaf` entries, immediate writes, strict reading.
     #[serde(rename = "harness")]
@@ -40,6 +39,7 @@ impl Profile {
     pub fn parse(name: &str) -> Option<Profile> {
         match name {
             "pi-cli" => Some(Profile::PiCli),
+            "pi-1.6" => Some(Profile::Pi16),
             "harness" => Some(Profile::Harness),
             _ => None,
         }
