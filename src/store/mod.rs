@@ -9,6 +9,7 @@ mod fork;
 mod index;
 mod load;
 mod navigate;
+mod pi16_append;
 mod preview;
 mod scan;
 mod session;

@@ -73,6 +73,16 @@ impl Session {
                 shorten(&text("content"))
             ),
             Kind::Custom => format!("custom ({})", text("customType")),
+            Kind::ContextEdit => match entry.get("replacement") {
+                Some(JsValue::Null) => format!("context edit: removes {}", text("targetId")),
+                _ => format!("context edit: replaces {}", text("targetId")),
+            },
+            Kind::Usage => format!(
+                "usage ({}): {}/{}",
+                text("kind"),
+                text("provider"),
+                text("model")
+            ),
             Kind::Label => format!("label {} -> {}", text("targetId"), text("label")),
             Kind::SessionInfo => format!("name: {}", text("name")),
             Kind::ModelChange => format!("model: {}/{}", text("provider"), text("modelId")),
