@@ -288,3 +288,44 @@ fn pi_16_kinds_are_refused_elsewhere() {
         session.append(entry(kind)).unwrap();
     }
 }
+
+/// pi 1.6 rolls back an entry whose write failed (0.82.1 keeps it and makes it the parent of
+/// the next entry); here such an entry is never kept, in every profile. The failure: the first
+/// write meets a file that appeared meanwhile (`wx`).
+#[test]
+fn an_entry_that_could_not_be_written_is_not_kept() {
+    let dir = scratch("rollback");
+    for profile in [Profile::Pi16, Profile::PiCli] {
+        let path = dir.join(format!("{}.jsonl", profile.name()));
+        let new = NewSession {
+            path: Some(path.clone()),
+            cwd: "/w".into(),
+            ..NewSession::default()
+        };
+        let mut session = Session::create(new, options(profile)).unwrap();
+        let model = session
+            .append(entry(
+                r#"{"type":"model_change","provider":"p","modelId":"m"}"#,
+            ))
+            .unwrap();
+        write(&path, "someone else's file\n");
+        let first = if profile == Profile::Pi16 {
+            r#"{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}"#
+        } else {
+            r#"{"type":"message","message":{"role":"assistant","content":[],"timestamp":1}}"#
+        };
+        let error = session.append(entry(first)).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Io, "{}", error.message);
+        assert_eq!(
+            session.len(),
+            1,
+            "{}: the failed entry is not kept",
+            profile.name()
+        );
+        assert_eq!(session.leaf().id(), Some(model.as_str()));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "someone else's file\n"
+        );
+    }
+}
