@@ -329,3 +329,94 @@ fn an_entry_that_could_not_be_written_is_not_kept() {
         );
     }
 }
+
+/// The `llm` form of the context (what is sent to the model) of every hand-written file at its
+/// leaf, in both SessionManager profiles, against each pi's own `convertToLlm` (pi 1.6 passes
+/// `system` messages through; 0.82.1 drops them).
+#[test]
+fn llm_contexts_are_what_each_pi_sends() {
+    let Some(oracle) = support::oracle("pi16_store llm contexts") else {
+        return;
+    };
+    let mut cases = Vec::new();
+    // Deliberate differences, checked by the conformance suite: an empty file is refused here
+    // (pi writes a header into it); a trailing harness `leaf` entry is folded here.
+    let skipped = ["empty", "leaf-entry-to-null", "dangling-leaf-entry"];
+    let files = files()
+        .into_iter()
+        .filter(|f| !skipped.contains(&f.file_stem().unwrap().to_str().unwrap()));
+    for file in files {
+        for (profile, implementation) in [("pi-cli", "manager"), ("pi-1.6", "manager-1.6")] {
+            cases.push((file.clone(), profile, implementation));
+        }
+    }
+    let jobs = cases
+        .iter()
+        .map(|(file, _, implementation)| {
+            [
+                "context",
+                support::path_str(file),
+                "--impl",
+                implementation,
+                "--llm",
+            ]
+            .map(String::from)
+            .to_vec()
+        })
+        .collect();
+    let outcomes = oracle.start(jobs).wait();
+    let mut differences = Vec::new();
+    let mut compared = 0;
+    let mut system_seen = 0;
+    for ((file, profile, _), theirs) in cases.iter().zip(outcomes) {
+        let ours = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args([
+                "context",
+                support::path_str(file),
+                "--profile",
+                profile,
+                "--llm",
+            ])
+            .output()
+            .unwrap();
+        if theirs.status != 0 || !ours.status.success() {
+            // The failures (an empty file, an edit without replacement) are compared by the
+            // conformance suite; here both must fail alike.
+            if theirs.status == 0 || ours.status.success() {
+                differences.push(format!(
+                    "{} {profile}: only one side failed",
+                    file.display()
+                ));
+            }
+            continue;
+        }
+        compared += 1;
+        let ours = parse(&String::from_utf8(ours.stdout).unwrap()).unwrap();
+        let theirs = theirs.doc();
+        let messages = |doc: &JsValue| doc.get("context").and_then(|c| c.get("messages")).cloned();
+        let (a, b) = (messages(&ours), messages(&theirs));
+        let has_system = |m: &Option<JsValue>| {
+            m.as_ref().and_then(JsValue::as_array).is_some_and(|ms| {
+                ms.iter()
+                    .any(|m| m.get("role").and_then(JsValue::as_str).as_deref() == Some("system"))
+            })
+        };
+        system_seen += usize::from(has_system(&b));
+        if
+        // Both print object keys sorted by code point.
+        a.as_ref().map(JsValue::stringify) != b.as_ref().map(JsValue::stringify) {
+            differences.push(format!(
+                "{} --profile {profile}:\n  ours {}\n  pi   {}",
+                file.display(),
+                a.map_or("-".into(), |v| v.stringify()),
+                b.map_or("-".into(), |v| v.stringify())
+            ));
+        }
+    }
+    support::count("pi16_store llm contexts", compared);
+    assert!(
+        system_seen >= 2,
+        "no file's llm context kept a system message"
+    );
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
