@@ -19,8 +19,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::{BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json};
 use super::error::RpcError;
+use super::request_context::{
+    BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json,
+};
 
 /// Requests the lifecycle handles itself.
 pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];

@@ -10,7 +10,6 @@
 //! built in [`sidecar`].
 
 mod cancel;
-mod context;
 mod error;
 mod framing;
 mod hooks;
@@ -18,7 +17,8 @@ mod lifecycle;
 mod logging;
 mod message;
 mod methods;
-mod parent;
+mod parent_watch;
+mod request_context;
 pub mod schema;
 pub mod serial;
 mod server;
@@ -28,7 +28,6 @@ mod stdio;
 mod writer;
 
 pub use cancel::CancelToken;
-pub use context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 pub use error::{IntoRpcError, RpcError, code};
 pub use framing::{
     DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, FramingDecision, WireFraming,
@@ -41,6 +40,7 @@ pub use lifecycle::{
 };
 pub use logging::init_logging;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
+pub use request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
 

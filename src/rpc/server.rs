@@ -23,9 +23,6 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::cancel::{CancelToken, InFlight};
-use super::context::{
-    CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
-};
 use super::error::RpcError;
 use super::framing::{Frame, FrameReader, WireFraming};
 use super::hooks::PendingHooks;
@@ -35,7 +32,10 @@ use super::lifecycle::{
 };
 use super::message::{self, Incoming};
 use super::methods::{Methods, parse_params};
-use super::parent::watch_parent;
+use super::parent_watch::watch_parent;
+use super::request_context::{
+    CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
+};
 use super::serial::SerialQueues;
 use super::writer::spawn_writer;
 

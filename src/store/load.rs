@@ -12,7 +12,7 @@ use crate::format::profile::Profile;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
-use super::scan::{scan_lines, too_long};
+use super::line_stream::{scan_lines, too_long};
 use super::session::SessionOptions;
 use crate::format::ids::{EntryIdStyle, IdSource};
 
