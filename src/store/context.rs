@@ -25,6 +25,31 @@ pub struct Context {
 }
 
 impl Context {
+    /// The context as pi's value, consuming it (the messages are moved, not copied).
+    pub fn into_value(self, profile: Profile) -> JsValue {
+        let mut map = JsObject::new();
+        let mut put = |k: &str, v: JsValue| {
+            map.insert(JsString::new(k), v);
+        };
+        let messages = JsValue::Array(self.messages);
+        let mut messages = Some(messages);
+        if profile == Profile::PiCli {
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        if let Some(level) = self.thinking_level {
+            put("thinkingLevel", level);
+        }
+        put("model", self.model);
+        if profile == Profile::Harness {
+            put(
+                "activeToolNames",
+                self.active_tool_names.unwrap_or(JsValue::Null),
+            );
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        JsValue::Object(map)
+    }
+
     pub fn to_value(&self, profile: Profile) -> JsValue {
         let mut map = JsObject::new();
         let mut put = |k: &str, v: JsValue| {
@@ -129,25 +154,58 @@ impl Session {
 
     /// `buildSessionContext()` at `leaf`.
     pub fn build_context(&mut self, leaf: &Leaf, format: MessageFormat) -> StoreResult<Context> {
+        let mut messages = Vec::new();
+        let mut context = self.build_context_with(leaf, format, |message| {
+            messages.push(message);
+            Ok(())
+        })?;
+        context.messages = messages;
+        Ok(context)
+    }
+
+    /// The thinking level, model (and harness tools) in force at `leaf`, without messages.
+    pub fn context_settings(&mut self, leaf: &Leaf) -> StoreResult<Context> {
+        let path = self.profile_path(leaf)?;
+        self.settings(&path.positions)
+    }
+
+    /// `buildSessionContext()` at `leaf`, handing each message to `each` as it is made instead
+    /// of collecting them (the returned context has no messages): a context of 300,000
+    /// messages is written out holding one at a time.
+    pub fn build_context_with(
+        &mut self,
+        leaf: &Leaf,
+        format: MessageFormat,
+        mut each: impl FnMut(JsValue) -> StoreResult<()>,
+    ) -> StoreResult<Context> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
-        let mut context = self.settings(&path.positions)?;
+        let context = self.settings(&path.positions)?;
         let selected = self.select_context_entries(&path.positions);
-        if self.profile() == Profile::Pi16 {
-            context.messages = self.projection(&selected)?;
-        } else {
-            for position in selected {
-                let entry = self.entry_value(position)?;
-                self.project(&entry, &mut context.messages);
-            }
+        let profile = self.profile();
+        let mut emit = |message: JsValue| match format {
+            MessageFormat::Agent => each(message),
+            MessageFormat::Llm => match convert_to_llm(&message, profile) {
+                Some(message) => each(message),
+                None => Ok(()),
+            },
+        };
+        if profile == Profile::Pi16 {
+            // The edits map needs every selected entry first; the messages then go out one
+            // entry at a time.
+            return self.projection(&selected, &mut emit).map(|()| context);
         }
-        if format == MessageFormat::Llm {
-            let profile = self.profile();
-            context.messages = context
-                .messages
-                .iter()
-                .filter_map(|m| convert_to_llm(m, profile))
-                .collect();
+        let mut projected = Vec::new();
+        for position in selected {
+            // Only these kinds become messages: the others' bodies are never read.
+            if !projects_messages(self.record(position).kind()) {
+                continue;
+            }
+            let entry = self.entry_value(position)?;
+            self.project(&entry, &mut projected);
+            for message in projected.drain(..) {
+                emit(message)?;
+            }
         }
         Ok(context)
     }
@@ -155,7 +213,11 @@ impl Session {
     /// pi 1.6's `buildSessionProjection` messages over the selected entries: per target, the
     /// last `context_edit` among them wins; an older compaction inside the kept range
     /// contributes nothing.
-    fn projection(&self, selected: &[u32]) -> StoreResult<Vec<JsValue>> {
+    fn projection(
+        &self,
+        selected: &[u32],
+        emit: &mut impl FnMut(JsValue) -> StoreResult<()>,
+    ) -> StoreResult<()> {
         let mut edits: HashMap<&str, u32> = HashMap::new();
         for &position in selected {
             let record = self.record(position);
@@ -165,22 +227,22 @@ impl Session {
                 edits.insert(target, position);
             }
         }
-        let mut messages = Vec::new();
         for (i, &position) in selected.iter().enumerate() {
             let record = self.record(position);
-            if i > 0 && record.kind() == Kind::Compaction {
+            if (i > 0 && record.kind() == Kind::Compaction) || !projects_messages(record.kind()) {
                 continue;
             }
             let entry = self.entry_value(position)?;
             let mut projected = Vec::new();
             self.project(&entry, &mut projected);
-            let edit = record.id().and_then(|id| edits.get(id)).copied();
-            match edit {
-                None => messages.extend(projected),
-                Some(edit) => messages.extend(self.apply_edit(edit, projected)?),
+            if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
+                projected = self.apply_edit(edit, projected)?;
+            }
+            for message in projected {
+                emit(message)?;
             }
         }
-        Ok(messages)
+        Ok(())
     }
 
     /// pi 1.6's `projectContextEntry` with an edit: `null` removes the entry's messages; any
@@ -273,7 +335,7 @@ impl Session {
                 _ if record.kind() == Kind::ActiveToolsChange
                     && self.profile() == Profile::Harness =>
                 {
-                    active_tool_names = self.entry_value(position)?.get("activeToolNames").cloned();
+                    [active_tool_names] = self.entry_fields(position, ["activeToolNames"])?;
                 }
                 _ => {}
             }
@@ -370,6 +432,14 @@ impl Session {
             _ => {}
         }
     }
+}
+
+/// The entry kinds that project to messages (pi's `sessionEntryToContextMessages`).
+fn projects_messages(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction
+    )
 }
 
 fn model_object(provider: Option<JsValue>, model_id: Option<JsValue>) -> JsValue {
