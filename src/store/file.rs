@@ -281,6 +281,26 @@ impl SessionFile {
         Ok(())
     }
 
+    /// Ends a last line that lacks its newline (pi 1.6's repair on open), with the newline
+    /// the next append would otherwise write first.
+    pub fn end_torn_line(&mut self) -> StoreResult<()> {
+        if !self.torn_tail {
+            return Ok(());
+        }
+        if let Err(e) = self.file.write_all(b"\n") {
+            self.len = self.file.metadata().map(|m| m.len()).unwrap_or(self.len);
+            return Err(StoreError::io(&self.path, "cannot end the last line", e));
+        }
+        if self.durable {
+            self.file
+                .sync_data()
+                .map_err(|e| StoreError::io(&self.path, "cannot sync", e))?;
+        }
+        self.len += 1;
+        self.torn_tail = false;
+        Ok(())
+    }
+
     /// Reads `len` bytes at `offset`.
     pub fn read_at(&self, offset: u64, len: usize) -> StoreResult<Vec<u8>> {
         let mut buffer = vec![0u8; len];

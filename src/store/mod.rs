@@ -10,6 +10,7 @@ mod index;
 mod line_stream;
 mod load;
 mod navigate;
+mod pi16_append;
 mod preview;
 pub mod safe_file;
 mod session;
