@@ -31,7 +31,7 @@ pub use store::{
 #[doc(hidden)]
 pub mod internal {
     pub mod format {
-        pub use crate::format::{ids, json, profile, write};
+        pub use crate::format::{entry_input, ids, json, profile, time, write};
     }
     pub mod inspect {
         pub use crate::inspect::{LeafChoice, ReplayOutcome, check_file};

@@ -271,7 +271,7 @@ pub fn file_text(file: &Jsonl) -> Vec<String> {
 /// the entry's own `timestamp`.
 fn snapshot_millis(line: &Line, timestamp: Option<&str>) -> Option<f64> {
     let system = line.value.as_ref()?.get("systemMessage")?;
-    let millis = pi_session::format::time::parse_date_millis(timestamp?);
+    let millis = pi_session::internal::format::time::parse_date_millis(timestamp?);
     (system.get("timestamp") == Some(&JsValue::Number(millis))).then_some(millis)
 }
 
