@@ -19,10 +19,10 @@ mod support;
 
 use support::{Oracle, notice, parse, path_str, root, str_of};
 
-use pi_session::format::ids::IdSource;
-use pi_session::format::json::{self, JsValue};
-use pi_session::format::profile::Profile;
-use pi_session::store::{
+use pi_session::internal::format::ids::IdSource;
+use pi_session::internal::format::json::{self, JsValue};
+use pi_session::internal::format::profile::Profile;
+use pi_session::internal::store::{
     Session, SessionOptions, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };
 

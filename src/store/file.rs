@@ -139,15 +139,6 @@ impl SessionFile {
         self.torn_tail
     }
 
-    pub fn is_writable(&self) -> bool {
-        self.writable
-    }
-
-    /// Whether appends are synced before they are acknowledged.
-    pub fn is_durable(&self) -> bool {
-        self.durable
-    }
-
     /// The underlying file, for streaming reads.
     pub fn file(&self) -> &File {
         &self.file

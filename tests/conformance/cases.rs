@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_session::format::json::{self, JsValue};
+use pi_session::internal::format::json::{self, JsValue};
 
 use crate::diff::Mismatches;
 use crate::env::{self, Outcome};

@@ -1,7 +1,7 @@
 //! The real sessions in `tests/fixtures/real/`: version 1 files, which the manager
 //! migrates (inventing every entry id) and the harness refuses.
 
-use pi_session::format::json::JsValue;
+use pi_session::internal::format::json::JsValue;
 
 use crate::cases::{Answer, Case};
 use crate::diff::Mismatches;
