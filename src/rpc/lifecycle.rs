@@ -323,9 +323,9 @@ pub struct Capabilities {
     pub max_pending_requests: usize,
     /// Bytes of output not yet read by the client above which no new request starts.
     pub max_unsent_bytes: usize,
-    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
-    /// accepted, as another name of `pi-cli`.
-    pub profiles: Vec<&'static str>,
+    /// The application's own capabilities (the sidecar's: `profiles`).
+    #[serde(flatten)]
+    pub application: serde_json::Map<String, serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -37,6 +37,11 @@ pub trait ServerState: Send + Sync + 'static {
         Ok(serde_json::Map::new())
     }
 
+    /// The application's own members of `initialize`'s `capabilities` (beside the server's).
+    fn capabilities(&self) -> serde_json::Map<String, Value> {
+        serde_json::Map::new()
+    }
+
     /// Called once on the way out (after `exit`, at the end of input, on SIGTERM/SIGINT or
     /// when the parent process dies), after running requests have finished: flush and close
     /// every session here.

@@ -561,10 +561,7 @@ impl<S: ServerState> Connection<S> {
                 max_frame_bytes: self.options.max_frame_bytes,
                 max_pending_requests: self.options.limits.max_pending_requests,
                 max_unsent_bytes: self.options.limits.max_unsent_bytes,
-                profiles: crate::format::profile::Profile::ALL
-                    .iter()
-                    .map(|p| p.name())
-                    .collect(),
+                application: self.shared.state.capabilities(),
             },
             settings,
         };

@@ -47,6 +47,13 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
+    /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
+    /// also accepted, as another name of `pi-cli`.
+    fn capabilities(&self) -> Map<String, Value> {
+        let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
+        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+    }
+
     fn on_initialize(
         &self,
         params: &Value,
