@@ -187,6 +187,8 @@ fn harness_code(kind: ErrorKind) -> &'static str {
         | ErrorKind::SummaryRequired
         | ErrorKind::InvalidArgument
         | ErrorKind::NotSaved => "invalid_session",
+        // AgentHarnessError("compaction", "Nothing to compact").
+        ErrorKind::AlreadyCompacted | ErrorKind::NothingToCompact => "compaction",
     }
 }
 

@@ -39,11 +39,15 @@ pub enum ErrorKind {
     NotSaved,
     /// A line longer than the reader accepts.
     LineTooLong,
+    /// Compaction asked at a leaf that already is a compaction.
+    AlreadyCompacted,
+    /// Compaction asked where pi finds nothing to summarize.
+    NothingToCompact,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their wire codes.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::InvalidSession,
         ErrorKind::InvalidEntry,
         ErrorKind::EntryNotFound,
@@ -55,6 +59,8 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::NotSaved,
         ErrorKind::LineTooLong,
+        ErrorKind::AlreadyCompacted,
+        ErrorKind::NothingToCompact,
     ];
 
     /// The stable name clients switch on (`data.kind` on the wire).
@@ -71,6 +77,8 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::NotSaved => "not_saved",
             ErrorKind::LineTooLong => "line_too_long",
+            ErrorKind::AlreadyCompacted => "already_compacted",
+            ErrorKind::NothingToCompact => "nothing_to_compact",
         }
     }
 }

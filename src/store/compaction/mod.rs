@@ -1,0 +1,186 @@
+//! Compaction as pi 0.82.1 does it, everything but the model call: token estimates, cut points,
+//! the preparation, file operations, the serialized conversation and the exact requests a
+//! summarizing model gets. pi-cli follows pi-coding-agent's `core/compaction`; the harness
+//! follows pi-agent-core's `harness/compaction` (its own cut rules, `retainedTail`).
+
+mod estimate;
+mod files;
+mod prepare;
+mod prompts;
+mod serialize;
+mod text;
+
+pub use estimate::ContextEstimate;
+pub use files::FileOps;
+pub use prepare::{CompactionSettings, CutPoint, ModelOptions, ModelRequest, Preparation};
+
+use crate::format::json::JsValue;
+use crate::format::profile::Profile;
+
+use super::context::project;
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::Leaf;
+use super::session::Session;
+use estimate::Rules;
+use prepare::{PathEntry, Refusal};
+
+/// `estimateContextTokens` at a leaf, with the entry the usage came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextUsage {
+    pub estimate: ContextEstimate,
+    /// The entry whose assistant message gave `usageTokens` (a message entry), if any.
+    pub last_usage_entry_id: Option<String>,
+    /// pi-cli's `AgentSession.getContextUsage()` rule: after the newest compaction on the
+    /// path, no assistant with valid usage yet (its figures are then unknown).
+    pub unknown_after_compaction: bool,
+}
+
+fn refuse_pi16(profile: Profile) -> StoreResult<()> {
+    if profile == Profile::Pi16 {
+        return Err(StoreError::new(
+            ErrorKind::InvalidArgument,
+            "compaction follows pi 0.82.1 (pi-cli and harness profiles); pi 1.6's rules are not implemented",
+        ));
+    }
+    Ok(())
+}
+
+fn rules(profile: Profile) -> Rules {
+    if profile == Profile::Harness {
+        Rules::Harness
+    } else {
+        Rules::Manager
+    }
+}
+
+impl Session {
+    /// The context messages at `leaf` (`buildSessionContext(path).messages`), each with the id
+    /// of the message entry it is (none for projected summaries and tails).
+    fn context_messages(&mut self, leaf: &Leaf) -> StoreResult<Vec<(JsValue, Option<String>)>> {
+        let profile = self.profile();
+        let mut out = Vec::new();
+        for position in self.context_entries(leaf)? {
+            let entry = self.entry_value(position)?;
+            let id = (entry.get("type").and_then(JsValue::as_str).as_deref() == Some("message"))
+                .then(|| self.record(position).id().map(str::to_string))
+                .flatten();
+            let mut messages = Vec::new();
+            project(profile, &entry, &mut messages);
+            out.extend(messages.into_iter().map(|m| (m, id.clone())));
+        }
+        Ok(out)
+    }
+
+    /// `estimateContextTokens(buildSessionContext(path).messages)` at `leaf`.
+    pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
+        let profile = self.profile();
+        refuse_pi16(profile)?;
+        let tagged = self.context_messages(leaf)?;
+        let messages: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
+        let estimate = estimate::estimate_context(&messages, rules(profile)).map_err(|m| {
+            StoreError::new(
+                ErrorKind::InvalidSession,
+                format!("pi cannot estimate this context: {}", m.0),
+            )
+        })?;
+        let last_usage_entry_id = estimate.last_usage_index.and_then(|i| tagged[i].1.clone());
+        let path = self.profile_path(leaf)?;
+        let mut unknown = false;
+        if let Some(c) = path
+            .positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
+        {
+            unknown = true;
+            for &p in &path.positions[c + 1..] {
+                if !self.record(p).is_assistant_message() {
+                    continue;
+                }
+                let entry = self.entry_value(p)?;
+                let message = entry.get("message").cloned().unwrap_or(JsValue::Null);
+                let stop = message.get("stopReason").and_then(JsValue::as_str);
+                if !matches!(stop.as_deref(), Some("aborted" | "error"))
+                    && estimate::context_tokens(message.get("usage").unwrap_or(&JsValue::Null))
+                        > 0.0
+                {
+                    unknown = false;
+                    break;
+                }
+            }
+        }
+        Ok(ContextUsage {
+            estimate,
+            last_usage_entry_id,
+            unknown_after_compaction: unknown,
+        })
+    }
+
+    /// The thinking level `compact()` is given: the one in force at `leaf` for pi-cli
+    /// (AgentSession's level), `"off"` for the harness (its own default).
+    pub fn compaction_thinking_level(&mut self, leaf: &Leaf) -> StoreResult<Option<String>> {
+        if self.profile() == Profile::Harness {
+            return Ok(Some("off".into()));
+        }
+        let context = self.build_context(leaf, super::context::MessageFormat::Agent)?;
+        Ok(context
+            .thinking_level
+            .and_then(|l| l.as_str().map(|s| s.into_owned())))
+    }
+
+    /// `prepareCompaction(getBranch(), settings)` at `leaf`, with pi's refusals as errors
+    /// (`already_compacted`, `nothing_to_compact`).
+    pub fn prepare_compaction(
+        &mut self,
+        leaf: &Leaf,
+        settings: CompactionSettings,
+    ) -> StoreResult<Preparation> {
+        let profile = self.profile();
+        refuse_pi16(profile)?;
+        let walk = self.profile_path(leaf)?;
+        self.note_cycle(&walk);
+        let path = walk
+            .positions
+            .iter()
+            .map(|&p| self.entry_value(p).map(PathEntry::new))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let context: Vec<JsValue> = self
+            .context_messages(leaf)?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        prepare::prepare(profile, &path, &context, settings).map_err(|r| refusal_error(profile, r))
+    }
+}
+
+fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
+    let harness = profile == Profile::Harness;
+    match refusal {
+        Refusal::AlreadyCompacted => StoreError::new(
+            ErrorKind::AlreadyCompacted,
+            if harness {
+                "Nothing to compact"
+            } else {
+                "Already compacted"
+            },
+        ),
+        Refusal::NothingToCompact => StoreError::new(
+            ErrorKind::NothingToCompact,
+            if harness {
+                "Nothing to compact"
+            } else {
+                "Nothing to compact (session too small)"
+            },
+        ),
+        Refusal::NoId => StoreError::new(
+            ErrorKind::InvalidSession,
+            "First kept entry has no UUID - session may need migration",
+        ),
+        Refusal::Malformed { entry, problem } => StoreError::new(
+            ErrorKind::InvalidSession,
+            match entry {
+                Some(id) => format!("pi cannot compact entry {id}: {problem}"),
+                None => format!("pi cannot compact this session: {problem}"),
+            },
+        ),
+    }
+}
