@@ -373,6 +373,7 @@ transcripts!(
     session_navigate_label_and_no_op,
     session_navigate_plain_moves,
     session_navigate_prepare,
+    session_compaction_plan,
     session_navigate_summary_required,
     session_navigate_supplied_summary,
     session_open_good_file,

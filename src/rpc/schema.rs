@@ -111,6 +111,8 @@ pub fn protocol_schema() -> Value {
         .method::<EntryParams, EntriesResult>("session/getChildren")
         .method::<BranchPathParams, EntriesResult>("session/getBranch")
         .method::<SessionRef, InfoResult>("session/getInfo")
+        .method::<ContextUsageParams, ContextUsageResult>("session/getContextUsage")
+        .method::<PrepareCompactionParams, CompactionPlanDocument>("session/prepareCompaction")
         .hook::<BeforeTreeHook, Answer<BeforeTreeAnswer>>("session_before_tree")
         .hook::<BeforeForkHook, Answer<BeforeForkAnswer>>("session_before_fork")
         .notification::<TreeNotification>("notifications", "session_tree")

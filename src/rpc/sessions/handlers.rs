@@ -631,3 +631,90 @@ pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError>
     let deleted = blocking(move || Ok(repo.delete_session(&path)?)).await?;
     Ok(DeleteResult { deleted })
 }
+
+fn compaction_settings(
+    p: Option<&CompactionSettingsParam>,
+) -> store::compaction::CompactionSettings {
+    let mut s = store::compaction::CompactionSettings::default();
+    if let Some(c) = p.map(|p| &p.compaction) {
+        s.enabled = c.enabled.unwrap_or(s.enabled);
+        s.reserve_tokens = c.reserve_tokens.unwrap_or(s.reserve_tokens);
+        s.keep_recent_tokens = c.keep_recent_tokens.unwrap_or(s.keep_recent_tokens);
+    }
+    s
+}
+
+pub async fn get_context_usage(
+    ctx: Ctx,
+    p: ContextUsageParams,
+) -> Result<ContextUsageResult, RpcError> {
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let settings = compaction_settings(p.settings.as_ref());
+        let usage = session.context_usage(&leaf)?;
+        let e = &usage.estimate;
+        let window = p.context_window;
+        let context_usage = window
+            .filter(|&w| w > 0.0 && session.profile() != crate::format::profile::Profile::Harness)
+            .map(|w| {
+                let tokens = (!usage.unknown_after_compaction).then_some(e.tokens);
+                ContextUsageFigures {
+                    tokens,
+                    context_window: w,
+                    percent: tokens.map(|t| t / w * 100.0),
+                }
+            });
+        Ok(ContextUsageResult {
+            leaf_id: leaf_id(&leaf),
+            settings: settings.to_value().to_serde(),
+            estimate: ContextEstimateDocument {
+                tokens: e.tokens,
+                usage_tokens: e.usage_tokens,
+                trailing_tokens: e.trailing_tokens,
+                last_usage_index: e.last_usage_index.map(|i| i as u64),
+                last_usage_entry_id: usage.last_usage_entry_id.clone(),
+            },
+            context_window: window,
+            threshold: window.map(|w| w - settings.reserve_tokens),
+            should_compact: window.map(|w| settings.should_compact(e.tokens, w)),
+            context_usage,
+        })
+    })
+    .await
+}
+
+pub async fn prepare_compaction(
+    ctx: Ctx,
+    p: PrepareCompactionParams,
+) -> Result<serde_json::Value, RpcError> {
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let settings = compaction_settings(p.settings.as_ref());
+        let preparation = session.prepare_compaction(&leaf, settings)?;
+        let thinking_level = match p.thinking_level {
+            Some(level) => Some(level),
+            None => session.compaction_thinking_level(&leaf)?,
+        };
+        let model = p.model.unwrap_or_default();
+        let model = store::compaction::ModelOptions {
+            max_tokens: model.max_tokens,
+            reasoning: model.reasoning,
+            thinking_level,
+        };
+        let requests = preparation
+            .requests(p.custom_instructions.as_deref(), &model)
+            .map_err(|m| {
+                store_error(
+                    ErrorKind::InvalidSession,
+                    format!("pi cannot summarize this session: {}", m.0),
+                )
+            })?;
+        let now = session.ids().now_millis() as f64;
+        Ok(preparation
+            .plan_value(&requests, now, store::compaction::Detail::Full)
+            .to_serde())
+    })
+    .await
+}

@@ -124,6 +124,8 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/getChildren", get_children)
         .add("session/getBranch", get_branch)
         .add("session/getInfo", get_info)
+        .add("session/getContextUsage", get_context_usage)
+        .add("session/prepareCompaction", prepare_compaction)
         .declare_hook("session_before_tree")
         .declare_hook("session_before_fork")
         .declare_notification("session_tree");

@@ -451,3 +451,155 @@ pub struct DeleteResult {
     /// `false` when the file was already gone.
     pub deleted: bool,
 }
+
+/// pi's `settings.json` sections the compaction methods read; every member optional, pi's
+/// defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionSettingsParam {
+    #[serde(default)]
+    pub compaction: CompactionSection,
+}
+
+/// `settings.compaction`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionSection {
+    pub enabled: Option<bool>,
+    pub reserve_tokens: Option<f64>,
+    pub keep_recent_tokens: Option<f64>,
+}
+
+/// `session/getContextUsage`: pi's context-size figures at the leaf (or `leafId`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextUsageParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    /// The model's context window: adds `threshold`, `shouldCompact` and `contextUsage`.
+    pub context_window: Option<f64>,
+    pub settings: Option<CompactionSettingsParam>,
+}
+
+/// A JavaScript number as `JSON.stringify` writes it (`1108`, not `1108.0`).
+fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
+    crate::format::json::JsValue::Number(*n)
+        .to_serde()
+        .serialize(s)
+}
+
+fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => js_number(n, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// `session/getContextUsage`'s result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsageResult {
+    pub leaf_id: Option<String>,
+    /// The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
+    pub settings: Json,
+    /// `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
+    pub estimate: ContextEstimateDocument,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub context_window: Option<f64>,
+    /// `contextWindow - reserveTokens`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub threshold: Option<f64>,
+    /// `shouldCompact(tokens, contextWindow, settings)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub should_compact: Option<bool>,
+    /// pi-cli, with a window > 0: `AgentSession.getContextUsage()` (`tokens` and `percent`
+    /// null after a compaction until an assistant reports usage again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsageFigures>,
+}
+
+/// `estimateContextTokens`'s figures.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEstimateDocument {
+    #[serde(serialize_with = "js_number")]
+    pub tokens: f64,
+    #[serde(serialize_with = "js_number")]
+    pub usage_tokens: f64,
+    #[serde(serialize_with = "js_number")]
+    pub trailing_tokens: f64,
+    /// Index into the context's messages of the assistant whose usage was taken.
+    pub last_usage_index: Option<u64>,
+    /// The entry of that message.
+    pub last_usage_entry_id: Option<String>,
+}
+
+/// `AgentSession.getContextUsage()`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsageFigures {
+    #[serde(serialize_with = "js_number_opt")]
+    pub tokens: Option<f64>,
+    #[serde(serialize_with = "js_number")]
+    pub context_window: f64,
+    #[serde(serialize_with = "js_number_opt")]
+    pub percent: Option<f64>,
+}
+
+/// The model fields the summarizing requests depend on.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummaryModelParam {
+    /// The model's `maxTokens` (caps each request's `maxTokens` when > 0).
+    pub max_tokens: Option<f64>,
+    /// Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
+    #[serde(default)]
+    pub reasoning: bool,
+}
+
+/// `session/prepareCompaction`: what pi would summarize if it compacted now.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrepareCompactionParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    pub settings: Option<CompactionSettingsParam>,
+    /// Appended to the history request as pi does (`Additional focus: ...`).
+    pub custom_instructions: Option<String>,
+    pub model: Option<SummaryModelParam>,
+    /// Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness).
+    pub thinking_level: Option<String>,
+}
+
+/// The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPlanDocument {
+    /// pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages,
+    /// retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read,
+    /// written, edited} (arrays in insertion order), settings.
+    pub preparation: Json,
+    /// The entries behind each list: {history, turnPrefix, kept}.
+    pub entry_ids: Json,
+    pub window_start_id: Option<String>,
+    pub previous_compaction_id: Option<String>,
+    pub turn_start_id: Option<String>,
+    pub read_files: Vec<Json>,
+    pub modified_files: Vec<Json>,
+    /// What pi appends to the summary text (`formatFileOperations`).
+    pub file_lists_text: String,
+    /// The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix",
+    /// systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}],
+    /// maxTokens, reasoning?, cacheRetention: "none"}.
+    pub requests: Vec<Json>,
+}

@@ -5,6 +5,7 @@
 
 mod estimate;
 mod files;
+mod plan;
 mod prepare;
 mod prompts;
 mod serialize;
@@ -12,6 +13,7 @@ mod text;
 
 pub use estimate::ContextEstimate;
 pub use files::FileOps;
+pub use plan::Detail;
 pub use prepare::{CompactionSettings, CutPoint, ModelOptions, ModelRequest, Preparation};
 
 use crate::format::json::JsValue;
@@ -182,5 +184,104 @@ fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
                 None => format!("pi cannot compact this session: {problem}"),
             },
         ),
+    }
+}
+
+/// `compact-plan`'s document: the context usage at `leaf` (with `shouldCompact` when a window
+/// is given) and the plan, or pi's refusal (`{"refusal": kind, "message"}`).
+pub fn plan_document(
+    session: &mut Session,
+    leaf: &Leaf,
+    settings: CompactionSettings,
+    context_window: Option<f64>,
+    detail: Detail,
+) -> StoreResult<JsValue> {
+    use crate::format::json::{JsObject, JsString};
+    if let Leaf::Id(id) = leaf
+        && session.position(id).is_none()
+    {
+        return Err(StoreError::entry_not_found(id));
+    }
+    let mut doc = JsObject::new();
+    let put = |doc: &mut JsObject, k: &str, v: JsValue| {
+        doc.insert(JsString::new(k), v);
+    };
+    put(&mut doc, "profile", JsValue::from(session.profile().name()));
+    put(
+        &mut doc,
+        "leafId",
+        leaf.id().map_or(JsValue::Null, JsValue::from),
+    );
+    let usage = session.context_usage(leaf)?;
+    put(&mut doc, "estimate", usage.to_value());
+    if let Some(window) = context_window {
+        put(&mut doc, "contextWindow", JsValue::Number(window));
+        put(
+            &mut doc,
+            "threshold",
+            JsValue::Number(window - settings.reserve_tokens),
+        );
+        put(
+            &mut doc,
+            "shouldCompact",
+            JsValue::Bool(settings.should_compact(usage.estimate.tokens, window)),
+        );
+    }
+    match session.prepare_compaction(leaf, settings) {
+        Ok(preparation) => {
+            let model = ModelOptions {
+                thinking_level: session.compaction_thinking_level(leaf)?,
+                ..ModelOptions::default()
+            };
+            let requests = preparation.requests(None, &model).map_err(|m| {
+                StoreError::new(
+                    ErrorKind::InvalidSession,
+                    format!("pi cannot summarize this session: {}", m.0),
+                )
+            })?;
+            let now = session.ids().now_millis() as f64;
+            if let JsValue::Object(plan) = preparation.plan_value(&requests, now, detail) {
+                doc.extend(plan);
+            }
+        }
+        Err(e)
+            if matches!(
+                e.kind,
+                ErrorKind::AlreadyCompacted | ErrorKind::NothingToCompact
+            ) =>
+        {
+            put(&mut doc, "refusal", JsValue::from(e.kind_name()));
+            put(&mut doc, "message", JsValue::from(e.message.as_str()));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(JsValue::Object(doc))
+}
+
+impl ContextUsage {
+    /// `{tokens, usageTokens, trailingTokens, lastUsageIndex, lastUsageEntryId}`.
+    pub fn to_value(&self) -> JsValue {
+        use crate::format::json::{JsObject, JsString};
+        let mut map = JsObject::new();
+        let e = &self.estimate;
+        for (k, v) in [
+            ("tokens", JsValue::Number(e.tokens)),
+            ("usageTokens", JsValue::Number(e.usage_tokens)),
+            ("trailingTokens", JsValue::Number(e.trailing_tokens)),
+            (
+                "lastUsageIndex",
+                e.last_usage_index
+                    .map_or(JsValue::Null, |i| JsValue::Number(i as f64)),
+            ),
+            (
+                "lastUsageEntryId",
+                self.last_usage_entry_id
+                    .as_deref()
+                    .map_or(JsValue::Null, JsValue::from),
+            ),
+        ] {
+            map.insert(JsString::new(k), v);
+        }
+        JsValue::Object(map)
     }
 }
