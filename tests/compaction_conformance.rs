@@ -461,3 +461,112 @@ fn preparations_requests_and_usage_are_pis() {
         compared,
     );
 }
+
+/// `id` and `timestamp` set aside (each side makes its own); every other byte must match.
+fn without_id_and_time(line: &str) -> String {
+    let mut value = parse(line);
+    if let Some(map) = value.as_object_mut() {
+        for key in ["id", "timestamp"] {
+            if map.contains_key(key) {
+                map.insert(key.into(), JsValue::from("…"));
+            }
+        }
+    }
+    value.stringify()
+}
+
+#[test]
+fn written_compactions_are_byte_for_byte_pis() {
+    use pi_session::store::compaction::{Summaries, SummaryText};
+    let Some(oracle) = support::oracle("compaction_conformance::written") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for (file, step) in sources(oracle, dir.path()) {
+        let mut leaves: Vec<Option<String>> = vec![None];
+        leaves.extend(some_ids(&file, step * 3).into_iter().take(6).map(Some));
+        for profile in [Profile::PiCli, Profile::Harness] {
+            for leaf in &leaves {
+                for keep in [None, Some(700.0), Some(1500.0), Some(5000.0)] {
+                    cases.push(Case {
+                        file: file.clone(),
+                        profile,
+                        leaf: leaf.clone(),
+                        keep,
+                        reserve: None,
+                        custom: None,
+                        model: None,
+                    });
+                }
+            }
+        }
+    }
+    let jobs: Vec<JsValue> = cases
+        .iter()
+        .map(|c| {
+            let mut v = c.to_value("prepare");
+            v.as_object_mut()
+                .unwrap()
+                .insert("append".into(), JsValue::Bool(true));
+            v
+        })
+        .collect();
+    let results = run_oracle(oracle, &jobs);
+    let mut compared = 0;
+    let mut written = 0;
+    for (case, pi) in cases.iter().zip(&results) {
+        let what = case.describe();
+        let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
+            continue; // refused: the preparations test checks refusals
+        };
+        let copy = dir.path().join(format!("copy-{written}.jsonl"));
+        written += 1;
+        std::fs::copy(&case.file, &copy).unwrap();
+        let mut session =
+            Session::open(&copy, "/", SessionOptions::with_profile(case.profile)).unwrap();
+        if let Some(leaf) = &case.leaf {
+            session.branch(leaf).unwrap();
+        }
+        let leaf = session.leaf().clone();
+        let prep = session.prepare_compaction(&leaf, case.settings()).unwrap();
+        let answers: Vec<SummaryText> = pi
+            .get("answers")
+            .and_then(JsValue::as_array)
+            .unwrap()
+            .iter()
+            .map(|a| SummaryText {
+                text: a.get("text").and_then(JsValue::as_str).unwrap().into_owned(),
+                usage: a.get("usage").cloned(),
+            })
+            .collect();
+        let purposes = prep.request_purposes();
+        let mut summaries = Summaries::default();
+        for (purpose, answer) in purposes.iter().zip(answers) {
+            match *purpose {
+                "history" => summaries.history = Some(answer),
+                _ => summaries.turn_prefix = Some(answer),
+            }
+        }
+        // Without every answer nothing can be written.
+        if let Some(first) = purposes.first() {
+            let mut partial = summaries.clone();
+            match *first {
+                "history" => partial.history = None,
+                _ => partial.turn_prefix = None,
+            }
+            assert!(prep.entry_from_summaries(&partial).is_err(), "{what}");
+        }
+        let entry = prep.entry_from_summaries(&summaries).unwrap();
+        let stored = session.append_compaction(entry).unwrap();
+        let ours = stored.stringify();
+        assert_eq!(
+            without_id_and_time(&ours),
+            without_id_and_time(&line),
+            "{what}: the written compaction differs"
+        );
+        compared += 2;
+    }
+    assert!(written > 20, "only {written} compactions were written");
+    support::count("compaction_conformance::written_compactions_are_byte_for_byte_pis", compared);
+}

@@ -43,11 +43,13 @@ pub enum ErrorKind {
     AlreadyCompacted,
     /// Compaction asked where pi finds nothing to summarize.
     NothingToCompact,
+    /// The leaf is not where the caller prepared from (its preparation no longer holds).
+    LeafMoved,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their wire codes.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::InvalidSession,
         ErrorKind::InvalidEntry,
         ErrorKind::EntryNotFound,
@@ -61,6 +63,7 @@ impl ErrorKind {
         ErrorKind::LineTooLong,
         ErrorKind::AlreadyCompacted,
         ErrorKind::NothingToCompact,
+        ErrorKind::LeafMoved,
     ];
 
     /// The stable name clients switch on (`data.kind` on the wire).
@@ -79,6 +82,7 @@ impl ErrorKind {
             ErrorKind::LineTooLong => "line_too_long",
             ErrorKind::AlreadyCompacted => "already_compacted",
             ErrorKind::NothingToCompact => "nothing_to_compact",
+            ErrorKind::LeafMoved => "leaf_moved",
         }
     }
 }

@@ -60,23 +60,34 @@ function fakeModel(fields) {
 
 function recorder() {
 	const requests = [];
+	const answers = [];
 	const answer = (model, context, options) => {
 		const { signal, sessionId, ...rest } = options ?? {};
 		requests.push({ systemPrompt: context.systemPrompt, text: context.messages[0].content[0].text, options: rest });
 		const i = requests.length - 1;
+		const usage = {
+			input: 1000 * (i + 1),
+			output: 100 * (i + 1),
+			cacheRead: 10 * (i + 1),
+			cacheWrite: i,
+			totalTokens: 1110 * (i + 1) + i,
+			cost: { input: 0.001 * (i + 1), output: 0.002 * (i + 1), cacheRead: 0, cacheWrite: 0, total: 0.003 * (i + 1) },
+		};
+		answers.push({ text: `## Goal\nS${i} 😀`, usage });
 		return {
 			role: "assistant",
-			content: [{ type: "text", text: `S${i}` }],
+			content: [{ type: "text", text: `## Goal\nS${i} 😀` }],
 			api: model.api,
 			provider: model.provider,
 			model: model.id,
-			usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+			usage,
 			stopReason: "stop",
 			timestamp: 0,
 		};
 	};
 	return {
 		requests,
+		answers,
 		streamFn: async (m, c, o) => {
 			const message = answer(m, c, o);
 			return { result: async () => message };
@@ -111,15 +122,15 @@ async function run(c) {
 	}
 	const harness = c.impl === "harness";
 	const lib = harness ? h : pi;
-	let path, messages, leafId, thinkingLevel;
+	let path, messages, leafId, thinkingLevel, session, sm;
 	if (harness) {
-		const session = await openHarness(c);
+		session = await openHarness(c);
 		path = await session.getBranch();
 		messages = (await session.buildContext()).messages;
 		leafId = await session.getLeafId();
 		thinkingLevel = "off";
 	} else {
-		const sm = await openManager(c);
+		sm = await openManager(c);
 		path = sm.getBranch();
 		const context = sm.buildSessionContext();
 		messages = context.messages;
@@ -153,8 +164,22 @@ async function run(c) {
 	let result;
 	if (harness) result = (await h.compact(prep, rec.models, model, c.customInstructions, undefined, level)).value;
 	else result = await pi.compact(prep, model, undefined, undefined, c.customInstructions, undefined, level, rec.streamFn);
+	let line;
+	if (c.append) {
+		// What AgentSession.compact() / AgentHarness.compact() append (fromHook false).
+		const r = result;
+		if (harness) {
+			const id = await session.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, r.usage, r.retainedTail);
+			line = JSON.stringify(await session.getEntry(id));
+		} else {
+			const id = sm.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, r.usage);
+			line = JSON.stringify(sm.getEntry(id));
+		}
+	}
 	return {
 		leafId,
+		line,
+		answers: rec.answers,
 		preparation: JSON.stringify(prep, sets),
 		readFiles: lists.readFiles,
 		modifiedFiles: lists.modifiedFiles,

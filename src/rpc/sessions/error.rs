@@ -21,6 +21,7 @@ pub fn error_code(kind: ErrorKind) -> i64 {
         ErrorKind::LineTooLong => 1011,
         ErrorKind::AlreadyCompacted => 1012,
         ErrorKind::NothingToCompact => 1013,
+        ErrorKind::LeafMoved => 1014,
     }
 }
 

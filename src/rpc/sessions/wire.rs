@@ -603,3 +603,106 @@ pub struct CompactionPlanDocument {
     /// maxTokens, reasoning?, cacheRetention: "none"}.
     pub requests: Vec<Json>,
 }
+
+/// A model's answer to one of `session/prepareCompaction`'s requests.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummaryTextParam {
+    /// The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
+    pub text: String,
+    /// The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    pub usage: Option<Json>,
+}
+
+/// The answers to the preparation's requests, by `purpose`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummariesParam {
+    pub history: Option<SummaryTextParam>,
+    pub turn_prefix: Option<SummaryTextParam>,
+}
+
+/// `session/compact`: compact at the leaf as pi does, with the model's answers.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactParams {
+    pub session_id: String,
+    /// The leaf the caller prepared at: if the leaf has moved since, nothing is written
+    /// (`leaf_moved`).
+    pub leaf_id: Option<String>,
+    pub settings: Option<CompactionSettingsParam>,
+    pub custom_instructions: Option<String>,
+    /// Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
+    pub reason: Option<CompactReason>,
+    /// The model's answers to the preparation's requests.
+    pub summaries: Option<SummariesParam>,
+}
+
+/// Why a compaction runs (pi's `reason`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactReason {
+    #[default]
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub cancelled: bool,
+    /// The compaction entry written, as stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<Json>,
+    pub leaf_id: Option<String>,
+}
+
+/// The `session_before_compact` hook's params (pi's payload).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeCompactHook {
+    pub session_id: String,
+    /// pi's preparation, as `session/prepareCompaction` gives it.
+    pub preparation: Json,
+    /// The path to the leaf (pi-cli: the full path; harness: the truncated path).
+    pub branch_entries: Vec<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    /// pi-cli only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<CompactReason>,
+}
+
+/// The `session_before_compact` hook's answer.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeCompactAnswer {
+    #[serde(default)]
+    pub cancel: bool,
+    /// A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?,
+    /// tokensBefore, details?, usage?, retainedTail? (harness)}`.
+    pub compaction: Option<HookCompaction>,
+}
+
+/// A compaction an extension wrote.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookCompaction {
+    pub summary: String,
+    pub first_kept_entry_id: Option<String>,
+    pub tokens_before: f64,
+    pub details: Option<Json>,
+    pub usage: Option<Json>,
+    pub retained_tail: Option<Json>,
+}
+
+/// The `session_compact` notification, sent after the entry is written and before the response.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactNotification {
+    pub session_id: String,
+    pub compaction_entry: Json,
+    /// Whether the entry came from the hook.
+    pub from_extension: bool,
+}

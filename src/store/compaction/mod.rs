@@ -3,6 +3,7 @@
 //! summarizing model gets. pi-cli follows pi-coding-agent's `core/compaction`; the harness
 //! follows pi-agent-core's `harness/compaction` (its own cut rules, `retainedTail`).
 
+mod entry;
 mod estimate;
 mod files;
 mod plan;
@@ -11,6 +12,7 @@ mod prompts;
 mod serialize;
 mod text;
 
+pub use entry::{Summaries, SummaryProblem, SummaryText, combine_usage};
 pub use estimate::ContextEstimate;
 pub use files::FileOps;
 pub use plan::Detail;
@@ -127,6 +129,28 @@ impl Session {
         Ok(context
             .thinking_level
             .and_then(|l| l.as_str().map(|s| s.into_owned())))
+    }
+
+    /// Appends a compaction entry at the leaf (pi's `appendCompaction`): the entry as stored.
+    pub fn append_compaction(
+        &mut self,
+        entry: crate::format::write::NewEntry,
+    ) -> StoreResult<JsValue> {
+        refuse_pi16(self.profile())?;
+        let id = self.append(entry)?;
+        let position = self
+            .position(&id)
+            .ok_or_else(|| StoreError::entry_not_found(&id))?;
+        self.entry_value(position)
+    }
+
+    /// The entries of the profile's path to `leaf` (`getBranch()`), as stored.
+    pub fn path_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<JsValue>> {
+        let walk = self.profile_path(leaf)?;
+        walk.positions
+            .iter()
+            .map(|&p| self.entry_value(p))
+            .collect()
     }
 
     /// `prepareCompaction(getBranch(), settings)` at `leaf`, with pi's refusals as errors
