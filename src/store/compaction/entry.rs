@@ -63,8 +63,7 @@ impl Preparation {
             return Err(SummaryProblem::Missing(missing));
         }
         let mut summary = JsText::new();
-        let usage;
-        if self.is_split_with_prefix() {
+        let usage = if self.is_split_with_prefix() {
             let prefix = answers.turn_prefix.as_ref().expect("checked above");
             let history = answers
                 .history
@@ -74,18 +73,18 @@ impl Preparation {
                 .text(history.map_or("No prior history.", |h| h.text.as_str()))
                 .text("\n\n---\n\n**Turn Context (split turn):**\n\n")
                 .text(&prefix.text);
-            usage = match history {
+            match history {
                 Some(h) => match (&h.usage, &prefix.usage) {
                     (Some(a), Some(b)) => Some(combine_usage(a, b)?),
                     _ => h.usage.clone().or_else(|| prefix.usage.clone()),
                 },
                 None => prefix.usage.clone(),
-            };
+            }
         } else {
             let history = answers.history.as_ref().expect("checked above");
             summary.text(&history.text);
-            usage = history.usage.clone();
-        }
+            history.usage.clone()
+        };
         summary.js(&self.file_lists_text());
         let (read, modified) = self.file_lists();
         let mut details = JsObject::new();
