@@ -374,6 +374,8 @@ transcripts!(
     session_navigate_plain_moves,
     session_navigate_prepare,
     session_compaction_plan,
+    session_compact_summaries,
+    session_compact_hook,
     session_navigate_summary_required,
     session_navigate_supplied_summary,
     session_open_good_file,
