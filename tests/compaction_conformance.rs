@@ -536,7 +536,11 @@ fn written_compactions_are_byte_for_byte_pis() {
             .unwrap()
             .iter()
             .map(|a| SummaryText {
-                text: a.get("text").and_then(JsValue::as_str).unwrap().into_owned(),
+                text: a
+                    .get("text")
+                    .and_then(JsValue::as_str)
+                    .unwrap()
+                    .into_owned(),
                 usage: a.get("usage").cloned(),
             })
             .collect();
@@ -568,5 +572,8 @@ fn written_compactions_are_byte_for_byte_pis() {
         compared += 2;
     }
     assert!(written > 20, "only {written} compactions were written");
-    support::count("compaction_conformance::written_compactions_are_byte_for_byte_pis", compared);
+    support::count(
+        "compaction_conformance::written_compactions_are_byte_for_byte_pis",
+        compared,
+    );
 }

@@ -81,12 +81,8 @@ impl Session {
         refuse_pi16(profile)?;
         let tagged = self.context_messages(leaf)?;
         let messages: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
-        let estimate = estimate::estimate_context(&messages, rules(profile)).map_err(|m| {
-            StoreError::new(
-                ErrorKind::InvalidSession,
-                format!("pi cannot estimate this context: {}", m.0),
-            )
-        })?;
+        let estimate = estimate::estimate_context(&messages, rules(profile))
+            .map_err(|m| malformed_context(&tagged, profile, m))?;
         let last_usage_entry_id = estimate.last_usage_index.and_then(|i| tagged[i].1.clone());
         let path = self.profile_path(leaf)?;
         let mut unknown = false;
@@ -169,13 +165,35 @@ impl Session {
             .iter()
             .map(|&p| self.entry_value(p).map(PathEntry::new))
             .collect::<StoreResult<Vec<_>>>()?;
-        let context: Vec<JsValue> = self
-            .context_messages(leaf)?
-            .into_iter()
-            .map(|(m, _)| m)
-            .collect();
-        prepare::prepare(profile, &path, &context, settings).map_err(|r| refusal_error(profile, r))
+        let tagged = self.context_messages(leaf)?;
+        let context: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
+        prepare::prepare(profile, &path, &context, settings).map_err(|r| match r {
+            Refusal::Malformed {
+                entry: None,
+                problem,
+            } => malformed_context(&tagged, profile, estimate::Malformed(problem)),
+            r => refusal_error(profile, r),
+        })
     }
+}
+
+/// A context message pi's estimate would throw on, named by its entry when it has one.
+fn malformed_context(
+    tagged: &[(JsValue, Option<String>)],
+    profile: Profile,
+    problem: estimate::Malformed,
+) -> StoreError {
+    let entry = tagged
+        .iter()
+        .find(|(m, _)| estimate::estimate_tokens(m, rules(profile)).is_err())
+        .and_then(|(_, id)| id.clone());
+    refusal_error(
+        profile,
+        Refusal::Malformed {
+            entry,
+            problem: problem.0,
+        },
+    )
 }
 
 fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
