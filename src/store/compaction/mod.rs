@@ -160,11 +160,34 @@ impl Session {
         refuse_pi16(profile)?;
         let walk = self.profile_path(leaf)?;
         self.note_cycle(&walk);
-        let path = walk
-            .positions
+        // Only the window (from the previous compaction's first kept entry) and that compaction
+        // need their bodies; the older part of the path is types and ids.
+        let positions = &walk.positions;
+        let compaction = positions
             .iter()
-            .map(|&p| self.entry_value(p).map(PathEntry::new))
-            .collect::<StoreResult<Vec<_>>>()?;
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction);
+        let window_start = match compaction {
+            None => 0,
+            Some(c) => match &self.record(positions[c]).facts.payload {
+                crate::format::entry::Payload::Compaction {
+                    first_kept: Some(first),
+                    ..
+                } => positions[..c]
+                    .iter()
+                    .position(|&p| self.record(p).facts.id.as_ref() == Some(first))
+                    .unwrap_or(c),
+                _ => c,
+            },
+        };
+        let mut path = Vec::with_capacity(positions.len());
+        for (i, &p) in positions.iter().enumerate() {
+            path.push(if i >= window_start {
+                PathEntry::new(self.entry_value(p)?)
+            } else {
+                let record = self.record(p);
+                PathEntry::light(record.type_name(), record.id())
+            });
+        }
         let tagged = self.context_messages(leaf)?;
         let context: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
         prepare::prepare(profile, &path, &context, settings).map_err(|r| match r {

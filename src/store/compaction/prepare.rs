@@ -49,10 +49,13 @@ impl CompactionSettings {
     }
 }
 
-/// One entry of the path, as pi holds it.
+/// One entry of the path, as pi holds it. Entries before the summarized window only need
+/// their type and id, so they may be given as `{type, id}` alone (see [`PathEntry::light`]).
 pub struct PathEntry {
     pub value: JsValue,
     kind: String,
+    /// `sessionEntryToContextMessages(entry)`, made once (the cut search asks many times).
+    projection: std::sync::OnceLock<Vec<JsValue>>,
 }
 
 impl PathEntry {
@@ -62,7 +65,19 @@ impl PathEntry {
             .and_then(JsValue::as_str)
             .map(|t| t.into_owned())
             .unwrap_or_default();
-        PathEntry { value, kind }
+        PathEntry {
+            value,
+            kind,
+            projection: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// An entry before the window: its type and id only.
+    pub fn light(kind: Option<&str>, id: Option<&str>) -> Self {
+        PathEntry::new(object([
+            ("type", kind.map(JsValue::from)),
+            ("id", id.map(JsValue::from)),
+        ]))
     }
 
     fn id(&self) -> Option<String> {
@@ -161,10 +176,12 @@ impl ProfileRules {
     }
 
     /// `sessionEntryToContextMessages(entry)` (SessionManager rules).
-    fn projection(&self, e: &PathEntry) -> Vec<JsValue> {
-        let mut out = Vec::new();
-        project(Profile::PiCli, &e.value, &mut out);
-        out
+    fn projection<'a>(&self, e: &'a PathEntry) -> &'a [JsValue] {
+        e.projection.get_or_init(|| {
+            let mut out = Vec::new();
+            project(Profile::PiCli, &e.value, &mut out);
+            out
+        })
     }
 
     /// `getMessageFromEntryForCompaction(entry)`.
@@ -173,7 +190,7 @@ impl ProfileRules {
             return None;
         }
         if !self.harness() {
-            return self.projection(e).into_iter().next();
+            return self.projection(e).first().cloned();
         }
         if e.is("branch_summary") {
             // The harness projects every branch summary, even an empty one.
