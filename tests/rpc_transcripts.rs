@@ -376,6 +376,7 @@ transcripts!(
     session_compaction_plan,
     session_compact_summaries,
     session_compact_hook,
+    session_compact_harness,
     session_navigate_summary_required,
     session_navigate_supplied_summary,
     session_open_good_file,
