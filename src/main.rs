@@ -180,6 +180,38 @@ pub fn emit(text: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A writer that keeps its first error, so that a closed stdout is reported as `emit` reports
+/// it rather than as a failure of the document being written.
+struct KeptError<W: Write> {
+    inner: W,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> KeptError<W> {
+    fn new(inner: W) -> Self {
+        KeptError { inner, error: None }
+    }
+
+    fn keep<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        result.inspect_err(|e| {
+            self.error
+                .get_or_insert_with(|| io::Error::new(e.kind(), e.to_string()));
+        })
+    }
+}
+
+impl<W: Write> Write for KeptError<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.keep(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.inner.flush();
+        self.keep(result)
+    }
+}
+
 /// A warning about `file`, on stderr (a closed stderr is not worth dying for).
 pub fn warn(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr(), "pi-session: {message}");
@@ -219,9 +251,13 @@ fn try_main() -> Result<ExitCode, Failure> {
                 MessageFormat::Agent
             };
             let mut session = open(&file, profile)?;
-            let doc = inspect::context_document(&mut session, &choice, format)
-                .map_err(Failure::in_file(&file))?;
-            emit(&(inspect::sorted_keys(&doc).stringify_pretty(2) + "\n"))?;
+            // Streamed: a 300,000-entry context is never held whole.
+            let mut out = KeptError::new(io::BufWriter::new(io::stdout().lock()));
+            let written = inspect::write_context_document(&mut session, &choice, format, &mut out);
+            if let Some(e) = out.error.take() {
+                return Err(e.into());
+            }
+            written.map_err(Failure::in_file(&file))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tree { file, profile } => {
@@ -365,7 +401,7 @@ fn replay(
     let ids = inspect::replay_ids(seed);
     match inspect::replay_ops(&script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
-            emit(&(inspect::sorted_keys(&doc).stringify_pretty(2) + "\n"))?;
+            emit(&(inspect::sorted_keys(doc).stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
         ReplayOutcome::OpFailed { op, error } => Err(Failure::Store {

@@ -351,6 +351,7 @@ transcripts!(
     session_fork_bad_targets,
     session_fork_from,
     session_fork_harness,
+    session_fork_harness_new_directory,
     session_fork_hook_timeout,
     session_fork_in_memory,
     session_fork_not_saved,

@@ -178,7 +178,12 @@ pub fn read_line(line: &[u8]) -> LineRead {
     if is_blank(line) {
         return LineRead::Blank;
     }
-    if let Some(facts) = fast_facts(line) {
+    // serde_json skips the fields it does not need without a depth limit, so a line nested
+    // deeper than the exact reader accepts would pass here and fail every later read of its
+    // body: such a line takes the exact path, which refuses it by name.
+    if !nests_deeper_than(line, json::MAX_DEPTH)
+        && let Some(facts) = fast_facts(line)
+    {
         return LineRead::Entry(facts);
     }
     match json::parse_bytes(line) {
@@ -186,6 +191,71 @@ pub fn read_line(line: &[u8]) -> LineRead {
         Ok(value) if !value.is_truthy() => LineRead::Skipped(SkipReason::Falsy),
         Ok(value) => LineRead::Entry(facts_from_value(&value)),
     }
+}
+
+/// Whether a line that does not parse is a torn write: the beginning of a JSON text cut short
+/// (by a crash, a full disk, or a writer still at work), rather than text that goes wrong in
+/// its middle. The reader ran out of input, or failed within the last token.
+pub fn is_torn(line: &[u8], read: &LineRead) -> bool {
+    let LineRead::Skipped(SkipReason::NotJson(e)) = read else {
+        return false;
+    };
+    if line.first().is_none_or(|b| *b != b'{' && *b != b'[') {
+        return false;
+    }
+    let text = String::from_utf8_lossy(line);
+    let rest = text.get(e.offset..).unwrap_or("");
+    match e.reason {
+        "unexpected end of input" | "unterminated string" => true,
+        // Cut inside `true`, `false` or `null`.
+        "unexpected token" => {
+            !rest.is_empty()
+                && ["true", "false", "null"]
+                    .iter()
+                    .any(|w| w.starts_with(rest))
+        }
+        // Cut inside an escape (`\`, `\u12`).
+        "invalid escape" => rest == "\\",
+        "invalid unicode escape" => rest.len() < 4 && rest.bytes().all(|b| b.is_ascii_hexdigit()),
+        // Cut after `-`, `1.`, `1e`, or before a `:`, key or closing bracket.
+        _ => rest.is_empty(),
+    }
+}
+
+/// Whether brackets nest deeper than `limit` outside strings. Cheap for ordinary lines: the
+/// exact scan runs only when the line has more than `limit` opening brackets at all.
+pub fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+    if memchr::memchr2_iter(b'[', b'{', line)
+        .take(limit + 1)
+        .count()
+        <= limit
+    {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// JavaScript's `String.prototype.trim` whitespace, on a UTF-8 line (invalid bytes are not blank).
@@ -493,6 +563,73 @@ fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Lean reads: a few top-level fields of a line, the rest skipped without building it.
+
+/// The raw JSON texts of the top-level fields `keys` of an object line (the last occurrence
+/// when a key repeats, as `JSON.parse` keeps), skipping every other field without building a
+/// tree of it, so a query that needs a few fields of a 50 MB line costs no more than the line.
+/// `None` when the line is not an object serde_json can read (invalid UTF-8 and the like):
+/// the caller takes the exact path.
+pub fn raw_fields<'a, const N: usize>(
+    line: &'a str,
+    keys: [&str; N],
+) -> Option<[Option<&'a RawValue>; N]> {
+    if !line.trim_start().starts_with('{') || nests_deeper_than(line.as_bytes(), json::MAX_DEPTH) {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    let fields =
+        serde::Deserializer::deserialize_map(&mut de, FieldsVisitor { keys: &keys }).ok()?;
+    de.end().ok()?;
+    Some(fields)
+}
+
+struct FieldsVisitor<'k, const N: usize> {
+    keys: &'k [&'k str; N],
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for FieldsVisitor<'_, N> {
+    type Value = [Option<&'de RawValue>; N];
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = [None; N];
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match self.keys.iter().position(|k| *k == key) {
+                Some(i) => out[i] = Some(map.next_value::<&'de RawValue>()?),
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The values of the top-level fields `keys` of a line as `JSON.parse` gives them (`None`
+/// for a missing field), building only those fields. Falls back to parsing the whole line
+/// when the lean read cannot take it; `Err` when the line is not JSON at all.
+pub fn field_values<const N: usize>(
+    line: &str,
+    keys: [&str; N],
+) -> Result<[Option<JsValue>; N], json::JsonError> {
+    if let Some(raws) = raw_fields(line, keys) {
+        let mut out: [Option<JsValue>; N] = std::array::from_fn(|_| None);
+        for (slot, raw) in out.iter_mut().zip(raws) {
+            if let Some(raw) = raw {
+                *slot = Some(json::parse(raw.get())?);
+            }
+        }
+        return Ok(out);
+    }
+    let value = json::parse(line)?;
+    Ok(keys.map(|k| value.get(k).cloned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,6 +716,45 @@ mod tests {
             read_line("\u{a0}\u{feff}".as_bytes()),
             LineRead::Blank
         ));
+    }
+
+    #[test]
+    fn lean_reads_take_the_named_fields_only() {
+        let line = r#"{"type":"custom","data":[[1],{"a":[2]}],"customType":"x","customType":"y"}"#;
+        let [kind, custom, missing] = field_values(line, ["type", "customType", "nope"]).unwrap();
+        assert_eq!(kind, Some(JsValue::from("custom")));
+        assert_eq!(custom, Some(JsValue::from("y")), "the last duplicate wins");
+        assert_eq!(missing, None);
+        // Lines serde_json cannot read take the exact path.
+        let [name] = field_values(r#"{"name":"a\ud83d","name":"b"}"#, ["name"]).unwrap();
+        assert_eq!(name, Some(JsValue::from("b")));
+        assert!(field_values("{\"a\":", ["a"]).is_err());
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(1001), "]".repeat(1001));
+        assert!(raw_fields(&deep, ["a"]).is_none());
+        assert!(matches!(read_line(deep.as_bytes()), LineRead::Skipped(_)));
+    }
+
+    #[test]
+    fn torn_lines_are_told_from_garbage() {
+        let line = r#"{"type":"message","id":"a\u00e9","n":-1.5e3,"ok":true,"x":null}"#;
+        for cut in 1..line.len() {
+            let prefix = &line.as_bytes()[..cut];
+            let read = read_line(prefix);
+            assert!(
+                is_torn(prefix, &read),
+                "cut at {cut}: {:?}",
+                String::from_utf8_lossy(prefix)
+            );
+        }
+        for garbage in [
+            r#"{"type":"message"]"#,
+            r#"{"a":tru}"#,
+            "hello",
+            r#"{"a":1}}"#,
+        ] {
+            let read = read_line(garbage.as_bytes());
+            assert!(!is_torn(garbage.as_bytes(), &read), "{garbage}");
+        }
     }
 
     #[test]

@@ -270,6 +270,12 @@ impl JsValue {
         out
     }
 
+    /// `JSON.stringify(value, null, indent)` appended to `out` as if the value sat `level`
+    /// levels deep in a larger document (for writing a document piece by piece).
+    pub fn write_pretty_at(&self, out: &mut String, indent: usize, level: usize) {
+        self.write(out, Some(indent), level);
+    }
+
     fn write(&self, out: &mut String, indent: Option<usize>, level: usize) {
         match self {
             JsValue::Null => out.push_str("null"),

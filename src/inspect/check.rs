@@ -29,8 +29,10 @@ pub fn check_file(path: &Path, options: SessionOptions) -> Result<Vec<Finding>, 
             findings.push(warning_finding(w));
         }
     }
-    if session.has_torn_tail() {
-        let last_line = session.records().last().map_or(0, |r| r.line);
+    let last_line = session.records().last().map_or(0, |r| r.line);
+    // A torn last line that does not parse is already a warning naming its own line.
+    let torn_line_reported = session.warnings().iter().any(|w| w.line > last_line);
+    if session.has_torn_tail() && !torn_line_reported {
         findings.push(Finding {
             line: last_line,
             message: "the last line has no newline (a torn write?): pi would glue its next append onto it".into(),

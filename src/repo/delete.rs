@@ -8,6 +8,8 @@ use std::path::Path;
 use crate::repo::cache::DirCache;
 use crate::repo::paths::is_session_file_name;
 use crate::repo::{Repo, RepoError};
+use crate::store::safe_file::{self, Access};
+use crate::store::try_write_lock;
 
 impl Repo {
     /// Deletes the session file at `path` (a relative path is taken from the environment's
@@ -27,6 +29,21 @@ impl Repo {
             .ok_or_else(|| RepoError::NotASessionFile {
                 path: path.to_path_buf(),
             })?;
+        // Take the lock a writer holds (and hold it while removing), so that a session another
+        // process (or this one) is appending to is never removed under it.
+        let _held = match safe_file::open_regular(path, Access::Read, true) {
+            Ok(file) => match try_write_lock(&file) {
+                Ok(true) => Some(file),
+                Ok(false) => {
+                    return Err(RepoError::Locked {
+                        path: path.to_path_buf(),
+                    });
+                }
+                Err(e) => return Err(RepoError::io("lock", path, e)),
+            },
+            // Gone, or not a regular file (nothing can be writing to it as a session).
+            Err(_) => None,
+        };
         let removed = match fs::remove_file(path) {
             Ok(()) => true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,

@@ -20,6 +20,8 @@ pub enum RepoError {
     Environment { reason: String },
     /// A file that is not a `.jsonl` session file (a delete request for one).
     NotASessionFile { path: PathBuf },
+    /// Another process (or this one) holds the write lock of the session file.
+    Locked { path: PathBuf },
     /// A file system operation failed.
     Io {
         action: &'static str,
@@ -39,6 +41,7 @@ impl RepoError {
             | RepoError::UnusableSessionId { .. }
             | RepoError::InvalidPath { .. } => ErrorKind::InvalidArgument,
             RepoError::NotASessionFile { .. } => ErrorKind::InvalidSession,
+            RepoError::Locked { .. } => ErrorKind::Locked,
             RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
         }
     }
@@ -63,6 +66,11 @@ impl fmt::Display for RepoError {
                 write!(f, "invalid path {input:?}: {reason}")
             }
             RepoError::Environment { reason } => f.write_str(reason),
+            RepoError::Locked { path } => write!(
+                f,
+                "{}: another process has this session open for writing",
+                path.display()
+            ),
             RepoError::NotASessionFile { path } => write!(
                 f,
                 "{} is not a session file (session files end in .jsonl)",

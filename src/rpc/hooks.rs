@@ -27,7 +27,7 @@ pub enum HookOutcome {
     /// The client did not list this hook in `initialize.hooks`: nothing was sent.
     NotDeclared,
     /// The client cancelled the request that was waiting for this hook (only from
-    /// [`RequestContext::hook`](super::context::RequestContext::hook)). The method should stop
+    /// [`RequestContext::hook`](super::request_context::RequestContext::hook)). The method should stop
     /// without changing anything and return [`RpcError::request_cancelled`].
     Cancelled,
     /// The input ended (or `exit` came) first, so no answer can arrive. Treat as no answer.

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::error::RpcError;
 use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing, WireFraming};
+use super::pressure::Limits;
 
 /// The name in `serverInfo`.
 pub const SERVER_NAME: &str = "pi-session";
@@ -37,6 +38,8 @@ pub struct ServerOptions {
     pub deterministic: Option<Deterministic>,
     /// How often the parent process is checked for life.
     pub parent_poll_interval: Duration,
+    /// When the server stops starting new requests (backpressure).
+    pub limits: Limits,
 }
 
 impl Default for ServerOptions {
@@ -46,6 +49,7 @@ impl Default for ServerOptions {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             deterministic: None,
             parent_poll_interval: DEFAULT_PARENT_POLL_INTERVAL,
+            limits: Limits::default(),
         }
     }
 }
@@ -315,6 +319,10 @@ pub struct Capabilities {
     pub batches: bool,
     /// The frame size limit in bytes.
     pub max_frame_bytes: usize,
+    /// Requests read and not yet answered above which no new request starts (backpressure).
+    pub max_pending_requests: usize,
+    /// Bytes of output not yet read by the client above which no new request starts.
+    pub max_unsent_bytes: usize,
 }
 
 #[cfg(test)]

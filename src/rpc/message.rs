@@ -25,6 +25,8 @@ pub(crate) enum Incoming {
     },
     /// Not acceptable; answered with `error` and `id` (null when unknown).
     Invalid { id: Id, error: RpcError },
+    /// Not acceptable, but without an `id`: a notification, which is never answered (logged).
+    Ignored { detail: String },
 }
 
 /// The members a request or notification may have; anything else is ignored.
@@ -58,7 +60,26 @@ fn invalid(id: Id, detail: &str) -> Incoming {
     }
 }
 
-fn classify_object(mut members: Map<String, Value>) -> Incoming {
+fn classify_object(members: Map<String, Value>) -> Incoming {
+    let has_id = members.contains_key("id");
+    // `exit` ends the server whatever else its message holds: a client on its way out must
+    // not be kept by a typo in its params.
+    if !has_id && members.get("method").and_then(Value::as_str) == Some("exit") {
+        return Incoming::Notification(Notification {
+            jsonrpc: Some(Version::V2),
+            method: "exit".into(),
+            params: Params::None,
+        });
+    }
+    match classify_call(members) {
+        Incoming::Invalid { error, .. } if !has_id => Incoming::Ignored {
+            detail: error.message().to_owned(),
+        },
+        incoming => incoming,
+    }
+}
+
+fn classify_call(mut members: Map<String, Value>) -> Incoming {
     if !members.contains_key("method") {
         if members.contains_key("result") || members.contains_key("error") {
             return classify_response(members);

@@ -19,8 +19,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::{BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json};
 use super::error::RpcError;
+use super::request_context::{
+    BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json,
+};
 
 /// Requests the lifecycle handles itself.
 pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];
@@ -84,6 +86,13 @@ impl<S: ServerState> Methods<S> {
                 };
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
+                    let server = context.server();
+                    let _permit = tokio::select! {
+                        biased;
+                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
+                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
+                        permit = server.admit() => permit,
+                    };
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
@@ -127,7 +136,17 @@ impl<S: ServerState> Methods<S> {
                         () = context.cancelled() => {
                             return Err(RpcError::request_cancelled().into());
                         }
+                        () = context.server().stopping().cancelled() => {
+                            return Err(server_stopping().into());
+                        }
                         turn = ticket.turn() => turn,
+                    };
+                    let server = context.server();
+                    let _permit = tokio::select! {
+                        biased;
+                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
+                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
+                        permit = server.admit() => permit,
                     };
                     context.hold_turn(turn);
                     result_to_json(work.await).map_err(Into::into)
@@ -230,6 +249,15 @@ impl<S: ServerState> Methods<S> {
     pub fn server_notification_names(&self) -> Vec<String> {
         self.server_notifications.iter().cloned().collect()
     }
+}
+
+/// -32800 for a request that never started because the server is stopping: like a
+/// cancellation, it changed nothing.
+pub(crate) fn server_stopping() -> RpcError {
+    RpcError::new(
+        super::error::code::REQUEST_CANCELLED,
+        "the server is stopping: the request was not run (nothing changed)",
+    )
 }
 
 /// Parses by-name params into `P`. Missing params count as `{}`; by-position params are

@@ -10,15 +10,17 @@
 //! built in [`sidecar`].
 
 mod cancel;
-mod context;
 mod error;
 mod framing;
 mod hooks;
 mod lifecycle;
 mod logging;
+mod memory;
 mod message;
 mod methods;
-mod parent;
+mod parent_watch;
+mod pressure;
+mod request_context;
 pub mod schema;
 pub mod serial;
 mod server;
@@ -28,7 +30,6 @@ mod stdio;
 mod writer;
 
 pub use cancel::CancelToken;
-pub use context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 pub use error::{IntoRpcError, RpcError, code};
 pub use framing::{
     DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, FramingDecision, WireFraming,
@@ -40,8 +41,11 @@ pub use lifecycle::{
     InitializeParams, InitializeResult, PROTOCOL_VERSION, SERVER_NAME, ServerInfo, ServerOptions,
 };
 pub use logging::init_logging;
+pub use memory::release_freed_memory;
 pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
-pub use server::{ServeOutcome, Server, StopHandle, StopReason};
+pub use pressure::{DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MAX_UNSENT_BYTES, Limits};
+pub use request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
+pub use server::{ServeOutcome, Server, Signals, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
 
 /// jsonrpc-core's id type, as methods see it in [`RequestContext::request_id`].

@@ -5,10 +5,18 @@
 //! ordering and cancellation arranged by its wrapper (see `methods.rs`). The loop itself never
 //! waits for a method, so it is always free to route an answer to a waiting hook.
 //!
+//! Backpressure (`pressure.rs`): past a bound on pending requests or unsent output, frames are
+//! read ahead into a bounded buffer instead of being started; hook answers and
+//! `$/cancelRequest` among them are still acted on at once. A full buffer stops the reading.
+//!
 //! The way out is the same for `exit`, end of input, SIGTERM/SIGINT and the parent's death:
-//! stop reading, let running requests finish and answer (hooks can no longer be answered and
-//! resolve at once), run the state's close hook, flush, and report exit code 0 if `shutdown`
-//! came first, else 1. A second stop request stops the waiting for running requests.
+//! stop reading, let every request already read run and answer (hooks can no longer be
+//! answered and resolve at once), run the state's close hook, flush, and report exit code 0 if
+//! `shutdown` came first, else 1. A second stop request ends the waiting: requests that have
+//! not started answer -32800 (nothing changed), and the server is gone within a second.
+
+use std::collections::VecDeque;
+use std::time::Duration;
 
 use std::any::Any;
 use std::fmt;
@@ -23,9 +31,6 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::cancel::{CancelToken, InFlight};
-use super::context::{
-    CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
-};
 use super::error::RpcError;
 use super::framing::{Frame, FrameReader, WireFraming};
 use super::hooks::PendingHooks;
@@ -35,9 +40,13 @@ use super::lifecycle::{
 };
 use super::message::{self, Incoming};
 use super::methods::{Methods, parse_params};
-use super::parent::watch_parent;
+use super::parent_watch::watch_parent;
+use super::pressure::Pressure;
+use super::request_context::{
+    CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
+};
 use super::serial::SerialQueues;
-use super::writer::spawn_writer;
+use super::writer::{serialize_off_loop, spawn_writer};
 
 /// Why the server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +110,43 @@ pub struct Server<S: ServerState> {
     options: ServerOptions,
     stop: StopHandle,
     stop_requests: mpsc::UnboundedReceiver<StopReason>,
+    signals: Option<Signals>,
+}
+
+/// SIGTERM and SIGINT, watched by the server's own loop: a task forwarding them could wait
+/// behind a long queue of request tasks, and two signals sent in that time would count as one.
+pub struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening for SIGTERM and SIGINT (their default action is replaced from now on).
+    pub fn listen() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn recv(&mut self) -> StopReason {
+        let name = tokio::select! {
+            Some(()) = self.terminate.recv() => "SIGTERM",
+            Some(()) = self.interrupt.recv() => "SIGINT",
+            else => return std::future::pending().await,
+        };
+        tracing::info!("{name} received");
+        StopReason::Signal(name)
+    }
+}
+
+/// The next signal, or never without [`Signals`].
+async fn next_signal(signals: &mut Option<Signals>) -> StopReason {
+    match signals {
+        Some(signals) => signals.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl<S: ServerState> Server<S> {
@@ -113,7 +159,14 @@ impl<S: ServerState> Server<S> {
             options,
             stop: StopHandle(stop),
             stop_requests,
+            signals: None,
         }
+    }
+
+    /// Stops on SIGTERM/SIGINT as on a stop request (a second one ends the waiting).
+    pub fn with_signals(mut self, signals: Signals) -> Self {
+        self.signals = Some(signals);
+        self
     }
 
     /// A handle to stop the server from outside; take it before [`Server::serve`].
@@ -125,7 +178,7 @@ impl<S: ServerState> Server<S> {
     /// any input.
     pub async fn serve<R, W>(self, input: R, output: W) -> ServeOutcome
     where
-        R: AsyncRead + Unpin,
+        R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let Server {
@@ -134,15 +187,19 @@ impl<S: ServerState> Server<S> {
             options,
             stop,
             mut stop_requests,
+            mut signals,
         } = self;
-        let (mut reader, decision) =
-            FrameReader::new(input, options.framing, options.max_frame_bytes);
-        let (outbox, writer) = spawn_writer(output, decision);
+        let (reader, decision) = FrameReader::new(input, options.framing, options.max_frame_bytes);
+        let (mut frames, reading) = spawn_reader(reader);
+        let pressure = Arc::new(Pressure::new(options.limits));
+        let (outbox, writer) = spawn_writer(output, decision, pressure.clone());
         let shared = Arc::new(Shared {
             state,
             outbox,
             hooks: PendingHooks::default(),
             serial: SerialQueues::default(),
+            stopping: CancelToken::default(),
+            pressure: pressure.clone(),
         });
         let mut connection = Connection {
             shared,
@@ -155,27 +212,84 @@ impl<S: ServerState> Server<S> {
             in_flight: Arc::new(InFlight::default()),
             shutdown_reply: None,
             parent_watch: None,
+            pressure,
+            held: HeldMessages::default(),
         };
         let reason = loop {
+            // Buffered frames are always ready: without spending the task budget on each, the
+            // loop would read a whole pipelined backlog before the runtime looked at a signal.
+            tokio::task::consume_budget().await;
+            // Messages held back start first, in arrival order, as soon as there is room.
+            if !connection.held.is_empty() && !connection.pressure.is_over() {
+                let (incoming, wire) = connection.held.pop();
+                if let Some(reason) = connection.on_message(incoming, wire) {
+                    break reason;
+                }
+                continue;
+            }
+            let holding = !connection.held.is_empty() || connection.pressure.is_over();
+            let can_read = connection.held.has_room(connection.pressure.limits());
             tokio::select! {
                 biased;
                 Some(reason) = stop_requests.recv() => break reason,
-                frame = reader.next_frame() => match frame {
-                    Ok(Some(frame)) => {
-                        let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
-                        if let Some(reason) = connection.on_frame(frame, wire) {
+                reason = next_signal(&mut signals) => break reason,
+                () = connection.pressure.relieved(), if holding => {}
+                frame = frames.recv(), if can_read => match frame {
+                    Some(Ok(Some((frame, wire)))) => {
+                        let stop = if holding {
+                            connection.read_ahead(frame, wire)
+                        } else {
+                            connection.on_frame(frame, wire)
+                        };
+                        if let Some(reason) = stop {
                             break reason;
                         }
                     }
-                    Ok(None) => break StopReason::EndOfInput,
-                    Err(error) => break StopReason::InputError(error.to_string()),
+                    Some(Ok(None)) | None => break StopReason::EndOfInput,
+                    Some(Err(error)) => break StopReason::InputError(error.to_string()),
                 },
             }
         };
         // Dropping the reader also settles the writer's framing if it was never decided.
-        drop(reader);
-        connection.close(reason, &mut stop_requests, writer).await
+        reading.abort();
+        drop(frames);
+        connection
+            .close(reason, &mut stop_requests, &mut signals, writer)
+            .await
     }
+}
+
+/// What the reading task hands the loop: a frame and the framing it came in, the end of input
+/// (`None`), or a read error.
+type ReadItem = std::io::Result<Option<(Frame, WireFraming)>>;
+
+/// Frames read ahead of the loop by the reading task.
+const READER_CHANNEL_FRAMES: usize = 16;
+
+/// Reads frames in a task of its own: a frame half-read is never lost when the loop turns to
+/// something else (a signal, room for held work), as it would be if the loop dropped a read in
+/// progress.
+fn spawn_reader<R>(mut reader: FrameReader<R>) -> (mpsc::Receiver<ReadItem>, JoinHandle<()>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let (sender, frames) = mpsc::channel(READER_CHANNEL_FRAMES);
+    let task = tokio::spawn(async move {
+        loop {
+            let item = match reader.next_frame().await {
+                Ok(Some(frame)) => {
+                    let wire = reader.wire_framing().unwrap_or(WireFraming::Lsp);
+                    Ok(Some((frame, wire)))
+                }
+                other => other.map(|_| None),
+            };
+            let last = !matches!(item, Ok(Some(_)));
+            if sender.send(item).await.is_err() || last {
+                return;
+            }
+        }
+    });
+    (frames, task)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,11 +312,89 @@ struct Connection<S: ServerState> {
     /// The task that answers `shutdown` once running requests have answered.
     shutdown_reply: Option<JoinHandle<()>>,
     parent_watch: Option<JoinHandle<()>>,
+    pressure: Arc<Pressure>,
+    /// Messages read ahead while over a bound, not started yet.
+    held: HeldMessages,
+}
+
+/// The read-ahead buffer: messages read while the server takes on no new work.
+#[derive(Default)]
+struct HeldMessages {
+    messages: VecDeque<(Incoming, WireFraming, usize)>,
+    bytes: usize,
+}
+
+impl HeldMessages {
+    fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    fn has_room(&self, limits: &super::pressure::Limits) -> bool {
+        self.messages.is_empty()
+            || (self.messages.len() < limits.read_ahead_messages
+                && self.bytes < limits.read_ahead_bytes)
+    }
+
+    fn push(&mut self, incoming: Incoming, wire: WireFraming, size: usize) {
+        self.bytes += size;
+        self.messages.push_back((incoming, wire, size));
+    }
+
+    fn pop(&mut self) -> (Incoming, WireFraming) {
+        match self.messages.pop_front() {
+            Some((incoming, wire, size)) => {
+                self.bytes -= size;
+                (incoming, wire)
+            }
+            // Callers check `is_empty` first; an empty buffer holds nothing to run.
+            None => (
+                Incoming::Ignored {
+                    detail: "nothing held".into(),
+                },
+                WireFraming::Lsp,
+            ),
+        }
+    }
+
+    /// Removes a held request with `id`, if there is one.
+    fn take_request(&mut self, id: &Id) -> Option<MethodCall> {
+        let at = self.messages.iter().position(
+            |(incoming, ..)| matches!(incoming, Incoming::Request(call) if &call.id == id),
+        )?;
+        let (incoming, _, size) = self.messages.remove(at)?;
+        self.bytes -= size;
+        match incoming {
+            Incoming::Request(call) => Some(call),
+            _ => None,
+        }
+    }
 }
 
 impl<S: ServerState> Connection<S> {
     fn reply(&self, id: Id, result: Result<Value, RpcError>) {
         self.shared.outbox.send(&message::response(id, result));
+    }
+
+    /// A frame read while no new work may start: hook answers, `$/cancelRequest` and `exit`
+    /// are acted on now (they free work rather than add it); everything else waits its turn.
+    fn read_ahead(&mut self, frame: Frame, wire: WireFraming) -> Option<StopReason> {
+        let Frame::Message(bytes) = frame else {
+            return self.on_frame(frame, wire);
+        };
+        let incoming = message::parse_incoming(&bytes);
+        match &incoming {
+            Incoming::Response { .. } => self.on_message(incoming, wire),
+            // `exit` too: the way out runs every message held before it anyway.
+            Incoming::Notification(notification)
+                if notification.method == "$/cancelRequest" || notification.method == "exit" =>
+            {
+                self.on_message(incoming, wire)
+            }
+            _ => {
+                self.held.push(incoming, wire, bytes.len());
+                None
+            }
+        }
     }
 
     /// Handles one frame; `Some` when it asks the server to stop.
@@ -237,6 +429,10 @@ impl<S: ServerState> Connection<S> {
                 tracing::warn!("{}", error.message());
                 self.reply(id, Err(error));
             }
+            // A message without an id is never answered, even when it is not valid.
+            Incoming::Ignored { detail } => {
+                tracing::warn!("message without an id ignored: {detail}")
+            }
             Incoming::Response { id, answer } => self.on_answer(id, answer),
             Incoming::Notification(notification) => return self.on_notification(notification),
             Incoming::Request(call) => self.on_request(call, wire),
@@ -261,7 +457,10 @@ impl<S: ServerState> Connection<S> {
             "exit" => return Some(StopReason::Exit),
             "$/cancelRequest" => match parse_params::<CancelParams>(notification.params) {
                 Ok(CancelParams { id }) => {
-                    if !self.in_flight.cancel(&id) {
+                    if let Some(call) = self.held.take_request(&id) {
+                        // Read ahead and never started: it changed nothing.
+                        self.reply(call.id, Err(RpcError::request_cancelled()));
+                    } else if !self.in_flight.cancel(&id) {
                         tracing::debug!("cancel for {id:?}, which is not in flight");
                     }
                 }
@@ -360,6 +559,8 @@ impl<S: ServerState> Connection<S> {
                 cancel_request: true,
                 batches: false,
                 max_frame_bytes: self.options.max_frame_bytes,
+                max_pending_requests: self.options.limits.max_pending_requests,
+                max_unsent_bytes: self.options.limits.max_unsent_bytes,
             },
             settings,
         };
@@ -409,10 +610,17 @@ impl<S: ServerState> Connection<S> {
         let method = call.method.clone();
         let in_flight = self.in_flight.clone();
         let outbox = self.shared.outbox.clone();
-        let answer = move |output: jsonrpc_core::Output| {
-            in_flight.finish(output.id(), || outbox.send(&output));
+        let pressure = self.pressure.clone();
+        pressure.request_started();
+        let answer = move |id: &Id, bytes: Option<Vec<u8>>| {
+            in_flight.finish(id, || {
+                if let Some(bytes) = bytes {
+                    outbox.send_serialized(bytes);
+                }
+            });
             // After the response is queued, so one key's responses leave in order.
             scope.release_turn();
+            pressure.request_answered();
         };
         // The synchronous part (params, serial ticket) runs here, in arrival order.
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -421,22 +629,22 @@ impl<S: ServerState> Connection<S> {
         let running = match started {
             Ok(running) => running,
             Err(panic) => {
-                return answer(message::response(
-                    id,
-                    Err(panicked(&method, panic.as_ref())),
-                ));
+                let output = message::response(id.clone(), Err(panicked(&method, panic.as_ref())));
+                return answer(&id, serde_json::to_vec(&output).ok());
             }
         };
         tokio::spawn(async move {
             let output = match AssertUnwindSafe(running).catch_unwind().await {
                 Ok(Some(output)) => output,
                 Ok(None) => message::response(
-                    id,
+                    id.clone(),
                     Err(RpcError::internal("the method produced no response")),
                 ),
-                Err(panic) => message::response(id, Err(panicked(&method, panic.as_ref()))),
+                Err(panic) => message::response(id.clone(), Err(panicked(&method, panic.as_ref()))),
             };
-            answer(output);
+            // Serialized before the turn passes on, so one key's answers still leave in order.
+            let bytes = serialize_off_loop(output).await;
+            answer(&id, bytes);
         });
     }
 
@@ -454,10 +662,16 @@ impl<S: ServerState> Connection<S> {
         mut self,
         reason: StopReason,
         stop_requests: &mut mpsc::UnboundedReceiver<StopReason>,
+        signals: &mut Option<Signals>,
         writer: JoinHandle<()>,
     ) -> ServeOutcome {
         tracing::info!("stopping: {reason}");
         self.shared.hooks.close();
+        // Everything read is run, held messages too (at most the read-ahead bound more).
+        while !self.held.is_empty() {
+            let (incoming, wire) = self.held.pop();
+            let _ = self.on_message(incoming, wire);
+        }
         let shutdown_reply = self.shutdown_reply.take();
         let in_flight = self.in_flight.clone();
         let settled = async move {
@@ -466,29 +680,55 @@ impl<S: ServerState> Connection<S> {
                 let _ = reply.await;
             }
         };
+        tokio::pin!(settled);
+        // After a second stop request, what is left of this second bounds the rest.
+        let mut deadline = None;
         tokio::select! {
-            () = settled => {}
-            Some(again) = stop_requests.recv() => {
-                tracing::warn!("{again}: not waiting for running requests any longer");
+            () = &mut settled => {}
+            again = async {
+                tokio::select! {
+                    Some(again) = stop_requests.recv() => again,
+                    again = next_signal(signals) => again,
+                }
+            } => {
+                tracing::warn!("{again}: requests not started yet are answered -32800; not waiting any longer");
+                let until = tokio::time::Instant::now() + SECOND_STOP_GRACE;
+                deadline = Some(until);
+                self.shared.stopping.cancel();
+                // Requests that are only waiting wake and answer now; give started ones a moment.
+                let _ = tokio::time::timeout_at(until - SECOND_STOP_GRACE / 2, &mut settled).await;
             }
         }
         if let Some(watch) = self.parent_watch.take() {
             watch.abort();
         }
-        if let Err(panic) = AssertUnwindSafe(self.shared.state.on_close())
-            .catch_unwind()
-            .await
-        {
-            tracing::error!("close hook panicked: {}", panic_message(panic.as_ref()));
+        let finish = async {
+            if let Err(panic) = AssertUnwindSafe(self.shared.state.on_close())
+                .catch_unwind()
+                .await
+            {
+                tracing::error!("close hook panicked: {}", panic_message(panic.as_ref()));
+            }
+            self.shared.outbox.close().await;
+            let _ = writer.await;
+        };
+        match deadline {
+            None => finish.await,
+            Some(until) => {
+                if tokio::time::timeout_at(until, finish).await.is_err() {
+                    tracing::warn!("output not flushed in time; exiting anyway");
+                }
+            }
         }
-        self.shared.outbox.close().await;
-        let _ = writer.await;
         ServeOutcome {
             reason,
             shutdown_requested: self.shutdown_requested,
         }
     }
 }
+
+/// How long the server may take to exit after a second stop request.
+const SECOND_STOP_GRACE: Duration = Duration::from_millis(900);
 
 fn panicked(method: &str, panic: &(dyn Any + Send)) -> RpcError {
     let message = panic_message(panic);

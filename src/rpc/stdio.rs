@@ -5,12 +5,11 @@ use std::path::PathBuf;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
-use tokio::signal::unix::{SignalKind, signal};
 
 use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
 use super::lifecycle::{Deterministic, ServerOptions};
 use super::logging::init_logging;
-use super::server::{StopHandle, StopReason};
+use super::server::Signals;
 use super::sidecar;
 
 /// Command-line options of the stdio server (flatten into the binary's parser).
@@ -59,11 +58,14 @@ pub async fn serve_stdio(args: StdioArgs) -> i32 {
         );
         return 2;
     }
-    let server = sidecar::server(args.server_options());
-    if let Err(error) = forward_signals(server.stop_handle()) {
-        eprintln!("pi-session: cannot listen for signals: {error}");
-        return 2;
-    }
+    let signals = match Signals::listen() {
+        Ok(signals) => signals,
+        Err(error) => {
+            eprintln!("pi-session: cannot listen for signals: {error}");
+            return 2;
+        }
+    };
+    let server = sidecar::server(args.server_options()).with_signals(signals);
     let outcome = server.serve(input(), output()).await;
     tracing::info!(
         "stopped ({}), exit code {}",
@@ -104,21 +106,4 @@ fn output() -> Box<dyn AsyncWrite + Unpin + Send> {
             Box::new(tokio::io::stdout())
         }
     }
-}
-
-/// SIGTERM and SIGINT take the graceful way out; a second one stops waiting for requests.
-fn forward_signals(stop: StopHandle) -> std::io::Result<()> {
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    tokio::spawn(async move {
-        loop {
-            let name = tokio::select! {
-                Some(()) = terminate.recv() => "SIGTERM",
-                Some(()) = interrupt.recv() => "SIGINT",
-                else => return,
-            };
-            stop.stop(StopReason::Signal(name));
-        }
-    });
-    Ok(())
 }

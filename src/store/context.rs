@@ -23,6 +23,31 @@ pub struct Context {
 }
 
 impl Context {
+    /// The context as pi's value, consuming it (the messages are moved, not copied).
+    pub fn into_value(self, profile: Profile) -> JsValue {
+        let mut map = JsObject::new();
+        let mut put = |k: &str, v: JsValue| {
+            map.insert(JsString::new(k), v);
+        };
+        let messages = JsValue::Array(self.messages);
+        let mut messages = Some(messages);
+        if profile == Profile::PiCli {
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        if let Some(level) = self.thinking_level {
+            put("thinkingLevel", level);
+        }
+        put("model", self.model);
+        if profile == Profile::Harness {
+            put(
+                "activeToolNames",
+                self.active_tool_names.unwrap_or(JsValue::Null),
+            );
+            put("messages", messages.take().unwrap_or(JsValue::Null));
+        }
+        JsValue::Object(map)
+    }
+
     pub fn to_value(&self, profile: Profile) -> JsValue {
         let mut map = JsObject::new();
         let mut put = |k: &str, v: JsValue| {
@@ -109,15 +134,54 @@ impl Session {
 
     /// `buildSessionContext()` at `leaf`.
     pub fn build_context(&mut self, leaf: &Leaf, format: MessageFormat) -> StoreResult<Context> {
+        let mut messages = Vec::new();
+        let mut context = self.build_context_with(leaf, format, |message| {
+            messages.push(message);
+            Ok(())
+        })?;
+        context.messages = messages;
+        Ok(context)
+    }
+
+    /// The thinking level, model (and harness tools) in force at `leaf`, without messages.
+    pub fn context_settings(&mut self, leaf: &Leaf) -> StoreResult<Context> {
+        let path = self.profile_path(leaf)?;
+        self.settings(&path.positions)
+    }
+
+    /// `buildSessionContext()` at `leaf`, handing each message to `each` as it is made instead
+    /// of collecting them (the returned context has no messages): a context of 300,000
+    /// messages is written out holding one at a time.
+    pub fn build_context_with(
+        &mut self,
+        leaf: &Leaf,
+        format: MessageFormat,
+        mut each: impl FnMut(JsValue) -> StoreResult<()>,
+    ) -> StoreResult<Context> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
-        let mut context = self.settings(&path.positions)?;
+        let context = self.settings(&path.positions)?;
+        let mut projected = Vec::new();
         for position in self.select_context_entries(&path.positions) {
+            // Only these kinds become messages: the others' bodies are never read.
+            if !matches!(
+                self.record(position).kind(),
+                Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction
+            ) {
+                continue;
+            }
             let entry = self.entry_value(position)?;
-            project(self.profile(), &entry, &mut context.messages);
-        }
-        if format == MessageFormat::Llm {
-            context.messages = context.messages.iter().filter_map(convert_to_llm).collect();
+            project(self.profile(), &entry, &mut projected);
+            for message in projected.drain(..) {
+                match format {
+                    MessageFormat::Agent => each(message)?,
+                    MessageFormat::Llm => {
+                        if let Some(message) = convert_to_llm(&message) {
+                            each(message)?;
+                        }
+                    }
+                }
+            }
         }
         Ok(context)
     }
@@ -146,7 +210,7 @@ impl Session {
                 _ if record.kind() == Kind::ActiveToolsChange
                     && self.profile() == Profile::Harness =>
                 {
-                    active_tool_names = self.entry_value(position)?.get("activeToolNames").cloned();
+                    [active_tool_names] = self.entry_fields(position, ["activeToolNames"])?;
                 }
                 _ => {}
             }

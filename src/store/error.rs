@@ -122,6 +122,14 @@ impl StoreError {
     /// The file system refused `what` on `path`: always `io`, whatever the OS error (a missing
     /// directory is not a missing session).
     pub fn io(path: &Path, what: &str, error: std::io::Error) -> Self {
+        if super::safe_file::is_not_regular(&error) {
+            // "<path>: is a FIFO, not a regular file": what was tried adds nothing.
+            return StoreError::in_file(
+                ErrorKind::Io,
+                path,
+                format!("{}: {error}", path.display()),
+            );
+        }
         StoreError::in_file(
             ErrorKind::Io,
             path,

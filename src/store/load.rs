@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::format::entry::{Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value};
+use crate::format::entry::{
+    Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value, is_torn, read_line,
+};
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
 use crate::format::profile::Profile;
@@ -12,7 +14,7 @@ use crate::format::profile::Profile;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
-use super::scan::{scan_lines, too_long};
+use super::line_stream::{Span, last_newline, scan_lines, too_long};
 use super::session::SessionOptions;
 use crate::format::ids::{EntryIdStyle, IdSource};
 
@@ -49,23 +51,20 @@ pub enum LoadOutcome {
 }
 
 /// Reads `file` by `options.profile`'s rules (migration ids come from `options.ids`).
-pub fn load(file: &SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
+///
+/// A last line without its newline that does not parse (torn by a crash or a full disk, or
+/// still being written by another program) is not read, in both profiles: a warning names it,
+/// and the file records that the index stops before it (see [`follow`]).
+pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
     let (profile, max_line_bytes) = (options.profile, options.max_line_bytes);
-    let path = file.path();
     if file.is_empty() {
         return Ok(LoadOutcome::Empty);
     }
-    let mut reader = Reader {
-        profile,
-        path,
-        header: None,
-        index: Index::default(),
-        warnings: Vec::new(),
-        non_blank: 0,
-    };
-    scan_lines(file, max_line_bytes, |line_number, offset, bytes, read| {
-        reader.line(line_number, offset, bytes, read)
-    })?;
+    file.set_indexed(0, 0);
+    let path = file.path().to_path_buf();
+    let path = path.as_path();
+    let mut reader = Reader::new(profile, path, None, Index::default(), false);
+    reader.read_to(file, file.len(), true, max_line_bytes)?;
     let Reader {
         header,
         mut index,
@@ -114,6 +113,41 @@ pub fn load(file: &SessionFile, options: &SessionOptions) -> StoreResult<LoadOut
     })))
 }
 
+/// What following a file's tail found.
+#[derive(Debug, Default)]
+pub struct Followed {
+    /// Entries added to the index.
+    pub entries: usize,
+    pub warnings: Vec<Warning>,
+}
+
+/// Indexes what was appended to `file` since it was last indexed: the new complete lines from
+/// where the index stops, and a last line without its newline if it parses (a torn or
+/// still-growing one waits, not read, until it is complete). Lines the profile would refuse
+/// are skipped with a warning rather than failing the session: they were written by another
+/// program after the session was opened. This one function serves every "the file grew"
+/// case: another program's appends, a gap left by a racing writer, and a torn line that an
+/// append has closed.
+pub fn follow(
+    file: &mut SessionFile,
+    end: u64,
+    header: JsValue,
+    index: &mut Index,
+    options: &SessionOptions,
+) -> StoreResult<Followed> {
+    let path = file.path().to_path_buf();
+    let before = index.len();
+    let taken = std::mem::take(index);
+    let mut reader = Reader::new(options.profile, &path, Some(header), taken, true);
+    let result = reader.read_to(file, end, true, options.max_line_bytes);
+    *index = std::mem::take(&mut reader.index);
+    result?;
+    Ok(Followed {
+        entries: index.len() - before,
+        warnings: reader.warnings,
+    })
+}
+
 struct Reader<'a> {
     profile: Profile,
     path: &'a Path,
@@ -122,9 +156,81 @@ struct Reader<'a> {
     warnings: Vec<Warning>,
     /// Non-blank lines so far: the harness numbers lines this way in its errors.
     non_blank: u64,
+    /// Reading lines appended after open: refusals become warnings.
+    following: bool,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(
+        profile: Profile,
+        path: &'a Path,
+        header: Option<JsValue>,
+        index: Index,
+        following: bool,
+    ) -> Self {
+        Reader {
+            profile,
+            path,
+            header,
+            index,
+            warnings: Vec::new(),
+            non_blank: 0,
+            following,
+        }
+    }
+
+    /// Reads from where `file`'s index stops up to `end`, and records the new stop.
+    fn read_to(
+        &mut self,
+        file: &mut SessionFile,
+        end: u64,
+        last_may_wait: bool,
+        max_line_bytes: usize,
+    ) -> StoreResult<()> {
+        let (start, lines) = file.indexed();
+        if end <= start {
+            return Ok(());
+        }
+        let complete_end = last_newline(file, start, end)?.map_or(start, |p| p + 1);
+        let mut last_line = lines;
+        if complete_end > start {
+            let span = Span {
+                start,
+                end: complete_end,
+                first_line: lines + 1,
+            };
+            scan_lines(file, span, max_line_bytes, |n, offset, bytes, read| {
+                last_line = n;
+                self.line(n, offset, bytes, read)
+            })?;
+            file.set_indexed(complete_end, last_line);
+        }
+        if end == complete_end {
+            return Ok(());
+        }
+        let number = last_line + 1;
+        let len = (end - complete_end) as usize;
+        if len > max_line_bytes {
+            return Err(too_long(self.path, number, max_line_bytes));
+        }
+        let bytes = file.read_at(complete_end, len)?;
+        let read = read_line(&bytes);
+        if last_may_wait && (matches!(read, LineRead::Blank) || is_torn(&bytes, &read)) {
+            if !matches!(read, LineRead::Blank) {
+                self.warnings.push(Warning {
+                    line: number,
+                    message: format!(
+                        "line {number} is incomplete (no newline at the end of the file: torn by a crash or a full disk, or still being written); it is not read, and the next append starts on a fresh line"
+                    ),
+                });
+            }
+            return Ok(());
+        }
+        self.line(number, complete_end, &bytes, read)?;
+        file.set_indexed(end, number);
+        Ok(())
+    }
+
     fn line(
         &mut self,
         line_number: u64,
@@ -186,11 +292,42 @@ impl Reader<'_> {
         bytes: &[u8],
         read: LineRead,
     ) -> StoreResult<()> {
-        let n = self.non_blank;
         if self.header.is_none() {
             self.header = Some(strict_header(self.path, bytes, line_number)?);
             return Ok(());
         }
+        if self.following
+            && let Err(e) = self.strict_checks(line_number, bytes, &read)
+        {
+            // Written by another program after open: skip what the harness would refuse.
+            self.warnings.push(Warning {
+                line: line_number,
+                message: format!("line {line_number} skipped: {}", e.message),
+            });
+            return Ok(());
+        }
+        if let LineRead::Skipped(reason) = &read
+            && is_torn(bytes, &read)
+        {
+            // A torn line an append has since closed: skipped in every profile, never fatal.
+            self.warnings.push(Warning {
+                line: line_number,
+                message: format!(
+                    "line {line_number} skipped: an incomplete line (a torn write): {reason}"
+                ),
+            });
+            return Ok(());
+        }
+        self.strict_checks(line_number, bytes, &read)?;
+        let LineRead::Entry(facts) = read else {
+            return Ok(());
+        };
+        self.push(facts, offset, bytes.len(), line_number)
+    }
+
+    /// The harness's checks of one entry line after the header, with its messages.
+    fn strict_checks(&self, line_number: u64, bytes: &[u8], read: &LineRead) -> StoreResult<()> {
+        let n = self.non_blank;
         let bad = |reason: &str| {
             StoreError::at_line(
                 ErrorKind::InvalidEntry,
@@ -204,6 +341,7 @@ impl Reader<'_> {
         };
         let facts = match read {
             LineRead::Blank => return Ok(()),
+            LineRead::Skipped(_) if is_torn(bytes, read) => return Ok(()),
             LineRead::Skipped(SkipReason::NotJson(_)) => return Err(bad("is not valid JSON")),
             LineRead::Skipped(SkipReason::Falsy) => {
                 return Err(bad("is not a valid session entry"));
@@ -230,7 +368,7 @@ impl Reader<'_> {
         if facts.kind == Kind::Leaf && !matches!(facts.target, Ref::Null | Ref::Id(_)) {
             return Err(bad("has invalid targetId"));
         }
-        self.push(facts, offset, bytes.len(), line_number)
+        Ok(())
     }
 
     fn push(
@@ -320,7 +458,13 @@ fn migrated(
     warnings: &mut Vec<Warning>,
 ) -> StoreResult<(JsValue, Vec<String>)> {
     let mut values = Vec::new();
-    scan_lines(file, options.max_line_bytes, |_, _, bytes, read| {
+    let (end, _) = file.indexed();
+    let span = Span {
+        start: 0,
+        end,
+        first_line: 1,
+    };
+    scan_lines(file, span, options.max_line_bytes, |_, _, bytes, read| {
         if let LineRead::Entry(_) = read
             && let Ok(value) = json::parse_bytes(bytes)
         {

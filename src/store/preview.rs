@@ -40,14 +40,23 @@ impl Session {
         })
     }
 
-    /// A one-line description of an entry: its kind and a short preview of its text.
+    /// A one-line description of an entry: its kind and a short preview of its text. Only the
+    /// fields shown are read from the line (a 50 MB `custom` entry costs its `customType`).
     pub fn preview(&self, position: u32) -> StoreResult<String> {
         let record = self.record(position);
-        let entry = self.entry_value(position)?;
-        let text = |key: &str| entry.get(key).map(preview_of).unwrap_or_default();
+        let one = |key: &str| -> StoreResult<String> {
+            let [value] = self.entry_fields(position, [key])?;
+            Ok(value.as_ref().map(preview_of).unwrap_or_default())
+        };
+        let two = |a: &str, b: &str| -> StoreResult<(String, String)> {
+            let [x, y] = self.entry_fields(position, [a, b])?;
+            let text = |v: Option<JsValue>| v.as_ref().map(preview_of).unwrap_or_default();
+            Ok((text(x), text(y)))
+        };
         Ok(match record.kind() {
             Kind::Message => {
-                let message = entry.get("message");
+                let [message] = self.entry_fields(position, ["message"])?;
+                let message = message.as_ref();
                 let role = message
                     .and_then(|m| m.get("role"))
                     .and_then(JsValue::as_str)
@@ -65,22 +74,24 @@ impl Session {
                 };
                 format!("{role}: {}", shorten(&body))
             }
-            Kind::Compaction => format!("compaction: {}", shorten(&text("summary"))),
-            Kind::BranchSummary => format!("branch summary: {}", shorten(&text("summary"))),
-            Kind::CustomMessage => format!(
-                "custom message ({}): {}",
-                text("customType"),
-                shorten(&text("content"))
-            ),
-            Kind::Custom => format!("custom ({})", text("customType")),
-            Kind::Label => format!("label {} -> {}", text("targetId"), text("label")),
-            Kind::SessionInfo => format!("name: {}", text("name")),
-            Kind::ModelChange => format!("model: {}/{}", text("provider"), text("modelId")),
-            Kind::ThinkingLevelChange => format!("thinking: {}", text("thinkingLevel")),
-            Kind::Leaf => format!(
-                "leaf -> {}",
-                entry.get("targetId").map(preview_of).unwrap_or_default()
-            ),
+            Kind::Compaction => format!("compaction: {}", shorten(&one("summary")?)),
+            Kind::BranchSummary => format!("branch summary: {}", shorten(&one("summary")?)),
+            Kind::CustomMessage => {
+                let (custom_type, content) = two("customType", "content")?;
+                format!("custom message ({custom_type}): {}", shorten(&content))
+            }
+            Kind::Custom => format!("custom ({})", one("customType")?),
+            Kind::Label => {
+                let (target, label) = two("targetId", "label")?;
+                format!("label {target} -> {label}")
+            }
+            Kind::SessionInfo => format!("name: {}", one("name")?),
+            Kind::ModelChange => {
+                let (provider, model) = two("provider", "modelId")?;
+                format!("model: {provider}/{model}")
+            }
+            Kind::ThinkingLevelChange => format!("thinking: {}", one("thinkingLevel")?),
+            Kind::Leaf => format!("leaf -> {}", one("targetId")?),
             Kind::ActiveToolsChange => "active tools changed".to_string(),
             Kind::Session | Kind::Other => {
                 record.type_name().unwrap_or("(not an object)").to_string()

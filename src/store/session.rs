@@ -84,8 +84,8 @@ impl Session {
     /// Opens an existing file for reading only: nothing is ever written, migration happens in
     /// memory, an empty file is an error.
     pub fn open_read_only(path: &Path, options: SessionOptions) -> StoreResult<Session> {
-        let file = SessionFile::open_read(path)?;
-        match load::load(&file, &options)? {
+        let mut file = SessionFile::open_read(path)?;
+        match load::load(&mut file, &options)? {
             // pi-cli would write a fresh header into it; a read-only open refuses instead.
             LoadOutcome::Empty if options.profile.is_session_manager() => Err(StoreError::new(
                 ErrorKind::InvalidSession,
@@ -144,8 +144,12 @@ impl Session {
             };
             return Session::create(new, options);
         }
-        let file = SessionFile::open_write(path, options.durable)?;
-        let loaded = match load::load(&file, &options)? {
+        let mut file = SessionFile::open_write(path, options.durable)?;
+        if options.durable {
+            // What an earlier, non-durable writer left is made durable before anything new.
+            file.make_durable()?;
+        }
+        let loaded = match load::load(&mut file, &options)? {
             LoadOutcome::Loaded(loaded) => loaded,
             LoadOutcome::Empty if options.profile.is_session_manager() => {
                 let header = write::header_object(
@@ -158,6 +162,7 @@ impl Session {
                 );
                 let mut file = file;
                 file.append_line(&header.stringify())?;
+                file.set_indexed(file.len(), 1);
                 let mut session =
                     Session::from_parts(path, options, header, Index::default(), Vec::new());
                 session.file = Some(file);
@@ -188,7 +193,7 @@ impl Session {
                 let version = migrated_from.unwrap_or(1.0);
                 let backup = backup_path(path, version);
                 let content: String = lines.iter().map(|l| format!("{l}\n")).collect();
-                let file = file.rewrite(&content, &backup)?;
+                let (mut file, backup) = file.rewrite(&content, &backup)?;
                 warnings.push(Warning {
                     line: 0,
                     message: format!(
@@ -197,7 +202,7 @@ impl Session {
                     ),
                 });
                 // Bodies now live in the rewritten file: re-read it for byte ranges.
-                let LoadOutcome::Loaded(reloaded) = load::load(&file, &session.options)? else {
+                let LoadOutcome::Loaded(reloaded) = load::load(&mut file, &session.options)? else {
                     return Err(StoreError::new(
                         ErrorKind::Io,
                         format!("{}: empty after migration", path.display()),
@@ -241,11 +246,9 @@ impl Session {
             && let Some(path) = &session.path
         {
             let content = format!("{}\n", session.header.stringify());
-            session.file = Some(SessionFile::create_new(
-                path,
-                &content,
-                session.options.durable,
-            )?);
+            let mut file = SessionFile::create_new(path, &content, session.options.durable)?;
+            file.set_indexed(file.len(), 1);
+            session.file = Some(file);
             session.flushed = true;
         }
         Ok(session)
@@ -317,6 +320,26 @@ impl Session {
     /// Where the session is (or will be) written; `None` in memory.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Whether appends are synced to disk before they are acknowledged.
+    pub fn is_durable(&self) -> bool {
+        self.options.durable
+    }
+
+    /// Makes the session durable from now on: what is written already is synced (bytes and
+    /// name), a pi-cli session holding unwritten entries writes them now, and every later
+    /// append is synced before it is acknowledged.
+    pub fn make_durable(&mut self) -> StoreResult<()> {
+        self.options.durable = true;
+        match (&mut self.file, &self.path) {
+            (Some(file), _) => file.make_durable(),
+            (None, Some(path)) if !self.read_only && !self.index.records.is_empty() => {
+                let path = path.clone();
+                self.first_write(&path, None)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether the file exists yet (false before pi-cli's lazy first write).
@@ -396,6 +419,24 @@ impl Session {
                     "line {} changed on disk: {e}",
                     self.index.record(position).line
                 ),
+            )
+        })
+    }
+
+    /// A few top-level fields of an entry as `JSON.parse` gives them, without building the rest
+    /// of its line (see [`crate::format::entry::field_values`]).
+    pub fn entry_fields<const N: usize>(
+        &self,
+        position: u32,
+        keys: [&str; N],
+    ) -> StoreResult<[Option<JsValue>; N]> {
+        let text = self.line_text(position)?;
+        crate::format::entry::field_values(&text, keys).map_err(|e| {
+            let line = self.index.record(position).line;
+            StoreError::at_line(
+                ErrorKind::Io,
+                line,
+                format!("line {line} changed on disk: {e}"),
             )
         })
     }
@@ -541,18 +582,19 @@ impl Session {
         let body = match (&self.path, self.flushed) {
             (None, _) => Body::Held(line.into_boxed_str()),
             (Some(_), true) => {
-                let file = self
-                    .file
-                    .as_mut()
-                    .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
-                let offset = file.append_line(&line)?;
+                self.follow_tail()?;
+                let offset = self.append_to_file(&line)?;
                 Body::File {
                     offset,
                     len: line.len() as u32,
                 }
             }
-            (Some(path), false) if self.index.has_assistant || is_assistant => {
+            (Some(path), false)
+                if self.index.has_assistant || is_assistant || self.options.durable =>
+            {
                 // The SessionManager's first write: the whole session at once, exclusively.
+                // A durable session writes at its first entry, whatever its role: an
+                // acknowledged entry is on disk (pi waits for the first assistant message).
                 let path = path.clone();
                 self.first_write(&path, Some(&line))?;
                 let offset = self.file.as_ref().map_or(0, |f| f.len()) - line.len() as u64 - 1;
@@ -563,9 +605,13 @@ impl Session {
             }
             (Some(_), false) => Body::Held(line.into_boxed_str()),
         };
-        let number = match body {
-            Body::File { .. } => self.index.records.last().map_or(1, |r| r.line) + 1,
-            Body::Held(_) => 0,
+        let number = match (&body, &mut self.file) {
+            (Body::File { offset, len }, Some(file)) => {
+                let (_, lines) = file.indexed();
+                file.set_indexed(offset + u64::from(*len) + 1, lines + 1);
+                lines + 1
+            }
+            _ => 0,
         };
         self.index
             .push(Record::new(facts, body, number), self.options.profile);
@@ -591,7 +637,11 @@ impl Session {
             content.push_str(line);
             content.push('\n');
         }
-        let file = SessionFile::create_new(path, &content, self.options.durable)?;
+        let mut file = SessionFile::create_new(path, &content, self.options.durable)?;
+        file.set_indexed(
+            file.len(),
+            self.index.records.len() as u64 + 1 + u64::from(new_line.is_some()),
+        );
         for (i, (offset, len)) in offsets.into_iter().enumerate() {
             let record = &mut self.index.records[i];
             record.body = Body::File { offset, len };
@@ -600,6 +650,71 @@ impl Session {
         self.file = Some(file);
         self.flushed = true;
         Ok(())
+    }
+
+    /// Writes `line` at the end of the file. Lines that appear before it which the index does
+    /// not have (a torn line this append closed, or another program's line written in the
+    /// instant before ours) are indexed first, so offsets and line numbers stay true.
+    fn append_to_file(&mut self, line: &str) -> StoreResult<u64> {
+        let file = self
+            .file
+            .as_mut()
+            .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
+        let offset = file.append_line(line)?;
+        if offset > file.indexed().0 {
+            let followed = load::follow(
+                file,
+                offset,
+                self.header.clone(),
+                &mut self.index,
+                &self.options,
+            )?;
+            for warning in followed.warnings {
+                self.warn(warning.message);
+            }
+        }
+        Ok(offset)
+    }
+
+    /// Picks up what another program appended since the file was last read (pi takes no lock,
+    /// so a pi process may append to a session this program has open): the new complete lines
+    /// are indexed, with a warning; a last line still being written waits until it is whole.
+    /// Returns how many entries were added. A writable session keeps its leaf (the client's
+    /// position); a read-only one follows the file, as a fresh read would.
+    pub fn follow_tail(&mut self) -> StoreResult<usize> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(0);
+        };
+        if !file.grown()? {
+            return Ok(0);
+        }
+        let end = file.len();
+        let followed = load::follow(
+            file,
+            end,
+            self.header.clone(),
+            &mut self.index,
+            &self.options,
+        )?;
+        for warning in followed.warnings {
+            self.warn(warning.message);
+        }
+        if followed.entries > 0 {
+            let path = self
+                .path
+                .as_deref()
+                .unwrap_or(Path::new(""))
+                .display()
+                .to_string();
+            self.warn(format!(
+                "{path}: {} entries appended by another program were read",
+                followed.entries
+            ));
+            if self.read_only {
+                self.leaf = self.index.leaf.clone().unwrap_or(Leaf::Null);
+            }
+        }
+        Ok(followed.entries)
     }
 
     /// Replaces every entry (a session made from copied entries); the leaf is their fold.

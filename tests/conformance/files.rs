@@ -123,7 +123,16 @@ fn check_file(name: &str) {
                 !is_leaf_entry_difference(case, &jsonl) && !refuses_empty_file(name, case)
             });
             for ((_, case, ours), (_, theirs)) in compared.iter().zip(compared_theirs) {
-                found.answers(&case.describe(), ours, &Answer::oracle(theirs, prepare));
+                let theirs = Answer::oracle(theirs, prepare);
+                if reads_past_a_torn_line(name, case) {
+                    found.check(
+                        matches!(&theirs, Answer::Failed { message, .. } if message.contains("line 3 is not valid JSON"))
+                            && !matches!(ours, Answer::Failed { message, .. } if message.contains("line 3 is not valid JSON")),
+                        || format!("{}: the oracle should refuse line 3 and ours skip it: ours {ours:?}, oracle {theirs:?}", case.describe()),
+                    );
+                } else {
+                    found.answers(&case.describe(), ours, &theirs);
+                }
             }
         }
     }
@@ -133,6 +142,14 @@ fn check_file(name: &str) {
         .map(|(key, case, answer)| ((*key).into(), answer.snapshot(&case.file)))
         .collect();
     snapshot::assert_json(&format!("file-{name}"), &JsValue::Object(answers));
+}
+
+/// A line that is the beginning of JSON cut short is a torn write: pi's harness refuses the
+/// file for good, this program skips the line with a warning in both profiles (a deliberate
+/// difference: a torn write must never make a session unopenable; protocol.md, "Torn last
+/// line"). `garbage-line.jsonl`'s line 3 is such a line.
+fn reads_past_a_torn_line(name: &str, case: &Case) -> bool {
+    name == "garbage-line" && case.profile == "harness"
 }
 
 /// pi's manager opens an empty file by writing a new header into it; this program never

@@ -14,15 +14,13 @@
 mod codec;
 
 use std::collections::HashMap;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io;
+use std::path::Path;
 
 use crate::repo::scan::SkipReason;
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
+use crate::store::safe_file;
 
 /// The cache file's name inside a sessions directory.
 pub const CACHE_FILE_NAME: &str = ".pi-session-list.cache";
@@ -58,7 +56,8 @@ impl DirCache {
     /// The cache of `dir`; empty when there is none or it cannot be used.
     pub(crate) fn load(dir: &Path) -> DirCache {
         let path = dir.join(CACHE_FILE_NAME);
-        let bytes = match fs::read(&path) {
+        // Never through a symlink, never a FIFO or device, never past the size it has now.
+        let bytes = match safe_file::read_regular(&path, false) {
             Ok(bytes) => bytes,
             Err(e) => {
                 if e.kind() != io::ErrorKind::NotFound {
@@ -127,31 +126,9 @@ impl DirCache {
                 .iter()
                 .map(|name| (name.as_str(), &self.entries[*name])),
         );
-        let target = dir.join(CACHE_FILE_NAME);
-        let temp = temp_path(dir);
-        let written = (|| {
-            // The cache holds message text, so it is as private as a session file can be.
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&temp)?;
-            file.write_all(&bytes)?;
-            drop(file);
-            fs::rename(&temp, &target)
-        })();
-        if written.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        written
+        // The cache holds message text, so it is as private as a session file (0600).
+        safe_file::replace_atomically(&dir.join(CACHE_FILE_NAME), &bytes, false)
     }
-}
-
-/// A temporary name no other writer uses: process id plus a per-process counter.
-fn temp_path(dir: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!("{CACHE_FILE_NAME}.{}.{n}.tmp", std::process::id()))
 }
 
 /// The current wall-clock time in ns since the epoch (0 if the clock is before 1970).

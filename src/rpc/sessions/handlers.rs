@@ -75,6 +75,12 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
             metadata: p.metadata.as_ref().map(JsValue::from_serde),
         };
         let new = crate::repo::new_session(&env, request, &options.ids)?;
+        if options.durable
+            && let Some(dir) = new.path.as_deref().and_then(Path::parent)
+        {
+            // The directory may have just been made: its name must survive a crash too.
+            store::fsync_parent(dir)?;
+        }
         Ok(Session::create(new, options)?)
     })
     .await?;
@@ -103,7 +109,14 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
 
 pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     ctx.state().registry.get(&p.session_id)?;
-    ctx.state().registry.remove(&p.session_id);
+    let closed = ctx.state().registry.remove(&p.session_id);
+    // Freeing a large index and handing the memory back to the system takes time: off the loop.
+    blocking(move || {
+        drop(closed);
+        crate::rpc::release_freed_memory();
+        Ok(())
+    })
+    .await?;
     Ok(Empty {})
 }
 
@@ -328,14 +341,13 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     let ids = ctx.state().registry.ids();
     // Selecting and copying the entries reads the session: off the event loop.
     let forked = with_session(&ctx, &p.session_id, move |session| {
-        Ok(crate::repo::fork_session(
-            &env,
-            session,
-            &p.entry_id,
-            p.position,
-            None,
-            ids,
-        )?)
+        let durable = p.durable.unwrap_or(session.is_durable());
+        let mut forked =
+            crate::repo::fork_session(&env, session, &p.entry_id, p.position, None, ids)?;
+        if durable {
+            forked.session.make_durable()?;
+        }
+        Ok(forked)
     })
     .await?;
     let selected_text = forked.selected_text;
@@ -445,7 +457,8 @@ async fn with_session_quick<T: Send + 'static>(
             Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        if let Some(mut session) = free {
+        // A durable change syncs before it returns: never on the loop.
+        if let Some(mut session) = free.filter(|session| !session.is_durable()) {
             return work(&mut session);
         }
     }
@@ -512,7 +525,13 @@ pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcE
     with_session(&ctx, &id, move |session| {
         let total = session.len();
         let start = p.offset.min(total);
-        let end = start.saturating_add(p.limit.unwrap_or(1000)).min(total);
+        let limit = p.limit.unwrap_or(1000);
+        if limit == 0 {
+            // A page of nothing would name itself as the next page: a client following it
+            // would never end.
+            return Err(RpcError::invalid_params("'limit': must be at least 1"));
+        }
+        let end = start.saturating_add(limit).min(total);
         let positions: Vec<u32> = (start as u32..end as u32).collect();
         Ok(EntriesPage {
             entries: entries_of(session, &positions)?,
@@ -584,7 +603,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
                 path: path.to_string_lossy().into_owned(),
                 profile: p.profile,
                 cwd: Some(p.cwd),
-                durable: false,
+                durable: p.durable,
             };
             open(ctx, params).await
         }
@@ -593,6 +612,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
                 cwd: p.cwd,
                 profile: p.profile,
                 session_dir: p.session_dir,
+                durable: p.durable,
                 ..CreateParams::default()
             };
             create(ctx, params).await
@@ -613,7 +633,13 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
             p.session_dir.as_deref(),
             p.id.as_deref(),
             ids,
-        )?)
+        )
+        .and_then(|mut session| {
+            if p.durable {
+                session.make_durable()?;
+            }
+            Ok(session)
+        })?)
     })
     .await?;
     register(&ctx, session)

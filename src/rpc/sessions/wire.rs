@@ -214,6 +214,9 @@ pub struct ForkParams {
     pub entry_id: String,
     #[serde(default = "before")]
     pub position: ForkPosition,
+    /// Sync the new session's file and every append to it before answering; default: as
+    /// the session forked from.
+    pub durable: Option<bool>,
 }
 
 fn before() -> ForkPosition {
@@ -357,7 +360,7 @@ pub struct EntriesParams {
     /// Start after this many entries.
     #[serde(default)]
     pub offset: usize,
-    /// At most this many (default 1000).
+    /// At most this many (default 1000); at least 1, so that `nextOffset` always advances.
     pub limit: Option<usize>,
 }
 
@@ -425,6 +428,9 @@ pub struct ContinueRecentParams {
     pub cwd: String,
     pub session_dir: Option<String>,
     pub profile: Option<Profile>,
+    /// Sync the session (opened or created) and every append to it before answering.
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// `session/forkFrom`: pi's `--fork`, a whole session copied into another project.
@@ -437,6 +443,9 @@ pub struct ForkFromParams {
     pub session_dir: Option<String>,
     /// A fixed id for the new session (validated as pi validates it).
     pub id: Option<String>,
+    /// Sync the new file (and its directory) and every append to it before answering.
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// `session/delete`: a session file and its listing cache row.

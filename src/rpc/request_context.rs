@@ -53,6 +53,9 @@ pub(crate) struct Shared<S> {
     pub(crate) outbox: Outbox,
     pub(crate) hooks: PendingHooks,
     pub(crate) serial: SerialQueues,
+    /// Set by the second stop request: requests that have not started answer -32800.
+    pub(crate) stopping: CancelToken,
+    pub(crate) pressure: Arc<super::pressure::Pressure>,
 }
 
 /// A handle on the running server: state, settings, notifications and hooks. Cheap to clone
@@ -90,6 +93,17 @@ impl<S: ServerState> ServerHandle<S> {
     /// for a method that must also wait for a second key.
     pub fn serial_queues(&self) -> &SerialQueues {
         &self.shared.serial
+    }
+
+    /// Set once the server is stopping without waiting: a request that has not started must
+    /// not start (see [`RpcError`] `server_stopping` in `methods.rs`).
+    pub(crate) fn stopping(&self) -> &CancelToken {
+        &self.shared.stopping
+    }
+
+    /// Waits until this request may do its work (see `pressure.rs`); hold the permit for it.
+    pub(crate) async fn admit(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.shared.pressure.admit().await
     }
 
     /// Queues a notification to the client. Notifications and responses leave in the order

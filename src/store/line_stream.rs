@@ -30,10 +30,19 @@ struct ReadChunk {
     lines: Vec<(usize, usize, LineRead)>,
 }
 
-/// Calls `each(line_number, offset, bytes, read)` for every line (split on `\n`; a last line
-/// without its newline included), in file order.
+/// The bytes `start..end` of a file, which begin at physical line `first_line` (1-based).
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub first_line: u64,
+}
+
+/// Calls `each(line_number, offset, bytes, read)` for every line of `span` (split on `\n`; a
+/// last line without its newline included), in file order.
 pub fn scan_lines(
     file: &SessionFile,
+    span: Span,
     max_line_bytes: usize,
     mut each: impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
 ) -> StoreResult<()> {
@@ -49,7 +58,7 @@ pub fn scan_lines(
     std::thread::scope(|scope| {
         let reader_done = done_tx.clone();
         scope.spawn(move || {
-            if let Err(e) = read_chunks(file, max_line_bytes, &job_tx, &free_rx) {
+            if let Err(e) = read_chunks(file, span, max_line_bytes, &job_tx, &free_rx) {
                 let _ = reader_done.send(Err(e));
             }
         });
@@ -59,18 +68,19 @@ pub fn scan_lines(
             scope.spawn(move || read_facts(&jobs, &done));
         }
         drop(done_tx);
-        deliver_in_order(&done_rx, &free_tx, &mut each)
+        deliver_in_order(&done_rx, &free_tx, span.first_line, &mut each)
     })
 }
 
 fn deliver_in_order(
     done: &Receiver<Result<ReadChunk, StoreError>>,
     free: &std::sync::mpsc::Sender<Vec<u8>>,
+    first_line: u64,
     each: &mut impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
 ) -> StoreResult<()> {
     let mut waiting: BTreeMap<usize, ReadChunk> = BTreeMap::new();
     let mut next = 0usize;
-    let mut line_number = 0u64;
+    let mut line_number = first_line.saturating_sub(1);
     for result in done.iter() {
         let read = result?;
         waiting.insert(read.chunk.seq, read);
@@ -115,20 +125,21 @@ fn read_facts(jobs: &Mutex<Receiver<Chunk>>, done: &SyncSender<Result<ReadChunk,
     }
 }
 
-/// Reads the bytes present now (appends start after them) in chunks that end at a line end.
+/// Reads the bytes of `span` in chunks that end at a line end.
 fn read_chunks(
     file: &SessionFile,
+    span: Span,
     max_line_bytes: usize,
     jobs: &SyncSender<Chunk>,
     free: &Receiver<Vec<u8>>,
 ) -> StoreResult<()> {
     let path = file.path();
-    let total = file.len();
+    let total = span.end;
     let mut carry: Vec<u8> = Vec::new();
-    let mut carry_offset = 0u64;
-    let mut position = 0u64;
+    let mut carry_offset = span.start;
+    let mut position = span.start;
     let mut seq = 0usize;
-    let mut lines_before = 0u64;
+    let mut lines_before = span.first_line.saturating_sub(1);
     while position < total {
         let want = (CHUNK_BYTES as u64).min(total - position) as usize;
         let mut bytes = free.try_recv().unwrap_or_default();
@@ -209,4 +220,22 @@ fn read_exact_at(
 ) -> StoreResult<()> {
     file.read_exact_at(buf, offset)
         .map_err(|e| StoreError::io(path, "cannot read", e))
+}
+
+/// Where the last `\n` in `start..end` is, reading backwards in blocks (a torn or growing last
+/// line costs one pass over itself, not over the file).
+pub fn last_newline(file: &SessionFile, start: u64, end: u64) -> StoreResult<Option<u64>> {
+    const BLOCK: u64 = 64 << 10;
+    let mut buffer = vec![0u8; BLOCK as usize];
+    let mut high = end;
+    while high > start {
+        let low = high.saturating_sub(BLOCK).max(start);
+        let block = &mut buffer[..(high - low) as usize];
+        read_exact_at(file.file(), block, low, file.path())?;
+        if let Some(p) = memchr::memrchr(b'\n', block) {
+            return Ok(Some(low + p as u64));
+        }
+        high = low;
+    }
+    Ok(None)
 }
