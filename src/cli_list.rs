@@ -1,11 +1,15 @@
-//! `pi-session list`: the sessions of a project (or of all projects) as a table or as JSON.
+//! `pi-session list` and `pi-session find`: the sessions of a project (or of all projects) as
+//! a table or as JSON, and the file of one session id, as the profile's pi finds them.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_session::repo::{CachePolicy, Repo, RepoError, SESSION_DIR_ENV, render};
+use pi_session::format::profile::Profile;
+use pi_session::repo::{
+    CachePolicy, HarnessListing, Repo, RepoError, SESSION_DIR_ENV, render, settings_session_dir,
+};
 
-use crate::{Failure, emit, warn};
+use crate::{Failure, emit, parse_profile, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -16,15 +20,36 @@ pub struct ListArgs {
     #[arg(long)]
     all: bool,
     /// Read sessions from this directory instead of the agent directory (pi's --session-dir;
-    /// default: $PI_CODING_AGENT_SESSION_DIR).
+    /// default: $PI_CODING_AGENT_SESSION_DIR, then settings.json's sessionDir). harness: the
+    /// sessions root.
     #[arg(long, value_name = "DIR")]
     session_dir: Option<String>,
+    /// Whose listing: pi-cli (pi 0.82.1, default), pi-1.6, or harness (pi-agent-core's
+    /// JsonlSessionRepo.list: header fields only, newest createdAt first).
+    #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+    profile: Profile,
     /// Print JSON (what pi's SessionInfo[] stringifies to) instead of a table.
     #[arg(long)]
     json: bool,
     /// Read every file; neither use nor update the listing cache.
     #[arg(long)]
     no_cache: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FindArgs {
+    /// The exact session id.
+    id: String,
+    /// The project whose sessions to look in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Look in this directory instead (as `list --session-dir`).
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<String>,
+    /// pi-1.6 (its findById: the first file in name order whose header has the id) or pi-cli
+    /// (pi 0.82.1: the newest listed session with the id).
+    #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+    profile: Profile,
 }
 
 pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
@@ -34,23 +59,22 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     } else {
         repo
     };
-    // As pi's command line: the flag, else the environment variable (tilde-expanded).
-    let from_env = std::env::var(SESSION_DIR_ENV)
-        .ok()
-        .filter(|d| !d.is_empty());
-    let session_dir = match (args.session_dir, from_env) {
-        (Some(flag), _) => Some(flag),
-        (None, Some(dir)) => Some(repo.env().normalize_path(&dir).map_err(fail)?),
-        (None, None) => None,
-    };
+    let cwd = args
+        .cwd
+        .unwrap_or_else(|| repo.env().process_cwd().to_string());
+    if args.profile == Profile::Harness {
+        let project = (!args.all).then_some(cwd.as_str());
+        let listing = repo
+            .harness_list(project, args.session_dir.as_deref())
+            .map_err(fail)?;
+        return print_harness(&listing, args.json);
+    }
+    let session_dir = session_dir(&repo, args.profile, &cwd, args.session_dir)?;
     let session_dir = session_dir.as_deref();
     let listed = if args.all {
-        repo.list_all(session_dir)
+        repo.list_all_as(args.profile, session_dir)
     } else {
-        let cwd = args
-            .cwd
-            .unwrap_or_else(|| repo.env().process_cwd().to_string());
-        repo.list(&cwd, session_dir)
+        repo.list_as(args.profile, &cwd, session_dir)
     };
     let listing = listed.map_err(fail)?;
     for warning in &listing.warnings {
@@ -60,6 +84,80 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
         render::listing_json(&listing.sessions)
     } else {
         render::listing_table(&listing.sessions)
+    };
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn find(args: FindArgs) -> Result<ExitCode, Failure> {
+    let repo = Repo::from_process().map_err(fail)?;
+    let cwd = args
+        .cwd
+        .unwrap_or_else(|| repo.env().process_cwd().to_string());
+    let session_dir = session_dir(&repo, args.profile, &cwd, args.session_dir)?;
+    let found = match args.profile {
+        Profile::Pi16 => repo.find_by_id(&cwd, &args.id, session_dir.as_deref()),
+        Profile::PiCli => repo.find_by_id_in_list(&cwd, &args.id, session_dir.as_deref()),
+        Profile::Harness => {
+            return Err(Failure::Usage(
+                "--profile harness: the harness has no findById (use pi-cli or pi-1.6)".into(),
+            ));
+        }
+    };
+    match found.map_err(fail)? {
+        Some(path) => {
+            emit(&format!("{}\n", path.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            warn(format_args!("no session with id {:?}", args.id));
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// As pi's command line: the flag, else the environment variable (tilde-expanded), else the
+/// `sessionDir` of settings.json as the profile's pi reads it.
+fn session_dir(
+    repo: &Repo,
+    profile: Profile,
+    cwd: &str,
+    flag: Option<String>,
+) -> Result<Option<String>, Failure> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    if let Some(dir) = std::env::var(SESSION_DIR_ENV)
+        .ok()
+        .filter(|d| !d.is_empty())
+    {
+        return Ok(Some(repo.env().normalize_path(&dir).map_err(fail)?));
+    }
+    settings_session_dir(repo.env(), profile, cwd).map_err(fail)
+}
+
+fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failure> {
+    for skip in &listing.skipped {
+        warn(format_args!("skipped {}", skip.reason));
+    }
+    let text = if json {
+        let rows: Vec<_> = listing.sessions.iter().map(|s| s.to_js_value()).collect();
+        pi_session::format::json::JsValue::Array(rows).stringify_pretty(2) + "\n"
+    } else {
+        listing
+            .sessions
+            .iter()
+            .map(|s| {
+                let text = |v: &pi_session::format::json::JsValue| v.to_js_string();
+                format!(
+                    "{}  {}  {}  {}\n",
+                    text(&s.created_at),
+                    text(&s.id),
+                    text(&s.cwd),
+                    s.path
+                )
+            })
+            .collect()
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -70,6 +70,9 @@ enum Command {
     },
     /// List sessions (pi's `/resume` list), newest activity first.
     List(cli_list::ListArgs),
+    /// Print the file of a session id (pi 1.6's findById with --profile pi-1.6); exit 1 when
+    /// no session has it.
+    Find(cli_list::FindArgs),
     /// Start a new session from a session file: the path before a user message (pi's /fork),
     /// or with --at the path up to any entry (pi's /clone). The source is never changed.
     Fork {
@@ -83,6 +86,9 @@ enum Command {
         /// Where to write the new session (default: beside the source).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// pi-cli (pi 0.82.1) or pi-1.6: whose /fork rules (the harness forks differently).
+        #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+        profile: Profile,
     },
     /// Apply an op script (the oracle's replay format) to a new session in OUT_DIR.
     Replay {
@@ -120,9 +126,10 @@ enum Command {
     Completions { shell: clap_complete::Shell },
 }
 
-fn parse_profile(text: &str) -> Result<Profile, String> {
-    Profile::parse(text)
-        .ok_or_else(|| format!("unknown profile {text:?} (expected pi-cli or harness)"))
+pub fn parse_profile(text: &str) -> Result<Profile, String> {
+    Profile::parse(text).ok_or_else(|| {
+        format!("unknown profile {text:?} (expected pi-cli, pi-0.82 (= pi-cli), pi-1.6 or harness)")
+    })
 }
 
 /// Why a command stopped short; reported as one line on stderr.
@@ -267,12 +274,14 @@ fn try_main() -> Result<ExitCode, Failure> {
         }
         Command::Check { file, profile } => check(&file, profile),
         Command::List(args) => cli_list::run(args),
+        Command::Find(args) => cli_list::find(args),
         Command::Fork {
             file,
             entry,
             at,
             out,
-        } => fork(&file, &entry, at, out.as_deref()),
+            profile,
+        } => fork(&file, &entry, at, out.as_deref(), profile),
         Command::Replay {
             ops,
             out_dir,
@@ -365,7 +374,13 @@ fn check(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
     })
 }
 
-fn fork(file: &Path, entry: &str, at: bool, out: Option<&Path>) -> Result<ExitCode, Failure> {
+fn fork(
+    file: &Path,
+    entry: &str,
+    at: bool,
+    out: Option<&Path>,
+    profile: Profile,
+) -> Result<ExitCode, Failure> {
     let env = pi_session::repo::PathEnv::from_process().map_err(|e| Failure::Store {
         file: None,
         error: e.into(),
@@ -377,6 +392,7 @@ fn fork(file: &Path, entry: &str, at: bool, out: Option<&Path>) -> Result<ExitCo
     };
     let forked = pi_session::repo::fork_file(
         &env,
+        profile,
         file,
         entry,
         position,

@@ -1019,8 +1019,11 @@ fn a_durable_backlog_does_not_delay_independent_reads_or_hook_timers() {
         info < Duration::from_millis(1000),
         "getInfo waited {info:?}"
     );
+    // Measured from when the client read the hook, which may be a little after the server
+    // sent it (and started its timer): the lower bound allows for that, the upper bound is
+    // what the backlog must not stretch.
     assert!(
-        timeout >= Duration::from_millis(1990) && timeout < Duration::from_millis(2600),
+        timeout >= Duration::from_millis(1500) && timeout < Duration::from_millis(2600),
         "the hook timed out after {timeout:?}"
     );
 }

@@ -164,3 +164,124 @@ fn the_session_dir_variable_stands_in_for_the_flag() {
         "only the sessions of --p--"
     );
 }
+
+/// Sessions tied on activity, named so that pi 0.82.1 (bytes) and pi 1.6 (collation) differ.
+fn world_with_ties() -> World {
+    let world = World::new();
+    let dir = world.home.join(".pi/agent/sessions/--p--");
+    for id in ["B", "a", "b"] {
+        write_file(
+            &dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
+            format!("{}\n", header(id, "/p", "2026-01-01T00:00:00.000Z")),
+            10,
+        );
+    }
+    world
+}
+
+fn listed_ids(out: &Output) -> Vec<String> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn list_and_find_follow_the_profile() {
+    let world = world_with_ties();
+    let list = |profile: &str| {
+        listed_ids(&pi_session(
+            &world,
+            &["list", "--cwd", "/p", "--json", "--profile", profile],
+        ))
+    };
+    assert_eq!(list("pi-cli"), ["B", "a", "b"]);
+    assert_eq!(list("pi-0.82"), ["B", "a", "b"], "the alias of pi-cli");
+    assert_eq!(list("pi-1.6"), ["B", "b", "a"]);
+    assert_eq!(
+        list("harness"),
+        ["B", "a", "b"],
+        "harness: header rows, readdir order"
+    );
+    let harness: Value = serde_json::from_slice(
+        &pi_session(&world, &["list", "--all", "--json", "--profile", "harness"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(harness[0]["createdAt"], "2026-01-01T00:00:00.000Z");
+
+    let bad = pi_session(&world, &["list", "--profile", "pi-1.7"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("pi-1.6") && stderr.contains("pi-0.82"),
+        "{stderr}"
+    );
+
+    let found = pi_session(&world, &["find", "b", "--cwd", "/p", "--profile", "pi-1.6"]);
+    assert!(found.status.success());
+    let path = String::from_utf8(found.stdout).unwrap();
+    assert!(path.trim_end().ends_with("_b.jsonl"), "{path}");
+    let missing = pi_session(&world, &["find", "c", "--cwd", "/p", "--profile", "pi-1.6"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no session with id"));
+    let found = pi_session(&world, &["find", "a", "--cwd", "/p"]);
+    assert!(
+        String::from_utf8(found.stdout)
+            .unwrap()
+            .trim_end()
+            .ends_with("_a.jsonl")
+    );
+}
+
+#[test]
+fn list_takes_the_session_dir_from_settings_as_each_pi_reads_it() {
+    let world = world_with_ties();
+    let elsewhere = world.root.path().join("elsewhere");
+    write_file(
+        &elsewhere.join("x.jsonl"),
+        format!("{}\n", header("x", "/p", "2026-01-01T00:00:00.000Z")),
+        10,
+    );
+    let settings = world.home.join(".pi/agent/settings.json");
+    // A byte order mark: pi 1.6 reads the file, pi 0.82.1 cannot parse it.
+    std::fs::write(
+        &settings,
+        format!("\u{feff}{{\"sessionDir\":\"{}\"}}", elsewhere.display()),
+    )
+    .unwrap();
+    let list = |profile: &str| {
+        listed_ids(&pi_session(
+            &world,
+            &["list", "--cwd", "/p", "--json", "--profile", profile],
+        ))
+    };
+    assert_eq!(list("pi-1.6"), ["x"]);
+    assert_eq!(list("pi-cli"), ["B", "a", "b"]);
+    // The flag wins over the settings.
+    let default_dir = world.home.join(".pi/agent/sessions/--p--");
+    let flagged = pi_session(
+        &world,
+        &[
+            "list",
+            "--cwd",
+            "/p",
+            "--json",
+            "--profile",
+            "pi-1.6",
+            "--session-dir",
+            default_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(listed_ids(&flagged), ["B", "b", "a"]);
+    std::fs::write(&settings, "{\"sessionDir\":5}").unwrap();
+    let out = pi_session(&world, &["list", "--cwd", "/p"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sessionDir"));
+}

@@ -7,6 +7,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
+use pi_session::format::profile::Profile;
 use pi_session::repo::{CachePolicy, SkipReason, parse_date};
 use serde_json::Value;
 use support::files::*;
@@ -421,8 +422,14 @@ fn flat_session_directory_lists_as_pi_lists_it() {
     let Some(oracle) = oracle else {
         return;
     };
-    let pi_list = world.pi(oracle, &["list", "--cwd", "/p", "--session-dir", flat_str]);
-    let pi_all = world.pi(oracle, &["list-all", "--session-dir", flat_str]);
+    let pi_list = PROFILES.map(|p| {
+        world.pi_of(
+            oracle,
+            p,
+            &["list", "--cwd", "/p", "--session-dir", flat_str],
+        )
+    });
+    let pi_all = PROFILES.map(|p| world.pi_of(oracle, p, &["list-all", "--session-dir", flat_str]));
     // Files changed within two seconds of being read are not cached; let them age first.
     std::thread::sleep(std::time::Duration::from_millis(2100));
     for (policy, round) in [
@@ -430,39 +437,50 @@ fn flat_session_directory_lists_as_pi_lists_it() {
         (CachePolicy::ReadWrite, "cold cache"),
         (CachePolicy::ReadWrite, "warm cache"),
     ] {
-        let repo = world.repo(policy);
-        let ours = repo.list("/p", Some(flat_str)).unwrap();
-        assert_same_rows(
-            &rows(&ours),
-            &pi_list["sessions"],
-            &format!("list, {round}"),
-        );
-        let ours = repo.list_all(Some(flat_str)).unwrap();
-        assert_same_rows(
-            &rows(&ours),
-            &pi_all["sessions"],
-            &format!("listAll, {round}"),
-        );
-        every_jsonl_is_accounted_for(&flat, &ours);
-        if round == "warm cache" {
-            // Every row comes from the cache; the directory named like a session is not
-            // opened at all.
-            assert_eq!(ours.stats.files_read, 0, "a warm listing reads no file");
+        for (i, profile) in PROFILES.into_iter().enumerate() {
+            let repo = world.repo(policy);
+            let ours = repo.list_as(profile, "/p", Some(flat_str)).unwrap();
+            assert_same_rows(
+                &rows(&ours),
+                &pi_list[i]["sessions"],
+                &format!("{}: list, {round}", profile.name()),
+            );
+            let ours = repo.list_all_as(profile, Some(flat_str)).unwrap();
+            assert_same_rows(
+                &rows(&ours),
+                &pi_all[i]["sessions"],
+                &format!("{}: listAll, {round}", profile.name()),
+            );
+            every_jsonl_is_accounted_for(&flat, &ours);
+            if round == "warm cache" {
+                // Every row comes from the cache; the directory named like a session is not
+                // opened at all.
+                assert_eq!(ours.stats.files_read, 0, "a warm listing reads no file");
+            }
         }
     }
     // A relative spelling of the directory gives relative paths, as in pi.
     let relative = "../flat/";
-    let pi_rel = world.pi(oracle, &["list", "--cwd", "/p", "--session-dir", relative]);
-    let ours = world
-        .repo(CachePolicy::ReadWrite)
-        .list("/p", Some(relative))
-        .unwrap();
-    assert_same_rows(
-        &rows(&ours),
-        &pi_rel["sessions"],
-        "list with a relative directory",
-    );
+    for profile in PROFILES {
+        let pi_rel = world.pi_of(
+            oracle,
+            profile,
+            &["list", "--cwd", "/p", "--session-dir", relative],
+        );
+        let ours = world
+            .repo(CachePolicy::ReadWrite)
+            .list_as(profile, "/p", Some(relative))
+            .unwrap();
+        assert_same_rows(
+            &rows(&ours),
+            &pi_rel["sessions"],
+            &format!("{}: list with a relative directory", profile.name()),
+        );
+    }
 }
+
+/// The two SessionManager versions whose listings are compared with their own code.
+const PROFILES: [Profile; 2] = [Profile::PiCli, Profile::Pi16];
 
 /// The default layout: `<agentDir>/sessions/<encoded cwd>/`, other projects beside it, and
 /// things `listAll` must ignore (files in the root, a symlinked directory).
@@ -509,22 +527,25 @@ fn agent_directory_lists_as_pi_lists_it() {
         let Some(oracle) = oracle("agent_directory_lists_as_pi_lists_it") else {
             return;
         };
-        let pi_list = world.pi(oracle, &["list", "--cwd", "/p"]);
-        let pi_all = world.pi(oracle, &["list-all"]);
-        for policy in [
-            CachePolicy::Off,
-            CachePolicy::ReadWrite,
-            CachePolicy::ReadWrite,
-        ] {
-            let repo = world.repo(policy);
-            let ours = repo.list("/p", None).unwrap();
-            assert_same_rows(&rows(&ours), &pi_list["sessions"], &format!("{what}: list"));
-            let ours = repo.list_all(None).unwrap();
-            assert_same_rows(
-                &rows(&ours),
-                &pi_all["sessions"],
-                &format!("{what}: listAll"),
-            );
+        for profile in PROFILES {
+            let pi_list = world.pi_of(oracle, profile, &["list", "--cwd", "/p"]);
+            let pi_all = world.pi_of(oracle, profile, &["list-all"]);
+            let what = format!("{what}, {}", profile.name());
+            for policy in [
+                CachePolicy::Off,
+                CachePolicy::ReadWrite,
+                CachePolicy::ReadWrite,
+            ] {
+                let repo = world.repo(policy);
+                let ours = repo.list_as(profile, "/p", None).unwrap();
+                assert_same_rows(&rows(&ours), &pi_list["sessions"], &format!("{what}: list"));
+                let ours = repo.list_all_as(profile, None).unwrap();
+                assert_same_rows(
+                    &rows(&ours),
+                    &pi_all["sessions"],
+                    &format!("{what}: listAll"),
+                );
+            }
         }
     }
 }
@@ -535,13 +556,21 @@ fn a_missing_sessions_root_lists_nothing() {
     let repo = world.repo(CachePolicy::ReadWrite);
     assert!(repo.list_all(None).unwrap().sessions.is_empty());
     assert!(repo.list("/nowhere", None).unwrap().sessions.is_empty());
+    assert!(
+        repo.list_all_as(Profile::Pi16, None)
+            .unwrap()
+            .sessions
+            .is_empty()
+    );
     let Some(oracle) = oracle("a_missing_sessions_root_lists_nothing") else {
         return;
     };
-    assert_eq!(
-        world.pi(oracle, &["list-all"])["sessions"],
-        Value::Array(vec![])
-    );
+    for profile in PROFILES {
+        assert_eq!(
+            world.pi_of(oracle, profile, &["list-all"])["sessions"],
+            Value::Array(vec![])
+        );
+    }
 }
 
 #[test]
@@ -620,8 +649,21 @@ fn continue_recent_picks_the_file_pi_picks() {
         if let Some(dir) = dir {
             args.extend(["--session-dir", dir]);
         }
-        let pis = world.pi(oracle, &args)["recent"].as_str().map(String::from);
-        assert_eq!(pick(cwd, dir), pis, "recent for {cwd:?} in {dir:?}");
+        for profile in PROFILES {
+            let pis = world.pi_of(oracle, profile, &args)["recent"]
+                .as_str()
+                .map(String::from);
+            let ours = repo
+                .continue_recent_candidate_as(profile, cwd, dir)
+                .unwrap()
+                .map(|p| p.to_string_lossy().into_owned());
+            assert_eq!(
+                ours,
+                pis,
+                "{}: recent for {cwd:?} in {dir:?}",
+                profile.name()
+            );
+        }
     }
     // continueRecent itself (it opens the chosen file; d is v3, so nothing is rewritten).
     let opened = world.pi(

@@ -358,6 +358,7 @@ transcripts!(
     session_fork_unknown_session,
     session_fork_veto,
     session_list,
+    session_pi16_profile,
     session_moves_harness,
     session_moves_pi_cli,
     session_navigate_errors,

@@ -85,28 +85,47 @@ pub fn fork_session(
 /// rewritten): the new session goes into `session_dir` (default: beside the source).
 pub fn fork_file(
     env: &PathEnv,
+    profile: Profile,
     source: &Path,
     entry_id: &str,
     position: ForkPosition,
     session_dir: Option<&Path>,
     ids: Arc<IdSource>,
 ) -> StoreResult<Forked> {
-    let (source, options) = source_and_options(env, source, &ids)?;
+    if !profile.is_session_manager() {
+        return Err(StoreError::new(
+            ErrorKind::InvalidArgument,
+            "a fork of a file is pi's /fork: use the pi-cli or pi-1.6 profile",
+        ));
+    }
+    let (source, mut options) = source_and_options(env, source, &ids)?;
+    options.profile = profile;
     let mut original = Session::open_read_only(&source, options)?;
     fork_session(env, &mut original, entry_id, position, session_dir, ids)
 }
 
 /// pi's `SessionManager.forkFrom`: the whole of `source` (every branch) copied into a new
 /// session of `target_cwd`, written at once, in `session_dir` or the cwd's default directory.
+/// pi 0.82.1 and 1.6 copy the same lines; the new session reads and writes as `profile` (a
+/// SessionManager profile). pi 1.6 also appends a missing final newline to the source; this
+/// never writes to a file it only reads.
 pub fn fork_from(
     env: &PathEnv,
+    profile: Profile,
     source: &Path,
     target_cwd: &str,
     session_dir: Option<&str>,
     id: Option<&str>,
     ids: Arc<IdSource>,
 ) -> StoreResult<Session> {
-    let (source, options) = source_and_options(env, source, &ids)?;
+    if !profile.is_session_manager() {
+        return Err(StoreError::new(
+            ErrorKind::InvalidArgument,
+            "forkFrom is pi's SessionManager.forkFrom: use the pi-cli or pi-1.6 profile",
+        ));
+    }
+    let (source, mut options) = source_and_options(env, source, &ids)?;
+    options.profile = profile;
     let invalid = || {
         StoreError::in_file(
             ErrorKind::InvalidSession,
@@ -134,7 +153,7 @@ pub fn fork_from(
         None => Place::Default,
     };
     let request = SessionRequest {
-        profile: Profile::PiCli,
+        profile,
         cwd: target_cwd,
         id,
         place,

@@ -143,6 +143,10 @@ pub fn new_session(
 /// pi's message when a session that is not written yet is forked (its `/fork` and `/clone`).
 pub const NOT_SAVED_MESSAGE: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
 
+/// pi 1.6's message for the same (it writes a session at its first user message).
+pub const NOT_SAVED_MESSAGE_1_6: &str =
+    "This session has not been saved yet. Send a message before cloning or forking it.";
+
 /// The new session a fork of `source` up to `leaf_id` becomes (pi's `createBranchedSession`):
 /// in `dir` when given, else beside the source (pi-cli) or in the cwd's directory under the
 /// sessions root (harness); in memory when the source is. It keeps the source's cwd (as pi
@@ -168,7 +172,11 @@ pub fn fork_target(
         }),
     };
     if dir.is_some() && !source.is_written() && leaf_id.is_some() {
-        return Err(StoreError::new(ErrorKind::NotSaved, NOT_SAVED_MESSAGE));
+        let message = match source.profile() {
+            Profile::Pi16 => NOT_SAVED_MESSAGE_1_6,
+            Profile::PiCli | Profile::Harness => NOT_SAVED_MESSAGE,
+        };
+        return Err(StoreError::new(ErrorKind::NotSaved, message));
     }
     // pi's SessionManager creates its directory when it is made, written or not.
     if let Some(dir) = dir.as_deref().filter(|d| !d.as_os_str().is_empty()) {

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::format::json::{self, JsValue};
+use crate::format::profile::Profile;
 use crate::repo::listing::session_file_names;
 use crate::repo::paths::join;
 use crate::repo::scan::open_regular;
@@ -26,23 +27,42 @@ impl Repo {
         cwd: &str,
         session_dir: Option<&str>,
     ) -> Result<Option<PathBuf>, RepoError> {
-        let dir = self.env().session_dir(cwd, session_dir)?;
+        self.continue_recent_candidate_as(Profile::PiCli, cwd, session_dir)
+    }
+
+    /// [`Repo::continue_recent_candidate`] as `profile`'s pi chooses. pi 1.6 `stat`s every
+    /// `*.jsonl` first and ranks by the exact `mtimeMs`; one that cannot be `stat`ed (a dangling
+    /// symlink, a file deleted meanwhile) makes it start a new session (`None`), as here.
+    pub fn continue_recent_candidate_as(
+        &self,
+        profile: Profile,
+        cwd: &str,
+        session_dir: Option<&str>,
+    ) -> Result<Option<PathBuf>, RepoError> {
+        let dir = self.env().session_dir_as(profile, cwd, session_dir)?;
         // pi passes the cwd only when filtering, and an empty one filters nothing.
         let filter = dir.cwd_filter.filter(|_| !cwd.is_empty());
         let io_dir = self.env().io_path(&dir.path);
         let Ok(names) = session_file_names(&io_dir) else {
             return Ok(None);
         };
-        let mut candidates: Vec<(f64, &String)> = names
-            .sessions
-            .iter()
-            .filter_map(|name| {
-                let meta = std::fs::metadata(io_dir.join(name)).ok()?;
-                // Only regular files: opening a FIFO would block (pi would hang there).
-                meta.is_file()
-                    .then(|| (FileStamp::of(&meta).mtime_ms(), name))
-            })
-            .collect();
+        let mut candidates: Vec<(f64, &String)> = Vec::new();
+        for name in &names.sessions {
+            let meta = match std::fs::metadata(io_dir.join(name)) {
+                Ok(meta) => meta,
+                Err(_) if profile == Profile::Pi16 => return Ok(None),
+                Err(_) => continue,
+            };
+            // Only regular files: opening a FIFO would block (pi would hang there).
+            if meta.is_file() {
+                let stamp = FileStamp::of(&meta);
+                let mtime = match profile {
+                    Profile::Pi16 => stamp.mtime_ms_exact(),
+                    Profile::PiCli | Profile::Harness => stamp.mtime_ms(),
+                };
+                candidates.push((mtime, name));
+            }
+        }
         // Stable: equal times keep name order, as pi's sort does.
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (_, name) in candidates {
@@ -64,8 +84,69 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// pi 1.6's `SessionManager.findById(cwd, id, sessionDir)`: the first `*.jsonl` of the
+    /// directory, in `readdir` (byte) order, whose header id is exactly `id` (and, in a custom
+    /// directory, whose header cwd matches). Only the header is read. pi 1.6 creates the
+    /// default directory when it is missing; this never does.
+    pub fn find_by_id(
+        &self,
+        cwd: &str,
+        id: &str,
+        session_dir: Option<&str>,
+    ) -> Result<Option<PathBuf>, RepoError> {
+        let dir = self.env().session_dir_as(Profile::Pi16, cwd, session_dir)?;
+        let io_dir = self.env().io_path(&dir.path);
+        let Ok(names) = session_file_names(&io_dir) else {
+            return Ok(None);
+        };
+        for name in &names.sessions {
+            // FIFOs and devices are never opened (pi would wait on a FIFO forever).
+            if !std::fs::metadata(io_dir.join(name)).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let Some(header) = discovery_header(&io_dir.join(name)) else {
+                continue;
+            };
+            if header.id.as_deref() != Some(id) {
+                continue;
+            }
+            if let Some(filter) = &dir.cwd_filter
+                && !header
+                    .cwd
+                    .as_deref()
+                    .is_some_and(|cwd| self.env().cwd_matches(cwd, filter))
+            {
+                continue;
+            }
+            return Ok(Some(PathBuf::from(join(&[&dir.path, name]))));
+        }
+        Ok(None)
+    }
+}
+
+impl Repo {
+    /// pi 0.82.1's way to an exact session id (it has no `findById`): the first row of
+    /// [`Repo::list`] (newest first) whose id is `id`.
+    pub fn find_by_id_in_list(
+        &self,
+        cwd: &str,
+        id: &str,
+        session_dir: Option<&str>,
+    ) -> Result<Option<PathBuf>, RepoError> {
+        let listing = self.list(cwd, session_dir)?;
+        Ok(listing
+            .sessions
+            .into_iter()
+            .find(|s| s.id.as_ref().and_then(JsValue::as_str).as_deref() == Some(id))
+            .map(|s| s.path))
+    }
+}
+
 /// A header found by the bounded discovery scan.
 pub(crate) struct DiscoveredHeader {
+    /// The header `id` (a string, or the header would not count).
+    pub id: Option<String>,
     /// The header `cwd` when it is a string.
     pub cwd: Option<String>,
 }
@@ -90,6 +171,10 @@ fn candidate(line: &[u8]) -> Candidate {
         return Candidate::Invalid;
     }
     Candidate::Header(DiscoveredHeader {
+        id: value
+            .get("id")
+            .and_then(JsValue::as_str)
+            .map(|id| id.into_owned()),
         cwd: value
             .get("cwd")
             .and_then(JsValue::as_str)

@@ -25,6 +25,13 @@ impl FileStamp {
         }
     }
 
+    /// `stats.mtimeMs` in Node: `sec * 1000 + nsec / 1e6`, not rounded (pi 1.6 sorts by it).
+    pub(crate) fn mtime_ms_exact(&self) -> f64 {
+        let sec = self.mtime_ns.div_euclid(1_000_000_000);
+        let nsec = self.mtime_ns.rem_euclid(1_000_000_000);
+        sec as f64 * 1000.0 + nsec as f64 / 1e6
+    }
+
     /// `stats.mtime.getTime()` in Node: `sec * 1000 + nsec / 1e6`, rounded half up.
     pub(crate) fn mtime_ms(&self) -> f64 {
         let sec = self.mtime_ns.div_euclid(1_000_000_000);

@@ -16,7 +16,7 @@ use super::pressure::Limits;
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.2";
+pub const PROTOCOL_VERSION: &str = "0.3";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;
@@ -323,6 +323,9 @@ pub struct Capabilities {
     pub max_pending_requests: usize,
     /// Bytes of output not yet read by the client above which no new request starts.
     pub max_unsent_bytes: usize,
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<&'static str>,
 }
 
 #[cfg(test)]

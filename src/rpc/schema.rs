@@ -94,6 +94,7 @@ pub fn protocol_schema() -> Value {
         .method::<ForkFromParams, OpenedSession>("session/forkFrom")
         .method::<ListParams, ListResult>("session/list")
         .method::<ListAllParams, ListResult>("session/listAll")
+        .method::<FindByIdParams, FindByIdResult>("session/findById")
         .method::<DeleteParams, DeleteResult>("session/delete")
         .method::<SessionRef, Empty>("session/close")
         .method::<AppendParams, AppendResult>("session/append")

@@ -561,6 +561,10 @@ impl<S: ServerState> Connection<S> {
                 max_frame_bytes: self.options.max_frame_bytes,
                 max_pending_requests: self.options.limits.max_pending_requests,
                 max_unsent_bytes: self.options.limits.max_unsent_bytes,
+                profiles: crate::format::profile::Profile::ALL
+                    .iter()
+                    .map(|p| p.name())
+                    .collect(),
             },
             settings,
         };

@@ -102,12 +102,28 @@ impl Session {
         let mut entries = Vec::new();
         let mut kept_ids = std::collections::HashSet::new();
         let mut parent = JsValue::Null;
+        // pi 1.6: a compaction's firstKeptEntryId naming a dropped label moves to the next
+        // entry kept after that label (which may be the compaction itself).
+        let repoint = self.profile() == Profile::Pi16;
+        let mut pending_labels: Vec<JsValue> = Vec::new();
+        let mut replacement: Vec<(JsValue, JsValue)> = Vec::new();
         for &position in &walk.positions {
             if self.record(position).kind() == Kind::Label {
+                if repoint {
+                    let label = self.entry_value(position)?;
+                    pending_labels.push(label.get("id").cloned().unwrap_or(JsValue::Null));
+                }
                 continue;
             }
             let mut value = self.entry_value(position)?;
             let id = value.get("id").cloned().unwrap_or(JsValue::Null);
+            for label in pending_labels.drain(..) {
+                replacement.retain(|(from, _)| *from != label);
+                replacement.push((label, id.clone()));
+            }
+            if repoint && self.record(position).kind() == Kind::Compaction {
+                repoint_first_kept(&mut value, &id, &replacement);
+            }
             if let Some(map) = value.as_object_mut() {
                 map.insert(JsString::new("parentId"), parent);
             }
@@ -156,8 +172,8 @@ impl Session {
 
     /// A new session holding `entries` after its header. pi-cli writes the file at once when
     /// `write_now` is set (`forkFrom`) or the entries hold an assistant message (otherwise at
-    /// the first one, as usual); harness writes it at once. The leaf is the fold over the
-    /// entries.
+    /// the first one, as usual), pi-1.6 when they hold a user or an assistant message
+    /// (`_hasConversation`); harness writes it at once. The leaf is the fold over the entries.
     pub fn from_entries(
         new: NewSession,
         entries: &[JsValue],
@@ -187,10 +203,50 @@ impl Session {
             lines.push(line);
         }
         session.replace_index(index);
+        let has_conversation = || {
+            entries.iter().any(|entry| {
+                entry.get("type").and_then(JsValue::as_str).as_deref() == Some("message")
+                    && matches!(
+                        entry
+                            .get("message")
+                            .and_then(|m| m.get("role"))
+                            .and_then(JsValue::as_str)
+                            .as_deref(),
+                        Some("user" | "assistant")
+                    )
+            })
+        };
+        let now = match profile {
+            Profile::Harness => true,
+            Profile::Pi16 => write_now || has_conversation(),
+            Profile::PiCli => write_now,
+        };
         if let Some(path) = new.path {
-            session.persist_at(path, write_now || profile == Profile::Harness)?;
+            session.persist_at(path, now)?;
         }
         Ok(session)
+    }
+}
+
+/// pi 1.6's `createBranchedSession` rule for a compaction on the copied path: a
+/// `firstKeptEntryId` equal to the compaction's own id stays; one naming a dropped label
+/// becomes that label's replacement; anything else stays (the key keeps its place).
+fn repoint_first_kept(
+    compaction: &mut JsValue,
+    own_id: &JsValue,
+    replacement: &[(JsValue, JsValue)],
+) {
+    let Some(first_kept) = compaction.get("firstKeptEntryId").cloned() else {
+        return;
+    };
+    if first_kept == *own_id {
+        return;
+    }
+    let Some((_, to)) = replacement.iter().find(|(from, _)| *from == first_kept) else {
+        return;
+    };
+    if let Some(map) = compaction.as_object_mut() {
+        map.insert(JsString::new("firstKeptEntryId"), to.clone());
     }
 }
 

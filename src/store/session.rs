@@ -676,6 +676,15 @@ impl Session {
         Ok(offset)
     }
 
+    /// Whether the file grew since it was last read (another program appended): one `fstat`,
+    /// so a caller can decide where to run [`Session::follow_tail`].
+    pub fn tail_grew(&mut self) -> StoreResult<bool> {
+        match self.file.as_mut() {
+            Some(file) => file.grown(),
+            None => Ok(false),
+        }
+    }
+
     /// Picks up what another program appended since the file was last read (pi takes no lock,
     /// so a pi process may append to a session this program has open): the new complete lines
     /// are indexed, with a warning; a last line still being written waits until it is whole.

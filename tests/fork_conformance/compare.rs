@@ -136,10 +136,11 @@ pub(crate) fn our_fork(
     out: &Path,
     opened: &mut HashMap<usize, Session>,
     workdir: &Path,
+    profile: Profile,
 ) -> Forked {
     if source.v1 && case.unknown_id.is_none() {
         let session = opened.entry(case.source).or_insert_with(|| {
-            Session::open_read_only(&source.path, SessionOptions::default()).unwrap()
+            Session::open_read_only(&source.path, SessionOptions::with_profile(profile)).unwrap()
         });
         return library_fork(session, &source.path, case.index, case.position, out);
     }
@@ -157,7 +158,7 @@ pub(crate) fn our_fork(
         .env_remove("PI_CODING_AGENT_DIR")
         .arg("fork")
         .arg(&source.path)
-        .args(["--entry", &entry, "--out"])
+        .args(["--profile", profile.name(), "--entry", &entry, "--out"])
         .arg(out);
     if case.position == Position::At {
         command.arg("--at");
@@ -201,7 +202,7 @@ pub(crate) fn library_fork(
     let ids = Arc::new(IdSource::system());
     let options = SessionOptions {
         ids: ids.clone(),
-        ..SessionOptions::default()
+        ..SessionOptions::with_profile(session.profile())
     };
     let id = str_of(&session.entry_value(index as u32).unwrap(), "id").unwrap();
     let position = match position {
@@ -316,6 +317,7 @@ pub(crate) fn compare_forks(
                 &out("ours", i),
                 &mut opened,
                 &workdir,
+                scratch.profile,
             )
         })
         .collect();

@@ -97,7 +97,20 @@ fn fork_from_matches_pi() {
     if !pi_available("fork_from_matches_pi") {
         return;
     }
-    let scratch = Scratch::new();
+    fork_from_matches(Profile::PiCli);
+}
+
+#[test]
+fn fork_from_matches_pi_1_6() {
+    if !pi_available("fork_from_matches_pi_1_6") {
+        return;
+    }
+    fork_from_matches(Profile::Pi16);
+}
+
+/// Every kind of source copied by `session/forkFrom` in `profile` and by that profile's pi.
+fn fork_from_matches(profile: Profile) {
+    let scratch = Scratch::of(profile);
     let mut sources = hand_made_sources(&scratch);
     sources.push(Source::new(
         "two headers",
@@ -114,6 +127,20 @@ fn fork_from_matches_pi() {
     sources.extend(generated_sources(&scratch, &[5]));
     sources.extend(fixture_sources());
     sources.extend(migrated_fixture_sources(&scratch));
+    if profile == Profile::Pi16 {
+        // pi 1.6 appends a missing final newline to the file it forks from: give it copies.
+        sources = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let name = s.path.file_name().unwrap().to_str().unwrap();
+                let copy = scratch.path(&format!("sources/{i}/{name}"));
+                std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+                std::fs::copy(&s.path, &copy).unwrap();
+                Source::new(&s.name, copy)
+            })
+            .collect();
+    }
     let version = |source: &Source| {
         let header = lines(&source.path).into_iter().find_map(|l| {
             json::parse(&l)
@@ -152,7 +179,12 @@ fn fork_from_matches_pi() {
     let requests: Vec<(&str, serde_json::Value)> = sources
         .iter()
         .enumerate()
-        .map(|(i, s)| fork_from_request(&s.path, TARGET_CWD, &out("ours", i), None))
+        .map(|(i, s)| {
+            let (method, mut params) =
+                fork_from_request(&s.path, TARGET_CWD, &out("ours", i), None);
+            params["profile"] = profile.name().into();
+            (method, params)
+        })
         .collect();
     let answers = rpc(&scratch.path(""), &requests);
     let (mut same, mut migrated_here) = (0, 0);
@@ -173,6 +205,11 @@ fn fork_from_matches_pi() {
         }
         let result = &answer["result"];
         assert_eq!(result["written"], true, "{what}: {answer}");
+        assert_eq!(
+            result["profile"],
+            profile.name(),
+            "{what}: the new session's profile"
+        );
         let file = PathBuf::from(result["path"].as_str().unwrap());
         assert_eq!(
             files_in(&out("ours", i)),

@@ -32,6 +32,7 @@ use std::sync::Arc;
 
 use pi_session::format::ids::IdSource;
 use pi_session::format::json::{self, JsValue};
+use pi_session::format::profile::Profile;
 use pi_session::repo::session_file_name;
 use pi_session::store::{ForkPosition, NewSession, Session, SessionOptions};
 
@@ -72,12 +73,19 @@ fn oracle() -> &'static Oracle {
 /// A scratch directory, canonical (paths in files and messages are compared as text).
 struct Scratch {
     dir: tempfile::TempDir,
+    /// Whose forks are compared: pi-cli (pi 0.82.1) or pi-1.6, on both sides.
+    profile: Profile,
 }
 
 impl Scratch {
     fn new() -> Scratch {
+        Scratch::of(Profile::PiCli)
+    }
+
+    fn of(profile: Profile) -> Scratch {
         Scratch {
             dir: tempfile::tempdir().unwrap(),
+            profile,
         }
     }
 

@@ -21,8 +21,11 @@ pub(crate) fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> V
     );
     let tmp = scratch.path("node-tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let output = oracle()
-        .command("pi-fork.mjs")
+    let mut command = oracle().command("pi-fork.mjs");
+    if scratch.profile == Profile::Pi16 {
+        command.env("PI_FORK_VERSION", "1.6");
+    }
+    let output = command
         .arg(oracle().dir())
         .arg("batch")
         .arg(&jobs_file)
@@ -40,7 +43,8 @@ pub(crate) fn pi_forks(scratch: &Scratch, name: &str, jobs: &[Vec<String>]) -> V
     let results = parse(std::str::from_utf8(&output.stdout).unwrap().trim_end());
     let results = results.as_array().expect("an array").to_vec();
     assert_eq!(results.len(), jobs.len());
-    support::count(&format!("fork suite, {name}"), results.len());
+    let version = scratch.profile.name();
+    support::count(&format!("fork suite, {name} ({version})"), results.len());
     results
 }
 

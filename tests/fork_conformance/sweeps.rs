@@ -106,3 +106,103 @@ fn forks_of_the_real_fixtures_match_pi() {
     let report = compare_forks(&scratch, "fixtures", &sources, &cases);
     assert!(report.written >= 50, "written forks: {}", report.written);
 }
+
+/// Compactions whose kept entry is a label: pi 1.6's `createBranchedSession` repoints them to
+/// the next entry kept after the label (the compaction itself when the labels are directly
+/// before it); 0.82.1 keeps the dangling id. One compaction keeps its own id (retains nothing).
+fn label_repoint_session() -> String {
+    let compaction = |id: &str, parent: &str, second: u32, first_kept: &str| {
+        format!(
+            r#"{{"type":"compaction","id":"{id}","parentId":"{parent}","timestamp":"{}","summary":"summary {id}","firstKeptEntryId":"{first_kept}","tokensBefore":10}}"#,
+            ts(second)
+        )
+    };
+    file_text(&[
+        header("repoint"),
+        user("u1", None, 1, "first"),
+        assistant("a1", Some("u1"), 2, "one"),
+        label("l1", "a1", "u1", Some(r#""start""#), Some(3)),
+        user("u2", Some("l1"), 4, "second"),
+        assistant("a2", Some("u2"), 5, "two"),
+        compaction("c1", "a2", 6, "l1"),
+        label("l2", "c1", "a2", Some(r#""x""#), Some(7)),
+        label("l3", "l2", "u2", Some(r#""y""#), Some(8)),
+        compaction("c2", "l3", 9, "l2"),
+        user("u3", Some("c2"), 10, "third"),
+        compaction("c3", "u3", 11, "c3"),
+        assistant("a3", Some("c3"), 12, "three"),
+    ])
+}
+
+#[test]
+fn forks_match_pi_1_6() {
+    if !pi_available("forks_match_pi_1_6") {
+        return;
+    }
+    let scratch = Scratch::of(Profile::Pi16);
+    let mut sources = hand_made_sources(&scratch);
+    sources.push(Source::new(
+        "label-repoint",
+        scratch.write("hand/label-repoint.jsonl", &label_repoint_session()),
+    ));
+    sources.extend(replay_sources(&scratch));
+    let cases: Vec<ForkCase> = (0..sources.len())
+        .flat_map(|s| spread(&sources, s, Spread::Every))
+        .collect();
+    let report = compare_forks(&scratch, "pi-1.6", &sources, &cases);
+    assert_eq!(report.compared, cases.len());
+    assert!(report.written >= 60, "written forks: {}", report.written);
+    assert!(
+        report.labels_recreated >= 25,
+        "labels re-created: {}",
+        report.labels_recreated
+    );
+}
+
+#[test]
+fn label_repointing_is_pi_1_6s_alone() {
+    // The same branch in both profiles: only pi-1.6 moves c1's and c2's firstKeptEntryId.
+    let scratch = Scratch::new();
+    let path = scratch.write("repoint.jsonl", &label_repoint_session());
+    let first_kept = |profile: Profile| -> Vec<(String, String)> {
+        let mut session =
+            Session::open_read_only(&path, SessionOptions::with_profile(profile)).unwrap();
+        session
+            .branched_entries("a3")
+            .unwrap()
+            .iter()
+            .filter(|e| str_of(e, "type").as_deref() == Some("compaction"))
+            .map(|e| {
+                (
+                    str_of(e, "id").unwrap(),
+                    str_of(e, "firstKeptEntryId").unwrap(),
+                )
+            })
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        first_kept(Profile::Pi16),
+        [pair("c1", "u2"), pair("c2", "c2"), pair("c3", "c3")]
+    );
+    assert_eq!(
+        first_kept(Profile::PiCli),
+        [pair("c1", "l1"), pair("c2", "l2"), pair("c3", "c3")]
+    );
+}
+
+#[test]
+fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
+    if !pi_available("forks_of_generated_sessions_and_fixtures_match_pi_1_6") {
+        return;
+    }
+    let scratch = Scratch::of(Profile::Pi16);
+    let mut sources = generated_sources(&scratch, &[6]);
+    sources.extend(migrated_fixture_sources(&scratch));
+    let cases: Vec<ForkCase> = (0..sources.len())
+        .flat_map(|s| spread(&sources, s, Spread::Sample(4)))
+        .collect();
+    let report = compare_forks(&scratch, "pi-1.6 generated", &sources, &cases);
+    assert_eq!(report.compared, cases.len());
+    assert!(report.written >= 10, "written forks: {}", report.written);
+}

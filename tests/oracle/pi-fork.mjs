@@ -6,6 +6,8 @@
 //   node pi-fork.mjs ORACLE_DIR migrated FILE OUT_DIR             -> a copy of FILE in OUT_DIR, opened (so migrated) by pi
 //   node pi-fork.mjs ORACLE_DIR batch JOBS_JSON                   -> each job (an argument array) in this process
 //
+// With PI_FORK_VERSION=1.6 in the environment, pi 1.6.0's code runs instead of 0.82.1's.
+//
 // Prints {"file", "written", "leafId", ...} on stdout; a library error: {"error": message}, exit 1. `batch` prints
 // one array of those and exits 0.
 //
@@ -27,7 +29,9 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [oracleDir, mode, ...rest] = process.argv.slice(2);
-const url = pathToFileURL(join(oracleDir, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
+// PI_FORK_VERSION=1.6 runs pi 1.6.0's SessionManager (the npm alias in the oracle install).
+const PACKAGE = process.env.PI_FORK_VERSION === "1.6" ? "pi-coding-agent-1.6" : "@earendil-works/pi-coding-agent";
+const url = pathToFileURL(join(oracleDir, "node_modules", PACKAGE, "dist/core/session-manager.js"));
 const { SessionManager } = await import(url.href);
 
 // Anything the library logs must not end up in the JSON document on stdout.

@@ -11,6 +11,13 @@
 //   node target/oracle/pi-listing.mjs dates TEXT...
 //   node target/oracle/pi-listing.mjs ids ID...
 //   node target/oracle/pi-listing.mjs bench list|list-all [--cwd CWD] [--session-dir DIR] [--runs N]
+//   node target/oracle/pi-listing.mjs find-by-id ID --cwd CWD [--session-dir DIR]     (1.6 only)
+//   node target/oracle/pi-listing.mjs settings --cwd CWD      (settings.json's sessionDir)
+//   node target/oracle/pi-listing.mjs harness-list [--cwd CWD] --session-dir ROOT
+//
+// `--version 1.6` runs pi 1.6.0's code (the `pi-coding-agent-1.6` alias in the install) instead
+// of 0.82.1's. `harness-list` is pi-agent-core's `JsonlSessionRepo.list` over the sessions root
+// ROOT (whose rows are printed as they are, `createdAt` and all).
 //
 // `recent` is `findMostRecentSession` called the way `continueRecent` calls it (read-only);
 // `continue` really calls `continueRecent` and reports the file it opened, which may migrate
@@ -28,7 +35,14 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 // The suite runs this script from the oracle install (target/oracle), beside node_modules.
 const ORACLE_DIR = process.env.PI_ORACLE_DIR ?? HERE;
-const CORE = join(ORACLE_DIR, "node_modules/@earendil-works/pi-coding-agent/dist/core");
+const VERSION_AT = process.argv.indexOf("--version");
+const VERSION = VERSION_AT > 0 ? process.argv.splice(VERSION_AT, 2)[1] : "0.82.1";
+const PACKAGES = { "0.82.1": "@earendil-works/pi-coding-agent", "1.6": "pi-coding-agent-1.6" };
+if (!PACKAGES[VERSION]) {
+	process.stderr.write(`pi-listing: --version must be 0.82.1 or 1.6\n`);
+	process.exit(2);
+}
+const CORE = join(ORACLE_DIR, "node_modules", PACKAGES[VERSION], "dist/core");
 
 // Anything the library logs must not end up in our stdout document.
 console.log = (...args) => console.error(...args);
@@ -103,10 +117,26 @@ const sessionDir = options["session-dir"];
 // continueRecent's choice without opening the file: the same directory and filter rules.
 // (getDefaultSessionDirPath is not exported; getDefaultSessionDir returns the same path but
 // also creates the directory, which only matters in the throwaway HOME of a test.)
+// (pi 1.6 compares the directories with pathsEqual, 0.82.1 with !==, as their own code does.)
 function recent() {
 	const dir = sessionDir ? paths.normalizePath(sessionDir) : sm.getDefaultSessionDir(cwd);
-	const filterCwd = sessionDir !== undefined && dir !== sm.getDefaultSessionDir(cwd);
+	const filterCwd =
+		sessionDir !== undefined &&
+		(VERSION === "1.6" ? !paths.pathsEqual(dir, sm.getDefaultSessionDir(cwd)) : dir !== sm.getDefaultSessionDir(cwd));
 	return findMostRecentSession(dir, filterCwd ? cwd : undefined);
+}
+
+async function harnessList() {
+	const agentCore = join(ORACLE_DIR, "node_modules/@earendil-works/pi-agent-core/dist/harness");
+	const { JsonlSessionRepo } = await import(pathToFileURL(join(agentCore, "session/jsonl-repo.js")).href);
+	const { NodeExecutionEnv } = await import(pathToFileURL(join(agentCore, "env/nodejs.js")).href);
+	const fs = new NodeExecutionEnv({ cwd: process.cwd() });
+	const repo = new JsonlSessionRepo({ fs, sessionsRoot: sessionDir });
+	try {
+		return { sessions: wellFormed(await repo.list(options.cwd ? { cwd: options.cwd } : {})) };
+	} catch (error) {
+		return { error: String(error?.message ?? error) };
+	}
 }
 
 switch (command) {
@@ -160,6 +190,22 @@ switch (command) {
 		print({ sessions: count, millis: times });
 		break;
 	}
+	case "find-by-id":
+		print({ path: SessionManager.findById(cwd, options.positional[0], sessionDir) ?? null });
+		break;
+	case "settings": {
+		const { SettingsManager } = await import(pathToFileURL(join(CORE, "settings-manager.js")).href);
+		try {
+			const settings = SettingsManager.create(cwd);
+			print({ sessionDir: settings.getSessionDir() ?? null });
+		} catch (error) {
+			print({ error: String(error?.message ?? error) });
+		}
+		break;
+	}
+	case "harness-list":
+		print(await harnessList());
+		break;
 	default:
-		usage("command must be one of list, list-all, recent, continue, paths, dates, ids, bench");
+		usage("command must be one of list, list-all, recent, continue, paths, dates, ids, bench, find-by-id, settings, harness-list");
 }

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use pi_session::format::json::JsValue;
+use pi_session::format::profile::Profile;
 use pi_session::repo::{CachePolicy, Listing, PathEnv, Repo, SessionInfo};
 use serde_json::{Value, json};
 
@@ -53,7 +54,15 @@ impl World {
 
     /// Runs pi's listing code (`pi-listing.mjs ARGS`) in this world: its JSON document.
     pub fn pi(&self, oracle: &Oracle, args: &[&str]) -> Value {
+        self.pi_of(oracle, Profile::PiCli, args)
+    }
+
+    /// [`World::pi`] with the code of `profile`'s pi: 0.82.1 for pi-cli, 1.6.0 for pi-1.6.
+    pub fn pi_of(&self, oracle: &Oracle, profile: Profile, args: &[&str]) -> Value {
         let mut command = oracle.command("pi-listing.mjs");
+        if profile == Profile::Pi16 {
+            command.args(["--version", "1.6"]);
+        }
         command
             .args(args)
             .current_dir(&self.work)
@@ -70,7 +79,7 @@ impl World {
             String::from_utf8_lossy(&out.stderr)
         );
         // Every listing document pi prints is compared with this program's.
-        super::count(&format!("pi-listing {}", args[0]), 1);
+        super::count(&format!("pi-listing {} ({})", args[0], profile.name()), 1);
         serde_json::from_slice(&out.stdout).expect("pi-listing prints JSON")
     }
 }

@@ -30,13 +30,15 @@ pub(crate) fn session_file_names(dir: &Path) -> io::Result<DirNames> {
     Ok(DirNames { sessions, not_utf8 })
 }
 
-/// The subdirectories of the sessions root, sorted: symlinks are not followed, as with
-/// Node's `Dirent.isDirectory()`.
-pub(crate) fn project_dir_names(root: &Path) -> io::Result<Vec<String>> {
+/// The project directories of the sessions root, sorted by bytes. pi 0.82.1 takes
+/// `Dirent.isDirectory()` (symlinks are not followed); pi 1.6 also takes symbolic links
+/// (`follow_links`), whose targets are then read as directories (a link to a file lists nothing).
+pub(crate) fn project_dir_names(root: &Path, follow_links: bool) -> io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in fs::read_dir(root)? {
         let entry = entry?;
-        if entry.file_type()?.is_dir()
+        let kind = entry.file_type()?;
+        if (kind.is_dir() || (follow_links && kind.is_symlink()))
             && let Some(name) = entry.file_name().to_str()
         {
             names.push(name.to_string());

@@ -1,16 +1,20 @@
 //! pi's `SessionManager.list` and `listAll`: which files, which rows, in which order.
 
+mod collate;
 mod dir;
 mod parallel;
 mod plan;
 
 use std::path::PathBuf;
 
+pub(crate) use collate::locale_compare;
 pub(crate) use dir::session_file_names;
 
+use crate::format::profile::Profile;
 use crate::repo::paths::join;
 use crate::repo::scan::SkipReason;
 use crate::repo::session_info::SessionInfo;
+use crate::repo::stamp::FileStamp;
 use crate::repo::{CachePolicy, Repo, RepoError};
 use parallel::{ScanDone, scan_all};
 use plan::DirPlan;
@@ -44,33 +48,63 @@ impl std::fmt::Display for ListWarning {
 }
 
 impl Repo {
-    /// pi's `SessionManager.list(cwd, sessionDir)`: the sessions of one project, from its
-    /// default directory, or from `session_dir` used flat and filtered by header cwd.
+    /// pi's `SessionManager.list(cwd, sessionDir)` (pi 0.82.1): the sessions of one project,
+    /// from its default directory, or from `session_dir` used flat and filtered by header cwd.
     pub fn list(&self, cwd: &str, session_dir: Option<&str>) -> Result<Listing, RepoError> {
-        let dir = self.env().session_dir(cwd, session_dir)?;
+        self.list_as(Profile::PiCli, cwd, session_dir)
+    }
+
+    /// [`Repo::list`] as `profile`'s `SessionManager` does it: pi 1.6 orders sessions with equal
+    /// activity times by file name, `localeCompare` descending, and tells the default directory
+    /// from a custom one by resolved path. (The harness lists with [`Repo::harness_list`].)
+    pub fn list_as(
+        &self,
+        profile: Profile,
+        cwd: &str,
+        session_dir: Option<&str>,
+    ) -> Result<Listing, RepoError> {
+        let dir = self.env().session_dir_as(profile, cwd, session_dir)?;
         let mut listing = self.list_dirs(&[dir.path]);
         if let Some(filter) = &dir.cwd_filter {
             listing
                 .sessions
                 .retain(|s| self.env().cwd_matches(&s.cwd, filter));
         }
+        if profile == Profile::Pi16 {
+            sort_by_name_descending(&mut listing.sessions);
+        }
         sort_newest_first(&mut listing.sessions);
         Ok(listing)
     }
 
-    /// pi's `SessionManager.listAll(sessionDir)`: every project directory under the sessions
-    /// root (top-level files there are ignored), or `session_dir` alone, unfiltered.
+    /// pi's `SessionManager.listAll(sessionDir)` (pi 0.82.1): every project directory under the
+    /// sessions root (top-level files there are ignored), or `session_dir` alone, unfiltered.
     pub fn list_all(&self, session_dir: Option<&str>) -> Result<Listing, RepoError> {
-        let dirs = match session_dir.filter(|d| !d.is_empty()) {
-            Some(explicit) => vec![self.env().normalize_path(explicit)?],
+        self.list_all_as(Profile::PiCli, session_dir)
+    }
+
+    /// [`Repo::list_all`] as `profile`'s `SessionManager` does it. pi 1.6 also walks symlinked
+    /// project directories, and over the sessions root orders equal activity times by file
+    /// modification time, newest first, then by file name (`localeCompare` descending).
+    pub fn list_all_as(
+        &self,
+        profile: Profile,
+        session_dir: Option<&str>,
+    ) -> Result<Listing, RepoError> {
+        let follow_links = profile == Profile::Pi16;
+        let (dirs, over_root) = match session_dir.filter(|d| !d.is_empty()) {
+            Some(explicit) => (vec![self.env().normalize_path(explicit)?], false),
             None => {
                 let root = self.env().sessions_root();
                 let io_root = self.env().io_path(&root);
                 if !io_root.exists() {
                     return Ok(Listing::default());
                 }
-                match dir::project_dir_names(&io_root) {
-                    Ok(names) => names.iter().map(|name| join(&[&root, name])).collect(),
+                match dir::project_dir_names(&io_root, follow_links) {
+                    Ok(names) => {
+                        let dirs = names.iter().map(|name| join(&[&root, name])).collect();
+                        (dirs, true)
+                    }
                     Err(e) => {
                         return Ok(Listing {
                             warnings: vec![unreadable(PathBuf::from(root), &e)],
@@ -81,8 +115,34 @@ impl Repo {
             }
         };
         let mut listing = self.list_dirs(&dirs);
+        if profile == Profile::Pi16 {
+            if over_root {
+                self.sort_by_mtime_then_name(&mut listing.sessions);
+            } else {
+                sort_by_name_descending(&mut listing.sessions);
+            }
+        }
         sort_newest_first(&mut listing.sessions);
         Ok(listing)
+    }
+
+    /// pi 1.6's candidate order in `listAll()`: file `mtimeMs` descending (a file that cannot
+    /// be `stat`ed last), then base name `localeCompare` descending.
+    fn sort_by_mtime_then_name(&self, sessions: &mut Vec<SessionInfo>) {
+        let mut keyed: Vec<(f64, SessionInfo)> = std::mem::take(sessions)
+            .into_iter()
+            .map(|info| {
+                let spelled = info.path.to_string_lossy();
+                let mtime = std::fs::metadata(self.env().io_path(&spelled))
+                    .map_or(f64::NEG_INFINITY, |m| FileStamp::of(&m).mtime_ms_exact());
+                (mtime, info)
+            })
+            .collect();
+        keyed.sort_by(|(ma, a), (mb, b)| {
+            mb.total_cmp(ma)
+                .then_with(|| locale_compare(&base_name(b), &base_name(a)))
+        });
+        sessions.extend(keyed.into_iter().map(|(_, info)| info));
     }
 
     /// The rows of every session file in `dirs`, in directory then name order (unsorted).
@@ -121,6 +181,18 @@ pub(crate) fn unreadable(path: PathBuf, e: &std::io::Error) -> ListWarning {
             error: e.to_string(),
         },
     }
+}
+
+/// pi 1.6's `files.sort((a, b) => b.localeCompare(a))` (stable, so names the collation finds
+/// equal keep the byte order they were read in).
+fn sort_by_name_descending(sessions: &mut [SessionInfo]) {
+    sessions.sort_by(|a, b| locale_compare(&base_name(b), &base_name(a)));
+}
+
+fn base_name(info: &SessionInfo) -> std::borrow::Cow<'_, str> {
+    info.path
+        .file_name()
+        .map_or(std::borrow::Cow::Borrowed(""), |n| n.to_string_lossy())
 }
 
 /// pi's `sort((a, b) => b.modified - a.modified)`: newest first, stable. pi compares invalid

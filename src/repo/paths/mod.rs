@@ -13,6 +13,7 @@ mod node_path;
 pub use file_url::FileUrlError;
 pub(crate) use node_path::{is_absolute, join, resolve};
 
+use crate::format::profile::Profile;
 use crate::repo::error::RepoError;
 
 /// The environment variable that moves the agent directory.
@@ -164,6 +165,18 @@ impl PathEnv {
     /// explicit session directory (`--session-dir`), and the cwd filter that goes with it.
     /// An empty explicit directory counts as none, as in pi.
     pub fn session_dir(&self, cwd: &str, explicit: Option<&str>) -> Result<SessionDir, RepoError> {
+        self.session_dir_as(Profile::PiCli, cwd, explicit)
+    }
+
+    /// [`PathEnv::session_dir`] as `profile`'s pi decides "a custom directory": pi 0.82.1
+    /// compares the strings, pi 1.6 the resolved paths (`pathsEqual`), so `<default>/` is the
+    /// default directory in 1.6 and a custom one in 0.82.1.
+    pub fn session_dir_as(
+        &self,
+        profile: Profile,
+        cwd: &str,
+        explicit: Option<&str>,
+    ) -> Result<SessionDir, RepoError> {
         let default = self.default_session_dir(cwd)?;
         let Some(explicit) = explicit.filter(|d| !d.is_empty()) else {
             return Ok(SessionDir {
@@ -174,7 +187,11 @@ impl PathEnv {
         let path = self.normalize_path(explicit)?;
         // pi compares the strings: an explicit spelling of the default directory that differs
         // (say with a trailing slash) counts as a custom directory and filters by cwd.
-        let cwd_filter = if path != default {
+        let custom = match profile {
+            Profile::Pi16 => resolve(&self.process_cwd, &path) != default,
+            Profile::PiCli | Profile::Harness => path != default,
+        };
+        let cwd_filter = if custom {
             Some(self.resolve_path(cwd)?)
         } else {
             None
@@ -195,6 +212,12 @@ impl PathEnv {
     /// absolute (`~` and `file://` expanded, resolved against the current directory) and the
     /// cwd encoded as given, unresolved (`"/w/x/"` gives `--w-x---`).
     pub fn harness_session_dir(&self, sessions_root: &str, cwd: &str) -> String {
+        join(&[&self.harness_root(sessions_root), &encode_cwd(cwd)])
+    }
+
+    /// The harness's sessions root made absolute: `~` and `file://` expanded, resolved against
+    /// the current directory.
+    pub fn harness_root(&self, sessions_root: &str) -> String {
         let root = if sessions_root == "~" {
             self.home.clone()
         } else if let Some(rest) = sessions_root.strip_prefix("~/") {
@@ -205,7 +228,7 @@ impl PathEnv {
         } else {
             sessions_root.to_string()
         };
-        join(&[&resolve(&self.process_cwd, &root), &encode_cwd(cwd)])
+        resolve(&self.process_cwd, &root)
     }
 }
 
@@ -351,6 +374,14 @@ mod tests {
             .session_dir("/p", Some("/home/ann/.pi/agent/sessions/--p--/"))
             .unwrap();
         assert_eq!(slash.cwd_filter.as_deref(), Some("/p"));
+        let slash_16 = e
+            .session_dir_as(
+                Profile::Pi16,
+                "/p",
+                Some("/home/ann/.pi/agent/sessions/--p--/"),
+            )
+            .unwrap();
+        assert_eq!(slash_16.cwd_filter, None, "pi 1.6 compares resolved paths");
         let none = e.session_dir("/p", Some("")).unwrap();
         assert_eq!(none.cwd_filter, None);
         assert!(e.cwd_matches("/p/", "/p"));

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::format::json::JsValue;
+use crate::format::profile::Profile;
 use crate::repo::{Place, SessionRequest};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
@@ -457,12 +458,15 @@ async fn with_session_quick<T: Send + 'static>(
             Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        // A durable change syncs before it returns: never on the loop.
-        if let Some(mut session) = free.filter(|session| !session.is_durable()) {
+        // A durable change syncs before it returns, and another program's appends must be
+        // read first: neither on the loop.
+        if let Some(mut session) = free.filter(|session| !session.is_durable())
+            && !session.tail_grew()?
+        {
             return work(&mut session);
         }
     }
-    blocking(move || work(&mut lock(&cell))).await
+    blocking(move || work(current(&mut lock(&cell))?)).await
 }
 
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
@@ -473,7 +477,14 @@ async fn with_session<T: Send + 'static>(
     work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
 ) -> Result<T, RpcError> {
     let cell = ctx.state().registry.get(id)?;
-    blocking(move || work(&mut lock(&cell))).await
+    blocking(move || work(current(&mut lock(&cell))?)).await
+}
+
+/// The session with what another program appended since it was last read (pi takes no lock):
+/// every read and change sees the file as it is now.
+fn current(session: &mut Session) -> Result<&mut Session, RpcError> {
+    session.follow_tail()?;
+    Ok(session)
 }
 
 fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
@@ -581,22 +592,84 @@ fn listing_result(listing: crate::repo::Listing) -> ListResult {
     }
 }
 
+fn harness_listing_result(listing: crate::repo::HarnessListing) -> ListResult {
+    ListResult {
+        sessions: listing
+            .sessions
+            .iter()
+            .map(|s| s.to_js_value().to_serde())
+            .collect(),
+        warnings: listing
+            .skipped
+            .into_iter()
+            .map(|skip| ListWarning {
+                path: skip.path,
+                reason: skip.reason,
+            })
+            .collect(),
+    }
+}
+
+fn profile_or_default(ctx: &Ctx, profile: Option<Profile>) -> Profile {
+    profile.unwrap_or(ctx.state().settings().default_profile)
+}
+
 pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    blocking(move || Ok(listing_result(repo.list(&p.cwd, p.session_dir.as_deref())?))).await
+    let profile = profile_or_default(&ctx, p.profile);
+    blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Harness => harness_listing_result(repo.harness_list(Some(&p.cwd), dir)?),
+            _ => listing_result(repo.list_as(profile, &p.cwd, dir)?),
+        })
+    })
+    .await
 }
 
 pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<ListResult, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
-    blocking(move || Ok(listing_result(repo.list_all(p.session_dir.as_deref())?))).await
+    let profile = profile_or_default(&ctx, p.profile);
+    blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Harness => harness_listing_result(repo.harness_list(None, dir)?),
+            _ => listing_result(repo.list_all_as(profile, dir)?),
+        })
+    })
+    .await
+}
+
+pub async fn find_by_id(ctx: Ctx, p: FindByIdParams) -> Result<FindByIdResult, RpcError> {
+    let repo = ctx.state().registry.repo()?.clone();
+    let profile = profile_or_default(&ctx, p.profile);
+    let found = blocking(move || {
+        let dir = p.session_dir.as_deref();
+        Ok(match profile {
+            Profile::Pi16 => repo.find_by_id(&p.cwd, &p.id, dir)?,
+            Profile::PiCli => repo.find_by_id_in_list(&p.cwd, &p.id, dir)?,
+            Profile::Harness => {
+                return Err(store_error(
+                    ErrorKind::InvalidArgument,
+                    "'profile': the harness has no findById (use pi-cli or pi-1.6)",
+                ));
+            }
+        })
+    })
+    .await?;
+    Ok(FindByIdResult {
+        path: found.map(|p| p.to_string_lossy().into_owned()),
+    })
 }
 
 /// pi's `--continue`: the most recently modified session of the cwd, opened, or a new one.
 pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<OpenedSession, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let (cwd, dir) = (p.cwd.clone(), p.session_dir.clone());
+    let profile = profile_or_default(&ctx, p.profile);
     let candidate =
-        blocking(move || Ok(repo.continue_recent_candidate(&cwd, dir.as_deref())?)).await?;
+        blocking(move || Ok(repo.continue_recent_candidate_as(profile, &cwd, dir.as_deref())?))
+            .await?;
     match candidate {
         Some(path) => {
             let params = OpenParams {
@@ -625,9 +698,23 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
     let registry = &ctx.state().registry;
     let env = registry.repo()?.env().clone();
     let ids = registry.ids();
+    let profile = match p.profile {
+        Some(Profile::Harness) => {
+            return Err(store_error(
+                ErrorKind::InvalidArgument,
+                "'profile': forkFrom is pi's SessionManager.forkFrom (use pi-cli or pi-1.6)",
+            ));
+        }
+        Some(profile) => profile,
+        None => match ctx.state().settings().default_profile {
+            Profile::Harness => Profile::PiCli,
+            profile => profile,
+        },
+    };
     let session = blocking(move || {
         Ok(crate::repo::fork_from(
             &env,
+            profile,
             Path::new(&p.source_path),
             &p.cwd,
             p.session_dir.as_deref(),

@@ -87,6 +87,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/forkFrom", fork_from)
         .add("session/list", list)
         .add("session/listAll", list_all)
+        .add("session/findById", find_by_id)
         .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
         .add_serial(

@@ -390,20 +390,48 @@ pub struct InfoResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Empty {}
 
-/// `session/list`: the sessions of a cwd, as pi's `/resume` lists them.
+/// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
+/// list, or the harness's `JsonlSessionRepo.list({cwd})`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListParams {
     pub cwd: String,
-    /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`.
+    /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
+    /// harness: the sessions root instead of the server's.
     pub session_dir: Option<String>,
+    /// Whose listing: defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
 }
 
 /// `session/listAll`: every project's sessions.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListAllParams {
+    /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
+    /// harness: the sessions root instead of the server's.
     pub session_dir: Option<String>,
+    /// Whose listing: defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
+}
+
+/// `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FindByIdParams {
+    pub cwd: String,
+    /// The exact header id (a prefix does not match).
+    pub id: String,
+    /// An explicit sessions directory (flat; filtered by header cwd).
+    pub session_dir: Option<String>,
+    /// `pi-1.6` (its `findById`) or `pi-cli` (pi 0.82.1's exact match over `list`); defaults
+    /// to `initialize.defaultProfile`. The harness has no such lookup (`invalid_argument`).
+    pub profile: Option<Profile>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FindByIdResult {
+    /// The session file, or `null` when no session has that id.
+    pub path: Option<String>,
 }
 
 /// A file the listing passed over, and why.
@@ -416,7 +444,9 @@ pub struct ListWarning {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ListResult {
     /// pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified,
-    /// messageCount, firstMessage, allMessagesText), newest activity first.
+    /// messageCount, firstMessage, allMessagesText), newest activity first; harness: its
+    /// `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest
+    /// `createdAt` first.
     pub sessions: Vec<Json>,
     pub warnings: Vec<ListWarning>,
 }
@@ -446,6 +476,10 @@ pub struct ForkFromParams {
     /// Sync the new file (and its directory) and every append to it before answering.
     #[serde(default)]
     pub durable: bool,
+    /// `pi-cli` or `pi-1.6` (the new session's profile); defaults to
+    /// `initialize.defaultProfile`, or `pi-cli` when that is `harness` (`forkFrom` is pi's
+    /// SessionManager's).
+    pub profile: Option<Profile>,
 }
 
 /// `session/delete`: a session file and its listing cache row.
