@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use pi_session::format::profile::Profile;
-use pi_session::store::compaction::{CompactionSettings, ModelOptions};
-use pi_session::store::{Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
+use pi_session::{Session, SessionOptions};
 
 const CHILD_ENV: &str = "PI_SESSION_BENCH_CHILD";
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use pi_session::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
+use pi_session::internal::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
 
 const CWD: &str = "/home/dev/project";
 

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use pi_session::format::profile::Profile;
-use pi_session::store::{MessageFormat, Session, SessionOptions};
+use pi_session::internal::format::profile::Profile;
+use pi_session::internal::store::{MessageFormat, Session, SessionOptions};
 
 const CHILD_ENV: &str = "PI_SESSION_BENCH_CHILD";
 

@@ -1,10 +1,61 @@
 //! pi-session: pi-compatible session files, served over JSON-RPC.
 //!
-//! Layers, data flowing one way: [`format`] (one JSONL line <-> one entry) -> [`store`] (one
-//! session and its file) -> [`repo`] (sessions directories) -> [`rpc`] (the stdio sidecar).
+//! Layers, data flowing one way: `format` (one JSONL line <-> one entry) -> `store` (one
+//! session and its file) -> `repo` (sessions directories) -> `rpc` (the stdio sidecar) and
+//! `cli` (the command line).
+//!
+//! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
+//! [`Profile`] says which pi it reads and writes like), query it ([`Session::build_context`],
+//! [`Session::tree_rows`], ...), list sessions directories with a [`Repo`], or serve the
+//! JSON-RPC sidecar with [`serve_stdio`]. Everything else is internal.
 
-pub mod format;
-pub mod inspect;
-pub mod repo;
-pub mod rpc;
-pub mod store;
+mod cli;
+mod format;
+mod inspect;
+mod repo;
+mod rpc;
+mod store;
+
+pub use cli::run as run_cli;
+pub use format::json::JsValue;
+pub use format::profile::Profile;
+pub use repo::{CachePolicy, Listing, PathEnv, Repo, RepoError, SessionInfo};
+pub use rpc::{StdioArgs, serve_stdio};
+pub use store::{
+    Context, ErrorKind, ForkPosition, MessageFormat, NewSession, Session, SessionOptions,
+    SessionStats, StoreError, TreeRow, Warning,
+};
+
+/// For this package's own tests and benchmarks: the pieces they check one by one. Not part
+/// of the API; no stability is promised.
+#[doc(hidden)]
+pub mod internal {
+    pub mod format {
+        pub use crate::format::{entry_input, ids, json, profile, time, write};
+    }
+    pub mod inspect {
+        pub use crate::inspect::{LeafChoice, ReplayOutcome, check_file};
+    }
+    pub mod repo {
+        pub use crate::repo::{
+            CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, Listing, PathEnv, Repo,
+            RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, parse_date, paths,
+            render, session_file_name, settings_session_dir, validate_session_id,
+        };
+    }
+    pub mod rpc {
+        pub use crate::rpc::{
+            BoxFuture, ClientSettings, Frame, FrameReader, Framing, HookOutcome, Methods,
+            PROTOCOL_VERSION, RequestContext, RpcError, ServeOutcome, Server, ServerOptions,
+            ServerState, StdioArgs, StopHandle, StopReason, WireFraming, encode_frame, schema,
+            serve_stdio, sidecar,
+        };
+    }
+    pub mod store {
+        pub use crate::store::compaction;
+        pub use crate::store::{
+            ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
+            StoreError, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
+        };
+    }
+}

@@ -21,10 +21,10 @@ mod support;
 
 use support::{Oracle, parse, path_str, root};
 
-use pi_session::format::json::{JsValue, number_to_string};
-use pi_session::format::profile::Profile;
-use pi_session::store::compaction::{CompactionSettings, ModelOptions};
-use pi_session::store::{Leaf, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::internal::format::json::{JsValue, number_to_string};
+use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
+use pi_session::internal::store::{Leaf, Session, SessionOptions};
 
 /// Runs the cases in one Node process; one result per case.
 fn run_oracle(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
@@ -294,7 +294,7 @@ fn some_ids(file: &Path, step: usize) -> Vec<String> {
         .unwrap()
         .lines()
         .skip(1)
-        .filter_map(|l| pi_session::format::json::parse(l).ok())
+        .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
         .filter(|e| e.get("type").and_then(JsValue::as_str).as_deref() != Some("leaf"))
         .filter_map(|e| {
             e.get("id")
@@ -477,7 +477,7 @@ fn without_id_and_time(line: &str) -> String {
 
 #[test]
 fn written_compactions_are_byte_for_byte_pis() {
-    use pi_session::store::compaction::{Summaries, SummaryText};
+    use pi_session::internal::store::compaction::{Summaries, SummaryText};
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
         return;
     };

@@ -19,10 +19,10 @@ mod support;
 
 use support::{Oracle, notice, parse, path_str, root, str_of};
 
-use pi_session::format::ids::IdSource;
-use pi_session::format::json::{self, JsValue};
-use pi_session::format::profile::Profile;
-use pi_session::store::{
+use pi_session::internal::format::ids::IdSource;
+use pi_session::internal::format::json::{self, JsValue};
+use pi_session::internal::format::profile::Profile;
+use pi_session::internal::store::{
     Session, SessionOptions, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };
 
@@ -30,7 +30,11 @@ const SUMMARY: &str = "What was left behind.";
 const LABEL: &str = "bookmark";
 
 /// The session files the oracle's `replay --impl manager` writes for `tests/ops/*.json`.
-fn replay_sources(oracle: &Oracle, dir: &Path) -> Vec<PathBuf> {
+fn replay_sources(oracle: &Oracle, dir: &Path, profile: Profile) -> Vec<PathBuf> {
+    let implementation = match profile {
+        Profile::Pi16 => "manager-1.6",
+        _ => "manager",
+    };
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ops"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -50,7 +54,7 @@ fn replay_sources(oracle: &Oracle, dir: &Path) -> Vec<PathBuf> {
                 path_str(script),
                 path_str(out),
                 "--impl",
-                "manager",
+                implementation,
             ]
             .map(str::to_string)
             .to_vec()
@@ -201,9 +205,14 @@ fn stable_id(id: Option<&str>, source: &HashSet<String>, file: &Path) -> Option<
     Some(format!("new@{line:?}"))
 }
 
-fn ours(case: &Case, copy: &Path, source_ids: &HashSet<String>) -> Result<Navigation, String> {
+fn ours(
+    case: &Case,
+    copy: &Path,
+    source_ids: &HashSet<String>,
+    profile: Profile,
+) -> Result<Navigation, String> {
     let options = SessionOptions {
-        profile: Profile::PiCli,
+        profile,
         ids: Arc::new(IdSource::system()),
         ..SessionOptions::default()
     };
@@ -241,7 +250,7 @@ fn ours(case: &Case, copy: &Path, source_ids: &HashSet<String>) -> Result<Naviga
             Ok(str_of(&value, "id").unwrap_or_default())
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let decision = decide(Profile::PiCli, &preparation, hook, None).map_err(|e| e.to_string())?;
+    let decision = decide(profile, &preparation, hook, None).map_err(|e| e.to_string())?;
     assert!(matches!(decision, TreeDecision::Proceed { .. }));
     let outcome = session
         .apply_navigation(&preparation, &decision)
@@ -283,12 +292,23 @@ fn pi(doc: &JsValue, source_ids: &HashSet<String>) -> Result<Navigation, String>
 
 #[test]
 fn tree_navigation_matches_pi() {
-    let Some(oracle) = support::oracle("tree_navigation_matches_pi") else {
+    navigation_matches("tree_navigation_matches_pi", Profile::PiCli);
+}
+
+/// The same cases in the pi-1.6 profile against pi 1.6's own `navigateTree` (its summary
+/// entries record the old leaf in `fromId`), with the pi 1.6 op script's file among the sources.
+#[test]
+fn tree_navigation_matches_pi_16() {
+    navigation_matches("tree_navigation_matches_pi_16", Profile::Pi16);
+}
+
+fn navigation_matches(test: &str, profile: Profile) {
+    let Some(oracle) = support::oracle(test) else {
         return;
     };
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().canonicalize().unwrap();
-    let mut sources = replay_sources(oracle, &dir);
+    let mut sources = replay_sources(oracle, &dir, profile);
     assert!(sources.len() >= 4, "the oracle replayed too few scripts");
     sources.push(generated_source(oracle, &dir, 7));
 
@@ -332,8 +352,11 @@ fn tree_navigation_matches_pi() {
         .collect();
     let jobs_file = dir.join("navigate-jobs.json");
     std::fs::write(&jobs_file, JsValue::Array(jobs).stringify()).unwrap();
-    let output = oracle
-        .command("pi-navigate.mjs")
+    let mut command = oracle.command("pi-navigate.mjs");
+    if profile == Profile::Pi16 {
+        command.env("PI_NAVIGATE_VERSION", "1.6");
+    }
+    let output = command
         .arg(oracle.dir())
         .arg("batch")
         .arg(&jobs_file)
@@ -358,7 +381,10 @@ fn tree_navigation_matches_pi() {
             .join(case.source.file_name().unwrap());
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
         std::fs::copy(&case.source, &copy).unwrap();
-        results.push((pi(pi_doc, source_ids), ours(case, &copy, source_ids)));
+        results.push((
+            pi(pi_doc, source_ids),
+            ours(case, &copy, source_ids, profile),
+        ));
     }
 
     // The written files, normalized by the oracle.
@@ -442,15 +468,15 @@ fn tree_navigation_matches_pi() {
             )),
         }
     }
-    support::count("tree_navigation_matches_pi", compared);
+    support::count(test, compared);
     notice(&format!(
-        "tree_navigation_matches_pi: {} sources, {} cases, {compared} compared",
+        "{test}: {} sources, {} cases, {compared} compared",
         sources.len(),
         cases.len()
     ));
     if !known.is_empty() {
         notice(&format!(
-            "tree_navigation_matches_pi: {} cases where pi throws on null content and this program navigates (known divergence):\n{}",
+            "{test}: {} cases where pi throws on null content and this program navigates (known divergence):\n{}",
             known.len(),
             known.join("\n")
         ));

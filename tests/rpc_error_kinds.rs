@@ -4,7 +4,7 @@
 
 mod support;
 
-use pi_session::rpc::{ServerOptions, WireFraming, sidecar};
+use pi_session::internal::rpc::{ServerOptions, WireFraming, sidecar};
 use serde_json::{Value, json};
 use support::memory::TestClient;
 

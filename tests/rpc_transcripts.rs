@@ -22,8 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pi_session::rpc::sidecar;
-use pi_session::rpc::{HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState};
+use pi_session::internal::rpc::sidecar;
+use pi_session::internal::rpc::{
+    HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::memory::TestClient;

@@ -32,6 +32,10 @@ pub enum Kind {
     Label,
     SessionInfo,
     Leaf,
+    /// pi 1.6: a branch-local edit of an earlier entry's model-visible content.
+    ContextEdit,
+    /// pi 1.6: model-attributed usage outside the context (`kind: "cache_warm"`, ...).
+    Usage,
     /// Unknown `type` string, a missing `type`, or a line that is JSON but not an object.
     Other,
 }
@@ -51,6 +55,8 @@ impl Kind {
             "label" => Kind::Label,
             "session_info" => Kind::SessionInfo,
             "leaf" => Kind::Leaf,
+            "context_edit" => Kind::ContextEdit,
+            "usage" => Kind::Usage,
             _ => Kind::Other,
         }
     }
@@ -70,6 +76,8 @@ impl Kind {
             Kind::Label => "label",
             Kind::SessionInfo => "session_info",
             Kind::Leaf => "leaf",
+            Kind::ContextEdit => "context_edit",
+            Kind::Usage => "usage",
             Kind::Other => return None,
         })
     }
@@ -81,7 +89,20 @@ pub enum Role {
     User,
     Assistant,
     ToolResult,
+    /// pi 1.6's system prompt messages (the full prompt, later patches of `sections`).
+    System,
     Other,
+}
+
+/// What a `context_edit`'s `replacement` is, as pi 1.6's projection tests it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacement {
+    /// No `replacement` key: pi 1.6 throws when it projects the target.
+    Absent,
+    /// `null`: the target leaves the context.
+    Null,
+    /// Anything else: its `content` (read from the body) replaces the target's content.
+    Value,
 }
 
 /// A reference field (`parentId`, `targetId`) as JavaScript would test it.
@@ -121,7 +142,10 @@ pub enum Payload {
     Compaction {
         first_kept: Option<EntryId>,
         retained_tail: bool,
+        /// pi 1.6: `systemMessage` is truthy (the compaction projects it before its summary).
+        has_system_message: bool,
     },
+    ContextEdit(Replacement),
     Label(Option<Arc<str>>),
     SessionInfo(Option<Arc<str>>),
 }
@@ -145,6 +169,31 @@ pub struct LineFacts {
     pub timestamp_millis: f64,
     pub target: Ref,
     pub payload: Payload,
+}
+
+impl LineFacts {
+    /// What in this line only pi 1.6 writes (and only the pi-1.6 profile reads as it means),
+    /// or `None` when every pi reads the line alike.
+    pub fn pi16_feature(&self) -> Option<&'static str> {
+        match (&self.kind, &self.payload) {
+            (Kind::ContextEdit, _) => Some("a context_edit entry"),
+            (Kind::Usage, _) => Some("a usage entry"),
+            (
+                _,
+                Payload::Message {
+                    role: Role::System, ..
+                },
+            ) => Some("a system-role message"),
+            (
+                _,
+                Payload::Compaction {
+                    has_system_message: true,
+                    ..
+                },
+            ) => Some("a compaction carrying a systemMessage"),
+            _ => None,
+        }
+    }
 }
 
 /// How a physical line reads.
@@ -318,6 +367,10 @@ struct FastLine<'a> {
     first_kept_entry_id: Option<&'a RawValue>,
     #[serde(rename = "retainedTail", default, borrow, deserialize_with = "raw")]
     retained_tail: Option<&'a RawValue>,
+    #[serde(rename = "systemMessage", default, borrow, deserialize_with = "raw")]
+    system_message: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    replacement: Option<&'a RawValue>,
     #[serde(default, borrow)]
     message: Option<FastMessage<'a>>,
 }
@@ -349,6 +402,8 @@ struct Fields<'a> {
     model_id: Option<Cow<'a, str>>,
     first_kept_entry_id: Option<Cow<'a, str>>,
     retained_tail: Option<Cow<'a, str>>,
+    system_message: Option<Cow<'a, str>>,
+    replacement: Option<Cow<'a, str>>,
     message_is_object: bool,
     role: Option<Cow<'a, str>>,
     message_provider: Option<Cow<'a, str>>,
@@ -381,6 +436,8 @@ fn fast_facts(line: &[u8]) -> Option<LineFacts> {
         model_id: text(fast.model_id),
         first_kept_entry_id: text(fast.first_kept_entry_id),
         retained_tail: text(fast.retained_tail),
+        system_message: text(fast.system_message),
+        replacement: text(fast.replacement),
         message_is_object,
         role,
         message_provider,
@@ -416,6 +473,8 @@ pub fn facts_from_value(value: &JsValue) -> LineFacts {
         model_id: text("modelId"),
         first_kept_entry_id: text("firstKeptEntryId"),
         retained_tail: text("retainedTail"),
+        system_message: text("systemMessage"),
+        replacement: text("replacement"),
         message_is_object: message.is_some(),
         role: message_text("role"),
         message_provider: message_text("provider"),
@@ -511,6 +570,7 @@ fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
                 Some("\"user\"") => Role::User,
                 Some("\"assistant\"") => Role::Assistant,
                 Some("\"toolResult\"") => Role::ToolResult,
+                Some("\"system\"") => Role::System,
                 _ => Role::Other,
             };
             if !f.message_is_object {
@@ -543,7 +603,13 @@ fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
         Kind::Compaction => Payload::Compaction {
             first_kept: entry_id(&f.first_kept_entry_id).ok()?,
             retained_tail: f.retained_tail.as_deref().is_some_and(raw_truthy),
+            has_system_message: f.system_message.as_deref().is_some_and(raw_truthy),
         },
+        Kind::ContextEdit => Payload::ContextEdit(match f.replacement.as_deref() {
+            None => Replacement::Absent,
+            Some("null") => Replacement::Null,
+            Some(_) => Replacement::Value,
+        }),
         Kind::Label => Payload::Label(raw_box(&f.label)),
         Kind::SessionInfo => Payload::SessionInfo(raw_box(&f.name)),
         _ => Payload::None,
@@ -671,13 +737,58 @@ mod tests {
             f.payload,
             Payload::Compaction {
                 first_kept: Some("a1".into()),
-                retained_tail: true
+                retained_tail: true,
+                has_system_message: false
             }
         );
         let f = facts(r#"{"type":"weird","id":"d"}"#);
         assert_eq!(
             (f.kind, f.other_type.as_deref(), f.parent),
             (Kind::Other, Some("weird"), Ref::Missing)
+        );
+    }
+
+    #[test]
+    fn reads_what_pi_16_adds() {
+        let f = facts(
+            r#"{"type":"context_edit","id":"e","parentId":"a","targetId":"u","replacement":null}"#,
+        );
+        assert_eq!(
+            (f.kind, f.target.id(), &f.payload),
+            (
+                Kind::ContextEdit,
+                Some("u"),
+                &Payload::ContextEdit(Replacement::Null)
+            )
+        );
+        assert_eq!(f.pi16_feature(), Some("a context_edit entry"));
+        let f = facts(
+            r#"{"type":"context_edit","id":"e","targetId":"u","replacement":{"content":"x"}}"#,
+        );
+        assert_eq!(f.payload, Payload::ContextEdit(Replacement::Value));
+        let f = facts(r#"{"type":"context_edit","id":"e","targetId":"u"}"#);
+        assert_eq!(f.payload, Payload::ContextEdit(Replacement::Absent));
+        let f = facts(r#"{"type":"usage","id":"g","kind":"cache_warm","usage":{}}"#);
+        assert_eq!(
+            (f.kind, f.pi16_feature()),
+            (Kind::Usage, Some("a usage entry"))
+        );
+        let f = facts(r#"{"type":"message","id":"s","message":{"role":"system","content":"p"}}"#);
+        assert_eq!(f.pi16_feature(), Some("a system-role message"));
+        let f = facts(r#"{"type":"compaction","id":"c","systemMessage":{"role":"system"}}"#);
+        assert_eq!(
+            f.pi16_feature(),
+            Some("a compaction carrying a systemMessage")
+        );
+        // Only a truthy systemMessage is projected.
+        let f = facts(r#"{"type":"compaction","id":"c","systemMessage":null}"#);
+        assert_eq!(f.pi16_feature(), None);
+        // The exact path reads the same facts.
+        let f =
+            facts(r#"{"type":"context_edit","id":"e","id":"e2","targetId":"u","replacement":5}"#);
+        assert_eq!(
+            (f.id.as_deref(), f.payload),
+            (Some("e2"), Payload::ContextEdit(Replacement::Value))
         );
     }
 

@@ -39,6 +39,8 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "custom_message" => &["customType", "content", "display", "details"],
         "label" => &["targetId", "label"],
         "session_info" => &["name"],
+        "context_edit" => &["targetId", "replacement"],
+        "usage" => &["kind", "provider", "model", "usage", "note"],
         _ => return None,
     })
 }
@@ -60,8 +62,8 @@ pub fn parse_new_entry(entry: &JsValue) -> Result<NewEntry, EntryInputError> {
     let Some(known) = fields_of(&kind) else {
         return fail(format!(
             "'entry.type': {kind:?} cannot be appended (expected message, thinking_level_change, \
-             model_change, compaction, custom, custom_message, label, session_info or \
-             active_tools_change)"
+             model_change, compaction, custom, custom_message, label, session_info, \
+             active_tools_change, context_edit or usage)"
         ));
     };
     if let Some(extra) = object.keys().find(|k| {
@@ -94,10 +96,13 @@ pub fn parse_new_entry(entry: &JsValue) -> Result<NewEntry, EntryInputError> {
         },
         "compaction" => NewEntry::Compaction {
             summary: fields.string("summary")?,
+            // `null` (pi 1.6): a compaction that keeps nothing before it.
             first_kept_entry_id: match fields.optional("firstKeptEntryId") {
                 None => None,
-                Some(id @ JsValue::String(_)) => Some(id),
-                Some(_) => return fail("'entry.firstKeptEntryId': expected a string".into()),
+                Some(id @ (JsValue::String(_) | JsValue::Null)) => Some(id),
+                Some(_) => {
+                    return fail("'entry.firstKeptEntryId': expected a string or null".into());
+                }
             },
             tokens_before: match fields.required("tokensBefore")? {
                 n @ JsValue::Number(_) => n,
@@ -107,6 +112,30 @@ pub fn parse_new_entry(entry: &JsValue) -> Result<NewEntry, EntryInputError> {
             details: fields.optional("details"),
             usage: fields.optional("usage"),
             from_hook: fields.optional("fromHook"),
+            system_message: None,
+        },
+        "context_edit" => NewEntry::ContextEdit {
+            target_id: fields
+                .string("targetId")?
+                .as_str()
+                .unwrap_or_default()
+                .into_owned(),
+            // Checked by the store, with pi 1.6's own message.
+            replacement: fields.required("replacement")?,
+        },
+        "usage" => NewEntry::Usage {
+            kind: fields.string("kind")?,
+            provider: fields.string("provider")?,
+            model: fields.string("model")?,
+            usage: match fields.required("usage")? {
+                usage @ JsValue::Object(_) => usage,
+                _ => return fail("'entry.usage': expected an object".into()),
+            },
+            note: match fields.optional("note") {
+                None => None,
+                Some(note @ JsValue::String(_)) => Some(note),
+                Some(_) => return fail("'entry.note': expected a string".into()),
+            },
         },
         "custom" => NewEntry::Custom {
             custom_type: fields.string("customType")?,

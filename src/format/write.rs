@@ -38,6 +38,8 @@ pub enum NewEntry {
         details: Option<JsValue>,
         usage: Option<JsValue>,
         from_hook: Option<JsValue>,
+        /// pi 1.6: the system prompt in force, computed by the store (never given by callers).
+        system_message: Option<Box<JsValue>>,
     },
     BranchSummary {
         from_id: JsValue,
@@ -66,6 +68,19 @@ pub enum NewEntry {
     Leaf {
         target_id: Option<String>,
     },
+    /// pi 1.6: `replacement` is `null` (remove the target from the context) or `{content}`.
+    ContextEdit {
+        target_id: String,
+        replacement: JsValue,
+    },
+    /// pi 1.6: usage outside the context; `note` is written only when truthy.
+    Usage {
+        kind: JsValue,
+        provider: JsValue,
+        model: JsValue,
+        usage: JsValue,
+        note: Option<JsValue>,
+    },
 }
 
 impl NewEntry {
@@ -82,6 +97,8 @@ impl NewEntry {
             NewEntry::Label { .. } => "label",
             NewEntry::SessionInfo { .. } => "session_info",
             NewEntry::Leaf { .. } => "leaf",
+            NewEntry::ContextEdit { .. } => "context_edit",
+            NewEntry::Usage { .. } => "usage",
         }
     }
 }
@@ -149,6 +166,7 @@ pub fn entry_object(
             details,
             usage,
             from_hook,
+            system_message,
         } => {
             b.put("summary", summary.clone());
             b.put_opt("firstKeptEntryId", first_kept_entry_id);
@@ -157,6 +175,9 @@ pub fn entry_object(
             b.put_opt("details", details);
             b.put_opt("usage", usage);
             b.put_opt("fromHook", from_hook);
+            if let Some(system) = system_message {
+                b.put("systemMessage", (**system).clone());
+            }
         }
         NewEntry::BranchSummary {
             from_id,
@@ -196,6 +217,28 @@ pub fn entry_object(
                 "targetId",
                 target_id.as_deref().map_or(JsValue::Null, JsValue::from),
             );
+        }
+        NewEntry::ContextEdit {
+            target_id,
+            replacement,
+        } => {
+            b.put("targetId", JsValue::from(target_id.as_str()));
+            b.put("replacement", replacement.clone());
+        }
+        NewEntry::Usage {
+            kind,
+            provider,
+            model,
+            usage,
+            note,
+        } => {
+            b.put("kind", kind.clone());
+            b.put("provider", provider.clone());
+            b.put("model", model.clone());
+            b.put("usage", usage.clone());
+            if let Some(note) = note.as_ref().filter(|n| n.is_truthy()) {
+                b.put("note", note.clone());
+            }
         }
     }
     if custom_first {
@@ -276,6 +319,30 @@ mod tests {
         assert_eq!(
             entry_object(Profile::Harness, &leaf, "l", &ParentValue::Undefined, "t").stringify(),
             r#"{"type":"leaf","id":"l","timestamp":"t","targetId":null}"#
+        );
+    }
+
+    #[test]
+    fn pi_16_kinds_in_pi_16_key_order() {
+        let parent = ParentValue::Id("p".into());
+        let edit = NewEntry::ContextEdit {
+            target_id: "u".into(),
+            replacement: JsValue::Null,
+        };
+        assert_eq!(
+            entry_object(Profile::Pi16, &edit, "i", &parent, "t").stringify(),
+            r#"{"type":"context_edit","id":"i","parentId":"p","timestamp":"t","targetId":"u","replacement":null}"#
+        );
+        let usage = NewEntry::Usage {
+            kind: "cache_warm".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            usage: JsValue::Object(Default::default()),
+            note: Some("".into()),
+        };
+        assert_eq!(
+            entry_object(Profile::Pi16, &usage, "i", &parent, "t").stringify(),
+            r#"{"type":"usage","id":"i","parentId":"p","timestamp":"t","kind":"cache_warm","provider":"p","model":"m","usage":{}}"#
         );
     }
 

@@ -43,8 +43,9 @@ fn chosen_leaf(session: &Session, choice: &LeafChoice) -> StoreResult<Leaf> {
     Ok(leaf)
 }
 
-/// Builds the document for `session` at `choice`.
-pub fn context_document(
+/// Builds the document for `session` at `choice` whole (the streamed writer's reference).
+#[cfg(test)]
+fn context_document(
     session: &mut Session,
     choice: &LeafChoice,
     format: MessageFormat,

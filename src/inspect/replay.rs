@@ -273,7 +273,34 @@ const APPENDS: &[(&str, &str, &[&str])] = &[
         "active_tools_change",
         &["activeToolNames"],
     ),
+    ("appendContextEdit", "context_edit", &["replacement"]),
+    (
+        "appendUsage",
+        "usage",
+        &["kind", "provider", "model", "usage", "note"],
+    ),
 ];
+
+/// What only pi 1.6's SessionManager appends: the oracle's other implementations refuse these
+/// ops as unsupported, and so does a replay in another profile.
+fn pi16_only(op: &JsValue, name: &str) -> Option<&'static str> {
+    let role = op
+        .get("message")
+        .and_then(|m| m.get("role"))
+        .and_then(JsValue::as_str);
+    match name {
+        "appendContextEdit" => Some("appendContextEdit"),
+        "appendUsage" => Some("appendUsage"),
+        "appendMessage" if role.as_deref() == Some("system") => Some("a system-role message"),
+        "appendCompaction"
+            if op.get("firstKeptEntryId") == Some(&JsValue::Null)
+                || op.get("firstKeptEntryRef") == Some(&JsValue::Null) =>
+        {
+            Some("a compaction with firstKeptEntryId null")
+        }
+        _ => None,
+    }
+}
 
 fn apply(
     session: &mut Session,
@@ -311,6 +338,17 @@ fn apply(
     let Some(&(_, kind, fields)) = APPENDS.iter().find(|(op, ..)| *op == name) else {
         return Err(format!("op #{i}: unknown op \"{name}\""));
     };
+    if let Some(what) = pi16_only(op, name)
+        && session.profile() != Profile::Pi16
+    {
+        return Err(format!(
+            "op #{i}: {what} is not supported by the {} implementation",
+            match session.profile() {
+                Profile::Harness => "harness",
+                _ => "manager",
+            }
+        ));
+    }
     // The op in `session/append`'s form, read by the one entry reader.
     let mut entry = JsObject::new();
     entry.insert(JsString::new("type"), JsValue::from(kind));
@@ -324,11 +362,13 @@ fn apply(
     }
     match kind {
         "thinking_level_change" => put("thinkingLevel", copy("level").or(copy("thinkingLevel"))),
-        "compaction" => {
-            let kept = target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")?.flatten();
-            put("firstKeptEntryId", kept.map(JsValue::from));
-        }
-        "label" => put("targetId", Some(JsValue::from(target_id()?))),
+        "compaction" => match target(op, i, refs, "firstKeptEntryRef", "firstKeptEntryId")? {
+            None => {}
+            // pi 1.6: null keeps nothing (checked above to be the pi-1.6 profile).
+            Some(None) => put("firstKeptEntryId", Some(JsValue::Null)),
+            Some(Some(kept)) => put("firstKeptEntryId", Some(JsValue::from(kept))),
+        },
+        "label" | "context_edit" => put("targetId", Some(JsValue::from(target_id()?))),
         _ => {}
     }
     let entry =

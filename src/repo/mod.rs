@@ -23,20 +23,14 @@ mod session_info;
 mod settings;
 mod stamp;
 
-pub use crate::format::js_date::{JsDate, ParsedDate, parse_date};
+pub use crate::format::js_date::parse_date;
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
-pub use fork::{Forked, fork_file, fork_from, fork_session};
-pub use harness_list::{HarnessListing, HarnessSession, HarnessSkip};
-pub use listing::{ListStats, ListWarning, Listing};
-pub use paths::{
-    AGENT_DIR_ENV, FileUrlError, PathEnv, SESSION_DIR_ENV, SessionDir, encode_cwd,
-    is_session_file_name, session_file_name, validate_session_id,
-};
-pub use placement::{
-    NAME_MAX, NOT_SAVED_MESSAGE, NOT_SAVED_MESSAGE_1_6, Place, SessionRequest, check_session_id,
-    cwd_for_open, default_dir, fork_target, header_cwd, new_session, session_path,
-};
+pub use fork::{fork_file, fork_from, fork_session};
+pub use harness_list::HarnessListing;
+pub use listing::Listing;
+pub use paths::{PathEnv, SESSION_DIR_ENV, session_file_name, validate_session_id};
+pub use placement::{Place, SessionRequest, cwd_for_open, new_session, session_path};
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;
 pub use settings::settings_session_dir;

@@ -29,6 +29,7 @@ pub mod code {
     pub const REQUEST_CANCELLED: i64 = -32800;
 
     /// The range JSON-RPC reserves for protocol errors; application codes stay outside it.
+    #[cfg(test)]
     pub const RESERVED: std::ops::RangeInclusive<i64> = -32768..=-32000;
 }
 

@@ -30,11 +30,6 @@ pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];
 /// Notifications the lifecycle handles itself.
 pub const BUILTIN_NOTIFICATIONS: [&str; 3] = ["$/cancelRequest", "exit", "initialized"];
 
-/// Params for methods that take none: accepts a missing `params`, `{}` or `[]`, and ignores
-/// any members.
-#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
-pub struct NoParams {}
-
 type Table<S> = MetaIoHandler<RequestContext<S>>;
 
 /// The methods a server offers beyond the lifecycle, and the names it advertises.
@@ -288,6 +283,10 @@ pub fn parse_params<P: DeserializeOwned>(params: Params) -> Result<P, RpcError> 
 
 #[cfg(test)]
 mod tests {
+    /// Params for methods that take none.
+    #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+    struct NoParams {}
+
     use super::*;
     use serde_json::json;
 

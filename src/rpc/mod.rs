@@ -29,24 +29,12 @@ pub mod sidecar;
 mod stdio;
 mod writer;
 
-pub use cancel::CancelToken;
-pub use error::{IntoRpcError, RpcError, code};
-pub use framing::{
-    DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, FramingDecision, WireFraming,
-    encode_frame,
-};
+pub use error::{IntoRpcError, RpcError};
+pub use framing::{Frame, FrameReader, Framing, WireFraming, encode_frame};
 pub use hooks::HookOutcome;
-pub use lifecycle::{
-    Capabilities, ClientInfo, ClientSettings, DEFAULT_HOOK_TIMEOUT_MS, Deterministic,
-    InitializeParams, InitializeResult, PROTOCOL_VERSION, SERVER_NAME, ServerInfo, ServerOptions,
-};
-pub use logging::init_logging;
+pub use lifecycle::{ClientSettings, Deterministic, PROTOCOL_VERSION, ServerOptions};
 pub use memory::release_freed_memory;
-pub use methods::{BUILTIN_NOTIFICATIONS, BUILTIN_REQUESTS, Methods, NoParams, parse_params};
-pub use pressure::{DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MAX_UNSENT_BYTES, Limits};
-pub use request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
-pub use server::{ServeOutcome, Server, Signals, StopHandle, StopReason};
+pub use methods::{Methods, parse_params};
+pub use request_context::{BoxFuture, RequestContext, ServerState};
+pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
-
-/// jsonrpc-core's id type, as methods see it in [`RequestContext::request_id`].
-pub use jsonrpc_core::Id;

@@ -1,12 +1,14 @@
 //! What the model sees: the context entries of a leaf, the messages they project to, and the
 //! thinking level and model in force (spec section 6), plus the LLM conversion of 6.4.
 
-use crate::format::entry::{Kind, Payload};
+use std::collections::HashMap;
+
+use crate::format::entry::{Kind, Payload, Replacement, Role};
 use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::format::time::parse_date_millis;
 
-use super::error::StoreResult;
+use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
 use super::session::Session;
 use super::tree::Walk;
@@ -109,6 +111,7 @@ impl Session {
         let Payload::Compaction {
             first_kept,
             retained_tail,
+            ..
         } = &compaction.facts.payload
         else {
             return path.to_vec();
@@ -126,10 +129,27 @@ impl Session {
                 .iter()
                 .position(|&p| self.record(p).facts.id == *first_kept)
         {
-            out.extend_from_slice(&path[first..c]);
+            let kept = &path[first..c];
+            if self.profile() == Profile::Pi16 {
+                // pi 1.6 drops the system messages of the kept range, whatever the compaction
+                // carries: the prompt now comes from the compaction's own systemMessage.
+                out.extend(kept.iter().copied().filter(|&p| !self.is_system_message(p)));
+            } else {
+                out.extend_from_slice(kept);
+            }
         }
         out.extend_from_slice(&path[c + 1..]);
         out
+    }
+
+    fn is_system_message(&self, position: u32) -> bool {
+        matches!(
+            self.record(position).facts.payload,
+            Payload::Message {
+                role: Role::System,
+                ..
+            }
+        )
     }
 
     /// `buildSessionContext()` at `leaf`.
@@ -161,29 +181,134 @@ impl Session {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
         let context = self.settings(&path.positions)?;
+        let selected = self.select_context_entries(&path.positions);
+        let profile = self.profile();
+        let mut emit = |message: JsValue| match format {
+            MessageFormat::Agent => each(message),
+            MessageFormat::Llm => match convert_to_llm(&message, profile) {
+                Some(message) => each(message),
+                None => Ok(()),
+            },
+        };
+        if profile == Profile::Pi16 {
+            // The edits map needs every selected entry first; the messages then go out one
+            // entry at a time.
+            return self.projection(&selected, &mut emit).map(|()| context);
+        }
         let mut projected = Vec::new();
-        for position in self.select_context_entries(&path.positions) {
+        for position in selected {
             // Only these kinds become messages: the others' bodies are never read.
-            if !matches!(
-                self.record(position).kind(),
-                Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction
-            ) {
+            if !projects_messages(self.record(position).kind()) {
                 continue;
             }
             let entry = self.entry_value(position)?;
             project(self.profile(), &entry, &mut projected);
             for message in projected.drain(..) {
-                match format {
-                    MessageFormat::Agent => each(message)?,
-                    MessageFormat::Llm => {
-                        if let Some(message) = convert_to_llm(&message) {
-                            each(message)?;
-                        }
-                    }
-                }
+                emit(message)?;
             }
         }
         Ok(context)
+    }
+
+    /// pi 1.6's `buildSessionProjection` messages over the selected entries: per target, the
+    /// last `context_edit` among them wins; an older compaction inside the kept range
+    /// contributes nothing.
+    fn projection(
+        &self,
+        selected: &[u32],
+        emit: &mut impl FnMut(JsValue) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        let mut edits: HashMap<&str, u32> = HashMap::new();
+        for &position in selected {
+            let record = self.record(position);
+            if record.kind() == Kind::ContextEdit
+                && let Some(target) = record.facts.target.id()
+            {
+                edits.insert(target, position);
+            }
+        }
+        for (i, &position) in selected.iter().enumerate() {
+            let record = self.record(position);
+            if (i > 0 && record.kind() == Kind::Compaction) || !projects_messages(record.kind()) {
+                continue;
+            }
+            let entry = self.entry_value(position)?;
+            let mut projected = Vec::new();
+            project(self.profile(), &entry, &mut projected);
+            if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
+                projected = self.apply_edit(edit, projected)?;
+            }
+            for message in projected {
+                emit(message)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// pi 1.6's `projectContextEntry` with an edit: `null` removes the entry's messages; any
+    /// other replacement puts its `content` into the editable roles' messages.
+    fn apply_edit(&self, edit: u32, messages: Vec<JsValue>) -> StoreResult<Vec<JsValue>> {
+        let record = self.record(edit);
+        let Payload::ContextEdit(replacement) = record.facts.payload else {
+            return Ok(messages);
+        };
+        match replacement {
+            Replacement::Null => return Ok(Vec::new()),
+            // pi 1.6 throws here and cannot build the context at all; say which line.
+            Replacement::Absent => {
+                return Err(StoreError::at_line(
+                    ErrorKind::InvalidEntry,
+                    record.line,
+                    format!(
+                        "line {}: the context_edit {} has no replacement, so pi 1.6 cannot \
+                         build this context (Cannot read properties of undefined (reading \
+                         'content'))",
+                        record.line,
+                        record.id().unwrap_or("without an id")
+                    ),
+                ));
+            }
+            Replacement::Value => {}
+        }
+        let content = self
+            .entry_value(edit)?
+            .get("replacement")
+            .and_then(|r| r.as_object())
+            .and_then(|r| r.get(&JsString::new("content")))
+            .cloned();
+        Ok(messages
+            .into_iter()
+            .map(|message| {
+                let role = message.get("role").and_then(JsValue::as_str);
+                let blocks_only = match role.as_deref() {
+                    Some("assistant" | "toolResult") => true,
+                    Some("user" | "custom") => false,
+                    _ => return message,
+                };
+                let content = match &content {
+                    Some(JsValue::String(text)) if blocks_only => {
+                        Some(JsValue::Array(vec![object([
+                            ("type", Some(JsValue::from("text"))),
+                            ("text", Some(JsValue::String(text.clone()))),
+                        ])]))
+                    }
+                    other => other.clone(),
+                };
+                let JsValue::Object(mut map) = message else {
+                    return message;
+                };
+                match content {
+                    // `{...message, content: undefined}`: the key no longer serializes.
+                    None => {
+                        map.shift_remove(&JsString::new("content"));
+                    }
+                    Some(content) => {
+                        map.insert(JsString::new("content"), content);
+                    }
+                }
+                JsValue::Object(map)
+            })
+            .collect())
     }
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
@@ -243,6 +368,16 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
                 return;
             };
             let role = message.get("role").and_then(JsValue::as_str);
+            if profile == Profile::Pi16
+                && role.as_deref() == Some("system")
+                && matches!(message.get("content"), None | Some(JsValue::Null))
+                && let JsValue::Object(map) = message
+            {
+                let mut copy = map.clone();
+                copy.insert(JsString::new("content"), JsValue::from(""));
+                out.push(JsValue::Object(copy));
+                return;
+            }
             let needs_repair = repair_null_content
                 && matches!(role.as_deref(), Some("user" | "assistant" | "toolResult"))
                 && matches!(message.get("content"), None | Some(JsValue::Null));
@@ -279,6 +414,11 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
             ]));
         }
         Kind::Compaction => {
+            if profile == Profile::Pi16
+                && let Some(system) = entry.get("systemMessage").filter(|s| s.is_truthy())
+            {
+                out.push(system.clone());
+            }
             out.push(object([
                 ("role", Some(JsValue::from("compactionSummary"))),
                 ("summary", field("summary")),
@@ -293,6 +433,14 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
         }
         _ => {}
     }
+}
+
+/// The entry kinds that project to messages (pi's `sessionEntryToContextMessages`).
+fn projects_messages(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Message | Kind::CustomMessage | Kind::BranchSummary | Kind::Compaction
+    )
 }
 
 fn model_object(provider: Option<JsValue>, model_id: Option<JsValue>) -> JsValue {
@@ -333,8 +481,9 @@ pub const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
-/// `convertToLlm` for one message (spec 6.4); `None` when it is dropped.
-pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
+/// `convertToLlm` for one message (spec 6.4); `None` when it is dropped. pi 1.6 passes
+/// `system` messages through; 0.82.1 has no case for them and drops them.
+pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
     let role = message.get("role").and_then(JsValue::as_str)?;
     let text_of = |key: &str| {
         message
@@ -357,6 +506,7 @@ pub fn convert_to_llm(message: &JsValue) -> Option<JsValue> {
     };
     match &*role {
         "user" | "assistant" | "toolResult" => Some(message.clone()),
+        "system" if profile == Profile::Pi16 => Some(message.clone()),
         "bashExecution" => {
             if message
                 .get("excludeFromContext")

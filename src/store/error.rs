@@ -19,7 +19,8 @@ pub struct StoreError {
 pub enum ErrorKind {
     /// The file is not a session this profile can read (header missing or invalid).
     InvalidSession,
-    /// A line the harness profile cannot accept.
+    /// A line the profile cannot accept (the harness: any invalid line; pi-1.6: an entry its
+    /// context build would throw on).
     InvalidEntry,
     /// An entry id that is not in the session.
     EntryNotFound,

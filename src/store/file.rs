@@ -139,15 +139,6 @@ impl SessionFile {
         self.torn_tail
     }
 
-    pub fn is_writable(&self) -> bool {
-        self.writable
-    }
-
-    /// Whether appends are synced before they are acknowledged.
-    pub fn is_durable(&self) -> bool {
-        self.durable
-    }
-
     /// The underlying file, for streaming reads.
     pub fn file(&self) -> &File {
         &self.file
@@ -287,6 +278,26 @@ impl SessionFile {
             super::sync::fsync_parent(&self.path)?;
         }
         self.durable = true;
+        Ok(())
+    }
+
+    /// Ends a last line that lacks its newline (pi 1.6's repair on open), with the newline
+    /// the next append would otherwise write first.
+    pub fn end_torn_line(&mut self) -> StoreResult<()> {
+        if !self.torn_tail {
+            return Ok(());
+        }
+        if let Err(e) = self.file.write_all(b"\n") {
+            self.len = self.file.metadata().map(|m| m.len()).unwrap_or(self.len);
+            return Err(StoreError::io(&self.path, "cannot end the last line", e));
+        }
+        if self.durable {
+            self.file
+                .sync_data()
+                .map_err(|e| StoreError::io(&self.path, "cannot sync", e))?;
+        }
+        self.len += 1;
+        self.torn_tail = false;
         Ok(())
     }
 

@@ -115,6 +115,14 @@ pub struct Label {
     pub entry: u32,
 }
 
+impl Index {
+    /// Whether the SessionManager of `profile` writes an unwritten session now: 0.82.1 at the
+    /// first assistant message, 1.6 at the first user or assistant message (`_hasConversation`).
+    pub fn has_conversation(&self, profile: Profile) -> bool {
+        self.has_assistant || (profile == Profile::Pi16 && self.has_user)
+    }
+}
+
 /// Entries, the id map, the label cache and the leaf: everything derived from the lines.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -125,6 +133,8 @@ pub struct Index {
     pub labels: IndexMap<EntryId, Label>,
     pub leaf: Option<Leaf>,
     pub has_assistant: bool,
+    /// Whether any entry is a user message (pi 1.6 writes the file at the first one).
+    pub has_user: bool,
     /// One copy of each provider and model text, shared by every message naming it.
     strings: HashSet<Arc<str>>,
 }
@@ -187,6 +197,13 @@ impl Index {
             }
         }
         self.has_assistant |= record.is_assistant_message();
+        self.has_user |= matches!(
+            record.facts.payload,
+            Payload::Message {
+                role: Role::User,
+                ..
+            }
+        );
         self.leaf = Some(Leaf::after(&record.facts));
         self.records.push(record);
     }

@@ -69,8 +69,10 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
         header,
         mut index,
         mut warnings,
+        pi16_features,
         ..
     } = reader;
+    warnings.extend(pi16_warnings(profile, pi16_features));
     let Some(header) = header else {
         return Err(match profile {
             Profile::PiCli | Profile::Pi16 => not_a_session(path),
@@ -142,9 +144,11 @@ pub fn follow(
     let result = reader.read_to(file, end, true, options.max_line_bytes);
     *index = std::mem::take(&mut reader.index);
     result?;
+    let mut warnings = reader.warnings;
+    warnings.extend(pi16_warnings(options.profile, reader.pi16_features));
     Ok(Followed {
         entries: index.len() - before,
-        warnings: reader.warnings,
+        warnings,
     })
 }
 
@@ -156,6 +160,9 @@ struct Reader<'a> {
     warnings: Vec<Warning>,
     /// Non-blank lines so far: the harness numbers lines this way in its errors.
     non_blank: u64,
+    /// What only pi 1.6 writes, met in a profile that reads it otherwise: per feature, its
+    /// first line and how many lines have it.
+    pi16_features: Vec<(&'static str, u64, u64)>,
     /// Reading lines appended after open: refusals become warnings.
     following: bool,
 }
@@ -175,6 +182,7 @@ impl<'a> Reader<'a> {
             index,
             warnings: Vec::new(),
             non_blank: 0,
+            pi16_features: Vec::new(),
             following,
         }
     }
@@ -380,12 +388,42 @@ impl<'a> Reader<'a> {
     ) -> StoreResult<()> {
         let len =
             u32::try_from(len).map_err(|_| too_long(self.path, line_number, u32::MAX as usize))?;
+        if self.profile != Profile::Pi16
+            && let Some(feature) = facts.pi16_feature()
+        {
+            match self.pi16_features.iter_mut().find(|f| f.0 == feature) {
+                Some(seen) => seen.2 += 1,
+                None => self.pi16_features.push((feature, line_number, 1)),
+            }
+        }
         self.index.push(
             Record::new(facts, Body::File { offset, len }, line_number),
             self.profile,
         );
         Ok(())
     }
+}
+
+/// No silent misreading: one warning per pi-1.6-only feature the profile does not read as pi
+/// 1.6 does, naming its first line and the profile that does.
+fn pi16_warnings(
+    profile: Profile,
+    features: Vec<(&'static str, u64, u64)>,
+) -> impl Iterator<Item = Warning> {
+    features.into_iter().map(move |(feature, line, count)| {
+        let more = match count {
+            1 => String::new(),
+            n => format!(" ({} more line(s) like it)", n - 1),
+        };
+        Warning {
+            line,
+            message: format!(
+                "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not \
+                 read it as pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
+                profile.name()
+            ),
+        }
+    })
 }
 
 /// The harness's header checks, with its messages.

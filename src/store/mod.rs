@@ -11,6 +11,7 @@ mod index;
 mod line_stream;
 mod load;
 mod navigate;
+mod pi16_append;
 mod preview;
 pub mod safe_file;
 mod session;
@@ -18,17 +19,14 @@ mod stats;
 mod sync;
 mod tree;
 
-pub use context::{Context, MessageFormat, convert_to_llm};
+pub use context::{Context, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
-pub use file::{SessionFile, try_write_lock};
-pub use fork::{ForkPosition, ForkSelection};
-pub use index::{Leaf, Record};
-pub use load::{DEFAULT_MAX_LINE_BYTES, Warning};
-pub use navigate::{
-    NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
-    content_text, decide,
-};
-pub use session::{NewSession, Session, SessionOptions, backup_path};
+pub use file::try_write_lock;
+pub use fork::ForkPosition;
+pub use index::Leaf;
+pub use load::Warning;
+pub use navigate::{SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide};
+pub use session::{NewSession, Session, SessionOptions};
 pub use stats::SessionStats;
-pub use sync::{fsync_dir, fsync_parent};
-pub use tree::{TreeRow, Walk};
+pub use sync::fsync_parent;
+pub use tree::TreeRow;

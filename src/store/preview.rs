@@ -1,6 +1,6 @@
 //! Short previews of entries, for tree rows and pickers.
 
-use crate::format::entry::Kind;
+use crate::format::entry::{Kind, Payload, Replacement};
 use crate::format::json::JsValue;
 
 use super::error::StoreResult;
@@ -81,6 +81,19 @@ impl Session {
                 format!("custom message ({custom_type}): {}", shorten(&content))
             }
             Kind::Custom => format!("custom ({})", one("customType")?),
+            Kind::ContextEdit => {
+                let target = one("targetId")?;
+                match record.facts.payload {
+                    Payload::ContextEdit(Replacement::Null) => {
+                        format!("context edit: removes {target}")
+                    }
+                    _ => format!("context edit: replaces {target}"),
+                }
+            }
+            Kind::Usage => {
+                let (kind, provider) = two("kind", "provider")?;
+                format!("usage ({kind}): {provider}/{}", one("model")?)
+            }
             Kind::Label => {
                 let (target, label) = two("targetId", "label")?;
                 format!("label {target} -> {label}")

@@ -150,7 +150,15 @@ impl Session {
             file.make_durable()?;
         }
         let loaded = match load::load(&mut file, &options)? {
-            LoadOutcome::Loaded(loaded) => loaded,
+            LoadOutcome::Loaded(loaded) => {
+                // pi 1.6 ends a last line that lacks its newline on every load; this program
+                // does it only when the session is opened for writing (a reading command never
+                // writes), with the newline the next append would have written first anyway.
+                if options.profile == Profile::Pi16 && file.has_torn_tail() {
+                    file.end_torn_line()?;
+                }
+                loaded
+            }
             LoadOutcome::Empty if options.profile.is_session_manager() => {
                 let header = write::header_object(
                     Profile::PiCli,
@@ -160,7 +168,6 @@ impl Session {
                     None,
                     None,
                 );
-                let mut file = file;
                 file.append_line(&header.stringify())?;
                 file.set_indexed(file.len(), 1);
                 let mut session =
@@ -514,7 +521,39 @@ impl Session {
 
     fn append_with_parent(&mut self, entry: NewEntry, parent: ParentValue) -> StoreResult<String> {
         self.check_appendable(&entry)?;
+        let id = self.new_entry_id();
+        let timestamp = self.options.ids.now_iso();
         let entry = match entry {
+            NewEntry::ContextEdit {
+                target_id,
+                replacement,
+            } => NewEntry::ContextEdit {
+                replacement: self.checked_context_edit(&target_id, replacement)?,
+                target_id,
+            },
+            NewEntry::Compaction {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                retained_tail,
+                details,
+                usage,
+                from_hook,
+                system_message: _,
+            } if self.options.profile == Profile::Pi16 => NewEntry::Compaction {
+                summary,
+                // `firstKeptEntryId ?? id`: a compaction that keeps nothing points at itself.
+                first_kept_entry_id: match first_kept_entry_id {
+                    None | Some(JsValue::Null) => Some(JsValue::from(id.as_str())),
+                    some => some,
+                },
+                tokens_before,
+                retained_tail,
+                details,
+                usage,
+                from_hook,
+                system_message: self.current_system_message(&timestamp)?.map(Box::new),
+            },
             NewEntry::SessionInfo { name } => {
                 let text = name.as_str().ok_or_else(|| {
                     StoreError::new(ErrorKind::InvalidArgument, "session name must be a string")
@@ -525,8 +564,6 @@ impl Session {
             }
             other => other,
         };
-        let id = self.new_entry_id();
-        let timestamp = self.options.ids.now_iso();
         let object = write::entry_object(self.options.profile, &entry, &id, &parent, &timestamp);
         let line = object.stringify();
         let facts = facts_from_value(&object);
@@ -557,6 +594,32 @@ impl Session {
                 format!("{what} are written by the harness profile only"),
             ));
         }
+        let pi16_only = match entry {
+            NewEntry::ContextEdit { .. } => Some("context_edit entries"),
+            NewEntry::Usage { .. } => Some("usage entries"),
+            NewEntry::Message { message }
+                if message.get("role").and_then(JsValue::as_str).as_deref() == Some("system") =>
+            {
+                Some("system-role messages")
+            }
+            NewEntry::Compaction {
+                first_kept_entry_id: Some(JsValue::Null),
+                ..
+            } => Some("compactions that keep nothing (firstKeptEntryId null)"),
+            _ => None,
+        };
+        if let Some(what) = pi16_only
+            && self.options.profile != Profile::Pi16
+        {
+            return Err(StoreError::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{what} are written by pi 1.6 only: open the session with profile pi-1.6 \
+                     (this one is {})",
+                    self.options.profile.name()
+                ),
+            ));
+        }
         if let NewEntry::Label { target_id, .. } = entry
             && self.index.get(target_id).is_none()
         {
@@ -572,13 +635,12 @@ impl Session {
         line: String,
         facts: crate::format::entry::LineFacts,
     ) -> StoreResult<()> {
-        let is_assistant = matches!(
-            facts.payload,
-            crate::format::entry::Payload::Message {
-                role: crate::format::entry::Role::Assistant,
-                ..
-            }
-        );
+        let role = match &facts.payload {
+            crate::format::entry::Payload::Message { role, .. } => Some(*role),
+            _ => None,
+        };
+        let is_assistant = role == Some(crate::format::entry::Role::Assistant);
+        let is_user = role == Some(crate::format::entry::Role::User);
         let body = match (&self.path, self.flushed) {
             (None, _) => Body::Held(line.into_boxed_str()),
             (Some(_), true) => {
@@ -590,7 +652,10 @@ impl Session {
                 }
             }
             (Some(path), false)
-                if self.index.has_assistant || is_assistant || self.options.durable =>
+                if self.index.has_conversation(self.options.profile)
+                    || is_assistant
+                    || (is_user && self.options.profile == Profile::Pi16)
+                    || self.options.durable =>
             {
                 // The SessionManager's first write: the whole session at once, exclusively.
                 // A durable session writes at its first entry, whatever its role: an
@@ -737,7 +802,7 @@ impl Session {
     pub(super) fn persist_at(&mut self, path: PathBuf, now: bool) -> StoreResult<()> {
         self.path = Some(path.clone());
         self.flushed = false;
-        if now || self.index.has_assistant {
+        if now || self.index.has_conversation(self.options.profile) {
             self.first_write(&path, None)?;
         }
         Ok(())
@@ -792,9 +857,15 @@ impl Session {
                 "session is open read-only",
             ));
         }
+        // 0.82.1 records where the branch goes (`branchFromId ?? "root"`); 1.6 the leaf it
+        // leaves (`this.leafId ?? "root"`, read before the move).
+        let from_id = match self.options.profile {
+            Profile::Pi16 => self.leaf.id().unwrap_or("root").to_string(),
+            _ => from.unwrap_or("root").to_string(),
+        };
         self.move_leaf(from)?;
         let entry = NewEntry::BranchSummary {
-            from_id: JsValue::from(from.unwrap_or("root")),
+            from_id: JsValue::from(from_id),
             summary,
             details,
             usage,

@@ -3,6 +3,7 @@
 
 use crate::format::entry::{Kind, Payload, Role};
 use crate::format::json::JsValue;
+use crate::format::profile::Profile;
 
 use super::error::StoreResult;
 use super::session::Session;
@@ -80,10 +81,14 @@ impl Session {
                             let entry = self.entry_value(position)?;
                             stats.add_usage(entry.get("message").and_then(|m| m.get("usage")));
                         }
-                        Role::Other => {}
+                        Role::System | Role::Other => {}
                     }
                 }
                 (_, Kind::Compaction | Kind::BranchSummary) => {
+                    stats.add_usage(self.entry_value(position)?.get("usage"))
+                }
+                // pi 1.6 counts usage entries (cache warming, ...); 0.82.1 does not know them.
+                (_, Kind::Usage) if self.profile() == Profile::Pi16 => {
                     stats.add_usage(self.entry_value(position)?.get("usage"))
                 }
                 _ => {}

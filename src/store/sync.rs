@@ -6,11 +6,6 @@ use std::path::Path;
 use super::error::{StoreError, StoreResult};
 use super::safe_file;
 
-/// Syncs the directory `dir` itself (its list of names).
-pub fn fsync_dir(dir: &Path) -> StoreResult<()> {
-    safe_file::sync_dir(dir).map_err(|e| StoreError::io(dir, "cannot sync the directory", e))
-}
-
 /// Syncs the directory holding `path`, so a file just created or renamed there stays.
 pub fn fsync_parent(path: &Path) -> StoreResult<()> {
     safe_file::sync_dir_of(path)
@@ -25,8 +20,7 @@ mod tests {
     fn syncs_directories_and_refuses_missing_ones() {
         let root = tempfile::tempdir().unwrap();
         fsync_parent(&root.path().join("x.jsonl")).unwrap();
-        fsync_dir(root.path()).unwrap();
-        let missing = fsync_dir(&root.path().join("gone")).unwrap_err();
+        let missing = fsync_parent(&root.path().join("gone/x.jsonl")).unwrap_err();
         assert!(missing.message.contains("gone"), "{}", missing.message);
     }
 }

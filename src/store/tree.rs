@@ -109,6 +109,7 @@ impl Session {
             if let Payload::Compaction {
                 first_kept,
                 retained_tail,
+                ..
             } = &record.facts.payload
             {
                 if *retained_tail {

@@ -2,19 +2,20 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_session::format::json::{self, JsValue};
+use pi_session::internal::format::json::{self, JsValue};
 
 use crate::diff::Mismatches;
 use crate::env::{self, Outcome};
 use crate::leaves::Leaf;
 use crate::normalize::{Jsonl, object};
 
-pub const PROFILES: [&str; 2] = ["pi-cli", "harness"];
+pub const PROFILES: [&str; 3] = ["pi-cli", "harness", "pi-1.6"];
 
 /// The oracle implementation a profile must match.
 pub fn implementation(profile: &str) -> &'static str {
     match profile {
         "pi-cli" => "manager",
+        "pi-1.6" => "manager-1.6",
         "harness" => "harness",
         other => panic!("unknown profile {other}"),
     }
@@ -147,11 +148,18 @@ impl Mismatches {
     }
 }
 
-/// A file ending with a `leaf` entry, read with profile pi-cli at its leaf: this program takes
+/// Whether `profile` is one of pi's SessionManagers (0.82.1's or 1.6's), not the harness.
+pub fn is_session_manager(profile: &str) -> bool {
+    profile != "harness"
+}
+
+/// A file ending with a `leaf` entry, read with a SessionManager profile at its leaf: this program takes
 /// the entry's target (a fold over the file, as the harness does), pi's manager the entry
 /// itself. A deliberate difference: not compared, but checked by [`check_trailing_leaf`].
 pub fn is_leaf_entry_difference(case: &Case, file: &Jsonl) -> bool {
-    case.profile == "pi-cli" && case.leaf == Leaf::Default && file.trailing_leaf_entry().is_some()
+    is_session_manager(case.profile)
+        && case.leaf == Leaf::Default
+        && file.trailing_leaf_entry().is_some()
 }
 
 /// For such a case: our leaf is the `leaf` entry's target (`ours`), the oracle's the entry.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use pi_session::format::json::{self, JsValue};
+use pi_session::internal::format::json::{self, JsValue};
 
 use crate::cases::{Answer, Case, PROFILES, check_trailing_leaf, is_leaf_entry_difference};
 use crate::diff::Mismatches;
@@ -95,6 +95,7 @@ fn check_file(name: &str) {
 
     let ours: Vec<Outcome> = cases.iter().map(|(_, c)| c.ours()).collect();
     let mut found = Mismatches::default();
+    check_pi16_warnings(&mut found, name, &cases, &ours);
     let mut compared = Vec::new();
     for ((key, case), outcome) in cases.iter().zip(&ours) {
         let answer = Answer::ours(outcome, JsValue::clone);
@@ -144,6 +145,43 @@ fn check_file(name: &str) {
     snapshot::assert_json(&format!("file-{name}"), &JsValue::Object(answers));
 }
 
+/// No silent misreading: a file holding what only pi 1.6 writes, read in another profile, warns
+/// naming the profile that reads it as pi 1.6 does; the pi-1.6 profile, and every profile on a
+/// file without such lines, gives no such warning.
+fn check_pi16_warnings(
+    found: &mut Mismatches,
+    name: &str,
+    cases: &[(String, Case)],
+    ours: &[Outcome],
+) {
+    let text = std::fs::read_to_string(file_path(name)).unwrap_or_default();
+    let has_pi16 = text.lines().any(|line| {
+        let Ok(value) = json::parse(line) else {
+            return false;
+        };
+        let kind = value.get("type").and_then(JsValue::as_str);
+        let role = value
+            .get("message")
+            .and_then(|m| m.get("role"))
+            .and_then(JsValue::as_str);
+        matches!(kind.as_deref(), Some("context_edit" | "usage"))
+            || role.as_deref() == Some("system")
+            || value.get("systemMessage").is_some_and(JsValue::is_truthy)
+    });
+    for ((_, case), outcome) in cases.iter().zip(ours) {
+        let warned = outcome.stderr.contains("use profile pi-1.6");
+        let expected = has_pi16 && case.profile != "pi-1.6";
+        found.check(warned == expected, || {
+            format!(
+                "{}: expected {} warning naming profile pi-1.6, stderr: {}",
+                case.describe(),
+                if expected { "a" } else { "no" },
+                outcome.stderr
+            )
+        });
+    }
+}
+
 /// A line that is the beginning of JSON cut short is a torn write: pi's harness refuses the
 /// file for good, this program skips the line with a warning in both profiles (a deliberate
 /// difference: a torn write must never make a session unopenable; protocol.md, "Torn last
@@ -155,7 +193,7 @@ fn reads_past_a_torn_line(name: &str, case: &Case) -> bool {
 /// pi's manager opens an empty file by writing a new header into it; this program never
 /// changes a file it reads, and refuses an empty one (a deliberate difference).
 fn refuses_empty_file(name: &str, case: &Case) -> bool {
-    name == "empty" && case.profile == "pi-cli"
+    name == "empty" && crate::cases::is_session_manager(case.profile)
 }
 
 /// The names of the files in `tests/files/`.
@@ -201,6 +239,10 @@ file_tests! {
     non_object_last_line => "non-object-last-line",
     null_content => "null-content",
     orphans_and_unknown_kinds => "orphans-and-unknown-kinds",
+    pi16_compactions => "pi16-compactions",
+    pi16_context_edits => "pi16-context-edits",
+    pi16_edit_without_replacement => "pi16-edit-without-replacement",
+    pi16_usage_torn_tail => "pi16-usage-torn-tail",
     timestamp_formats => "timestamp-formats",
     timestamps_out_of_order => "timestamps-out-of-order",
     v1_first_kept_index => "v1-first-kept-index",

@@ -1,7 +1,7 @@
 //! The real sessions in `tests/fixtures/real/`: version 1 files, which the manager
 //! migrates (inventing every entry id) and the harness refuses.
 
-use pi_session::format::json::JsValue;
+use pi_session::internal::format::json::JsValue;
 
 use crate::cases::{Answer, Case};
 use crate::diff::Mismatches;
@@ -19,15 +19,17 @@ fn real_fixtures_read_as_pi_reads_them() {
         let file = crate::support::real_fixtures_dir().join(format!("{name}.jsonl"));
         // The migrated ids differ on every run, so only the leaves that name no entry can be
         // asked of both.
-        for leaf in [Leaf::Default, Leaf::Null] {
-            cases.push((
-                name,
-                Case {
-                    file: file.clone(),
-                    profile: "pi-cli",
-                    leaf,
-                },
-            ));
+        for profile in ["pi-cli", "pi-1.6"] {
+            for leaf in [Leaf::Default, Leaf::Null] {
+                cases.push((
+                    name,
+                    Case {
+                        file: file.clone(),
+                        profile,
+                        leaf,
+                    },
+                ));
+            }
         }
         cases.push((
             name,

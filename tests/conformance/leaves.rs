@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pi_session::format::json::JsValue;
+use pi_session::internal::format::json::JsValue;
 
 use crate::normalize::{Jsonl, str_field};
 

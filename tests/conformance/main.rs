@@ -1,6 +1,8 @@
-//! Differential conformance: `pi-session` against pi 0.82.1 itself (the oracle in
-//! `tests/oracle/`, which runs pi's published JavaScript). Profile `pi-cli` must answer as the oracle's
-//! `manager`, profile `harness` as its `harness`.
+//! Differential conformance: `pi-session` against pi 0.82.1 and 1.6.0 themselves (the oracle in
+//! `tests/oracle/`, which runs pi's published JavaScript). Profile `pi-cli` must answer as the
+//! oracle's `manager` (0.82.1), profile `pi-1.6` as its `manager-1.6`, profile `harness` as its
+//! `harness`. Every file, replay and written file is read in all three profiles, so a pi 1.6
+//! file read in `pi-cli` must equal 0.82.1's reading (and warn: `files.rs`).
 //!
 //! - `fixtures`: the real v1 sessions in `tests/fixtures/real/`;
 //! - `generated`: sessions of a few MB (branches, summaries, labels, compactions) written by

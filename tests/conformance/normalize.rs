@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use pi_session::format::json::{self, JsObject, JsString, JsValue};
+use pi_session::internal::format::json::{self, JsObject, JsString, JsValue};
 
 /// Fields of an entry that name another entry.
 const ID_REF_FIELDS: [&str; 4] = ["parentId", "targetId", "fromId", "firstKeptEntryId"];
@@ -215,6 +215,10 @@ fn normalized_file(file: &Jsonl) -> JsValue {
                     }
                 }
                 replace(&mut entry, "timestamp", JsValue::from("T"));
+                if let Some(JsValue::Object(system)) = entry.get_mut("systemMessage") {
+                    // pi 1.6 stamps a compaction's system snapshot with the compaction's time.
+                    replace(system, "timestamp", JsValue::from("T"));
+                }
                 JsValue::Object(entry)
             }
             Some(other) => other.clone(),
@@ -243,13 +247,32 @@ pub fn file_text(file: &Jsonl) -> Vec<String> {
     }
     for line in &file.entries {
         let timestamp = line.value.as_ref().and_then(|v| str_field(v, "timestamp"));
-        out.push(replace_strings(&line.text, |s| {
+        let text = replace_strings(&line.text, |s| {
             labels
                 .get(s)
                 .or_else(|| (Some(s) == timestamp.as_deref()).then_some("T"))
-        }));
+        });
+        out.push(match snapshot_millis(line, timestamp.as_deref()) {
+            // pi 1.6's compaction system snapshot: its last key, stamped with the entry's time.
+            Some(millis) => {
+                let stamp = format!("\"timestamp\":{}}}}}", json::number_to_string(millis));
+                match text.strip_suffix(&stamp) {
+                    Some(head) => format!("{head}\"timestamp\":\"T\"}}}}"),
+                    None => text,
+                }
+            }
+            None => text,
+        });
     }
     out
+}
+
+/// The time in milliseconds a compaction's `systemMessage` carries when pi 1.6 stamped it with
+/// the entry's own `timestamp`.
+fn snapshot_millis(line: &Line, timestamp: Option<&str>) -> Option<f64> {
+    let system = line.value.as_ref()?.get("systemMessage")?;
+    let millis = pi_session::internal::format::time::parse_date_millis(timestamp?);
+    (system.get("timestamp") == Some(&JsValue::Number(millis))).then_some(millis)
 }
 
 /// `text` (one JSON line) with each string token whose escaped body `rename` maps replaced.
@@ -294,6 +317,19 @@ pub fn relabel(doc: &JsValue, labels: &Labels, invented: bool) -> JsValue {
             ids.iter_mut().for_each(|id| *id = labels.label(id));
         }
     }
+    // Errors that name an entry (pi 1.6's context edit refusals): the id as its label.
+    if let Some(JsValue::Array(errors)) = map.get_mut("errors") {
+        for error in errors.iter_mut().filter_map(JsValue::as_object_mut) {
+            if let Some(text) = error.get("error").and_then(JsValue::as_str) {
+                let words: Vec<&str> = text
+                    .split(' ')
+                    .map(|word| labels.get(word).unwrap_or(word))
+                    .collect();
+                let relabelled = JsValue::from(words.join(" "));
+                error.insert("error".into(), relabelled);
+            }
+        }
+    }
     if let Some(JsValue::Array(rows)) = map.get_mut("tree") {
         for row in rows {
             let row = row.as_object_mut().unwrap();
@@ -316,7 +352,25 @@ pub fn relabel(doc: &JsValue, labels: &Labels, invented: bool) -> JsValue {
         .and_then(|c| c.as_object_mut())
         .and_then(|c| c.get_mut("messages"));
     if let Some(JsValue::Array(messages)) = messages {
-        for message in messages.iter_mut().filter_map(JsValue::as_object_mut) {
+        let roles: Vec<Option<String>> = messages
+            .iter()
+            .map(|m| {
+                m.get("role")
+                    .and_then(JsValue::as_str)
+                    .map(|r| r.into_owned())
+            })
+            .collect();
+        for (i, message) in messages.iter_mut().enumerate() {
+            // pi 1.6 projects a compaction as its system snapshot (stamped by the clock when
+            // the compaction was appended) followed by its summary.
+            let snapshot = roles[i].as_deref() == Some("system")
+                && roles.get(i + 1).and_then(Option::as_deref) == Some("compactionSummary");
+            let Some(message) = message.as_object_mut() else {
+                continue;
+            };
+            if invented && snapshot {
+                replace(message, "timestamp", JsValue::from("T"));
+            }
             let role = message
                 .get("role")
                 .and_then(JsValue::as_str)

@@ -9,6 +9,8 @@
 // Prints {"copy", "oldLeafId", "commonAncestorId", "entriesToSummarize": [ids], "editorText", "newLeafId",
 // "summaryEntryId", "cancelled"}; a library error: {"error": message}, exit 1. `batch` prints one array of those.
 //
+// PI_NAVIGATE_VERSION=1.6 runs pi 1.6.0's (the npm alias pi-coding-agent-1.6) instead of 0.82.1's.
+//
 // Runs pi's own `AgentSession.navigateTree` (dist/core/agent-session.js, which needs Node >= 22: the suite runs this on
 // the oracle's Node 22) on a temporary copy of FILE opened with SessionManager.open (navigation appends to that copy,
 // reported as `copy`). A model is assumed to exist; the default summarizer is never needed because the extension
@@ -19,10 +21,11 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [oracleDir, mode, ...rest] = process.argv.slice(2);
-const piDir = join(oracleDir, "node_modules/@earendil-works");
-const load = (path) => import(pathToFileURL(join(piDir, path)).href);
-const { SessionManager } = await load("pi-coding-agent/dist/core/session-manager.js");
-const { AgentSession } = await load("pi-coding-agent/dist/core/agent-session.js");
+const pi16 = process.env.PI_NAVIGATE_VERSION === "1.6";
+const packageDir = join(oracleDir, pi16 ? "node_modules/pi-coding-agent-1.6" : "node_modules/@earendil-works/pi-coding-agent");
+const load = (path) => import(pathToFileURL(join(packageDir, path)).href);
+const { SessionManager } = await load("dist/core/session-manager.js");
+const { AgentSession } = await load("dist/core/agent-session.js");
 
 // Anything the library logs must not end up in the JSON document on stdout.
 console.log = (...args) => console.error(...args);
@@ -58,6 +61,11 @@ async function navigate(file, targetId, options = {}) {
 		_getSummarizationRequestAuth: async () => {
 			throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
 		},
+		// pi 1.6 refreshes the agent's context and tools from the session after the move, and
+		// wakes idle waiters: nothing of the session file, so no-ops here.
+		_refreshFinalizedContext: () => {},
+		_restoreToolsFromTranscript: () => {},
+		_resolveIdleWaitIfIdle: () => {},
 	};
 	const outcome = await AgentSession.prototype.navigateTree.call(host, targetId, {
 		summarize: options.summarize,

@@ -21,7 +21,7 @@ pub mod pipe;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use pi_session::format::json::{self, JsValue};
+use pi_session::internal::format::json::{self, JsValue};
 
 pub use comparisons::count;
 pub use oracle::{Oracle, oracle};

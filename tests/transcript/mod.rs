@@ -15,7 +15,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pi_session::rpc::{Framing, WireFraming};
+use pi_session::internal::rpc::{Framing, WireFraming};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -54,7 +54,7 @@ mod tests {
         assert!(
             codes
                 .iter()
-                .all(|c| !crate::rpc::code::RESERVED.contains(c))
+                .all(|c| !crate::rpc::error::code::RESERVED.contains(c))
         );
     }
 

@@ -908,6 +908,7 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
             details: c.details.as_ref().map(JsValue::from_serde),
             usage: c.usage.as_ref().map(JsValue::from_serde),
             from_hook: Some(JsValue::Bool(true)),
+            system_message: None,
         },
         None => {
             let summaries = p.summaries.unwrap_or_default();

@@ -18,7 +18,6 @@ use crate::format::profile::Profile;
 use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState, parse_params};
 use jsonrpc_core::Params;
 
-pub use error::error_code;
 pub use registry::Registry;
 
 /// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.

@@ -80,10 +80,11 @@ pub struct AppendParams {
     pub session_id: String,
     /// `{type, ...fields}` with pi's field names: `message` {message}, `model_change`
     /// {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary,
-    /// firstKeptEntryId?, tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)},
-    /// `custom` {customType, data?}, `custom_message` {customType, content, display?, details?},
-    /// `label` {targetId, label?}, `session_info` {name}, `active_tools_change`
-    /// {activeToolNames} (harness).
+    /// firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?,
+    /// retainedTail? (harness)}, `custom` {customType, data?}, `custom_message` {customType,
+    /// content, display?, details?}, `label` {targetId, label?}, `session_info` {name},
+    /// `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId,
+    /// replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
     pub entry: Json,
 }
 

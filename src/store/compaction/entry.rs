@@ -98,6 +98,7 @@ impl Preparation {
             details: Some(JsValue::Object(details)),
             usage,
             from_hook: Some(JsValue::Bool(false)),
+            system_message: None,
         })
     }
 }

@@ -538,8 +538,11 @@ impl ModelOptions {
 }
 
 /// `"<conversation>\n" + serializeConversation(convertToLlm(messages)) + "\n</conversation>\n\n"`.
-fn conversation(messages: &[JsValue]) -> Result<JsText, Malformed> {
-    let llm: Vec<JsValue> = messages.iter().filter_map(convert_to_llm).collect();
+fn conversation(messages: &[JsValue], profile: Profile) -> Result<JsText, Malformed> {
+    let llm: Vec<JsValue> = messages
+        .iter()
+        .filter_map(|m| convert_to_llm(m, profile))
+        .collect();
     let mut t = JsText::new();
     t.text("<conversation>\n")
         .js(&serialize_conversation(&llm)?)
@@ -560,7 +563,7 @@ impl Preparation {
         let reserve = self.settings.reserve_tokens;
         if !split || !self.messages_to_summarize.is_empty() {
             let previous = self.previous_summary.as_ref().filter(|s| s.is_truthy());
-            let mut t = conversation(&self.messages_to_summarize)?;
+            let mut t = conversation(&self.messages_to_summarize, self.profile)?;
             if let Some(previous) = previous {
                 t.text("<previous-summary>\n");
                 match previous {
@@ -586,7 +589,7 @@ impl Preparation {
             });
         }
         if split {
-            let mut t = conversation(&self.turn_prefix_messages)?;
+            let mut t = conversation(&self.turn_prefix_messages, self.profile)?;
             t.text(prompts::TURN_PREFIX_PROMPT);
             out.push(ModelRequest {
                 purpose: "turnPrefix",

@@ -3,13 +3,13 @@
 
 use std::process::ExitCode;
 
-use clap::Args;
-use pi_session::format::profile::Profile;
-use pi_session::repo::{
+use crate::format::profile::Profile;
+use crate::repo::{
     CachePolicy, HarnessListing, Repo, RepoError, SESSION_DIR_ENV, render, settings_session_dir,
 };
+use clap::Args;
 
-use crate::{Failure, emit, parse_profile, warn};
+use super::{Failure, emit, parse_profile, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -142,13 +142,13 @@ fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failu
     }
     let text = if json {
         let rows: Vec<_> = listing.sessions.iter().map(|s| s.to_js_value()).collect();
-        pi_session::format::json::JsValue::Array(rows).stringify_pretty(2) + "\n"
+        crate::format::json::JsValue::Array(rows).stringify_pretty(2) + "\n"
     } else {
         listing
             .sessions
             .iter()
             .map(|s| {
-                let text = |v: &pi_session::format::json::JsValue| v.to_js_string();
+                let text = |v: &crate::format::json::JsValue| v.to_js_string();
                 format!(
                     "{}  {}  {}  {}\n",
                     text(&s.created_at),

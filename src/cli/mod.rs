@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-mod cli_list;
+mod list;
 
+use crate::format::ids::IdSource;
+use crate::format::json;
+use crate::format::profile::Profile;
+use crate::inspect::{self, LeafChoice, ReplayOutcome};
+use crate::store::compaction::{self, CompactionSettings, Detail};
+use crate::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
 use clap::{CommandFactory, Parser, Subcommand};
-use pi_session::format::ids::IdSource;
-use pi_session::format::json;
-use pi_session::format::profile::Profile;
-use pi_session::inspect::{self, LeafChoice, ReplayOutcome};
-use pi_session::store::compaction::{self, CompactionSettings, Detail};
-use pi_session::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
 
 /// How the command line ends, as its `--help` says.
 const EXIT_CODES: &str = "\
@@ -36,7 +36,7 @@ struct Cli {
     stdio: bool,
 
     #[command(flatten)]
-    server: pi_session::rpc::StdioArgs,
+    server: crate::rpc::StdioArgs,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -69,10 +69,10 @@ enum Command {
         profile: Profile,
     },
     /// List sessions (pi's `/resume` list), newest activity first.
-    List(cli_list::ListArgs),
+    List(list::ListArgs),
     /// Print the file of a session id (pi 1.6's findById with --profile pi-1.6); exit 1 when
     /// no session has it.
-    Find(cli_list::FindArgs),
+    Find(list::FindArgs),
     /// Start a new session from a session file: the path before a user message (pi's /fork),
     /// or with --at the path up to any entry (pi's /clone). The source is never changed.
     Fork {
@@ -224,7 +224,8 @@ pub fn warn(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr(), "pi-session: {message}");
 }
 
-fn main() -> ExitCode {
+/// Runs the command line (what the `pi-session` binary does).
+pub fn run() -> ExitCode {
     try_main().unwrap_or_else(Failure::report)
 }
 
@@ -273,8 +274,8 @@ fn try_main() -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { file, profile } => check(&file, profile),
-        Command::List(args) => cli_list::run(args),
-        Command::Find(args) => cli_list::find(args),
+        Command::List(args) => list::run(args),
+        Command::Find(args) => list::find(args),
         Command::Fork {
             file,
             entry,
@@ -321,7 +322,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
 }
 
-fn serve(args: pi_session::rpc::StdioArgs) -> ! {
+fn serve(args: crate::rpc::StdioArgs) -> ! {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -332,7 +333,7 @@ fn serve(args: pi_session::rpc::StdioArgs) -> ! {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(pi_session::rpc::serve_stdio(args));
+    let code = runtime.block_on(crate::rpc::serve_stdio(args));
     // Exit here rather than returning: the runtime would otherwise wait for the blocking
     // thread still reading stdin, which may never see end of input.
     std::process::exit(code);
@@ -381,7 +382,7 @@ fn fork(
     out: Option<&Path>,
     profile: Profile,
 ) -> Result<ExitCode, Failure> {
-    let env = pi_session::repo::PathEnv::from_process().map_err(|e| Failure::Store {
+    let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
         file: None,
         error: e.into(),
     })?;
@@ -390,7 +391,7 @@ fn fork(
     } else {
         ForkPosition::Before
     };
-    let forked = pi_session::repo::fork_file(
+    let forked = crate::repo::fork_file(
         &env,
         profile,
         file,

@@ -1,0 +1,193 @@
+//! What pi 1.6's SessionManager checks or computes when it appends its new kinds: the checks
+//! of `appendContextEdit` (in its order, with its messages) and the `systemMessage` snapshot
+//! `appendCompaction` stores.
+
+use indexmap::IndexMap;
+
+use crate::format::entry::{Kind, Payload, Role};
+use crate::format::json::{JsObject, JsString, JsValue, put_in_js_order};
+use crate::format::time::parse_date_millis;
+
+use super::context::MessageFormat;
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::Leaf;
+use super::session::Session;
+
+impl Session {
+    /// `appendContextEdit`'s checks; returns the replacement as pi 1.6 stores it (a string for
+    /// an assistant or toolResult target becomes one text block).
+    pub(super) fn checked_context_edit(
+        &self,
+        target_id: &str,
+        replacement: JsValue,
+    ) -> StoreResult<JsValue> {
+        let invalid = |message: String| StoreError::new(ErrorKind::InvalidArgument, message);
+        let content = replacement.as_object().and_then(|r| r.get("content"));
+        let valid = matches!(replacement, JsValue::Null)
+            || matches!(content, Some(JsValue::String(_) | JsValue::Array(_)));
+        if !valid {
+            return Err(invalid(
+                "Context edit replacement must be null or contain string/array content".into(),
+            ));
+        }
+        let Some(position) = self.position(target_id) else {
+            return Err(StoreError::entry_not_found(target_id));
+        };
+        let branch = match &self.leaf {
+            Leaf::Id(id) => self.branch_path(id).positions,
+            _ => Vec::new(),
+        };
+        if !branch
+            .iter()
+            .any(|&p| self.record(p).id() == Some(target_id))
+        {
+            return Err(invalid(format!(
+                "Entry {target_id} is not on the active branch"
+            )));
+        }
+        let record = self.record(position);
+        let role = match (&record.facts.payload, record.kind()) {
+            (_, Kind::CustomMessage) => Role::Other,
+            (Payload::Message { role, .. }, _)
+                if matches!(role, Role::User | Role::Assistant | Role::ToolResult) =>
+            {
+                *role
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "Entry {target_id} does not contribute editable model content"
+                )));
+            }
+        };
+        Ok(match content {
+            Some(JsValue::String(text)) if matches!(role, Role::Assistant | Role::ToolResult) => {
+                let block: JsObject = [
+                    (JsString::new("type"), JsValue::from("text")),
+                    (JsString::new("text"), JsValue::String(text.clone())),
+                ]
+                .into_iter()
+                .collect();
+                let normalized: JsObject = [(
+                    JsString::new("content"),
+                    JsValue::Array(vec![JsValue::Object(block)]),
+                )]
+                .into_iter()
+                .collect();
+                JsValue::Object(normalized)
+            }
+            _ => replacement,
+        })
+    }
+
+    /// The compaction's `systemMessage`: `getCurrentSystemMessage` over the current leaf's
+    /// projection (edits applied), stamped with the compaction's own time in milliseconds.
+    pub(super) fn current_system_message(
+        &mut self,
+        timestamp: &str,
+    ) -> StoreResult<Option<JsValue>> {
+        let leaf = self.leaf.clone();
+        let messages = self.build_context(&leaf, MessageFormat::Agent)?.messages;
+        let Some(JsValue::Object(mut message)) = current_system_message(&messages)? else {
+            return Ok(None);
+        };
+        message.insert(
+            JsString::new("timestamp"),
+            JsValue::Number(parse_date_millis(timestamp)),
+        );
+        Ok(Some(JsValue::Object(message)))
+    }
+}
+
+/// pi-ai's `getCurrentSystemMessage`: every system message replayed into one (content joined,
+/// sections patched by name, tools removed then added), or `None` when there is no system
+/// message with a timestamp and no tool.
+pub fn current_system_message(messages: &[JsValue]) -> StoreResult<Option<JsValue>> {
+    let mut content = Vec::new();
+    let mut sections: IndexMap<JsString, JsValue> = IndexMap::new();
+    let mut tools: IndexMap<String, JsValue> = IndexMap::new();
+    // `timestamp ??= message.timestamp`: `None` while undefined or null.
+    let mut timestamp: Option<JsValue> = None;
+    for message in messages {
+        if message.get("role").and_then(JsValue::as_str).as_deref() != Some("system") {
+            continue;
+        }
+        if matches!(timestamp, None | Some(JsValue::Null)) {
+            timestamp = message.get("timestamp").cloned();
+        }
+        let text = content_text(message.get("content"))?;
+        if !text.is_empty() {
+            content.push(text);
+        }
+        if let Some(JsValue::Object(patch)) = message.get("sections") {
+            for (name, value) in patch {
+                if matches!(value, JsValue::Null) {
+                    sections.shift_remove(name);
+                } else {
+                    sections.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        // `getCurrentTools`: per message, removals first, then additions, keyed by name.
+        let tool_key = |tool: &JsValue| {
+            tool.get("name")
+                .map_or("undefined".into(), JsValue::stringify)
+        };
+        if let Some(JsValue::Array(removed)) = message.get("toolsRemoved") {
+            for tool in removed {
+                tools.shift_remove(&tool_key(tool));
+            }
+        }
+        if let Some(JsValue::Array(added)) = message.get("toolsAdded") {
+            for tool in added {
+                let key = tool_key(tool);
+                tools.insert(key, tool.clone());
+            }
+        }
+    }
+    if timestamp.is_none() && tools.is_empty() {
+        return Ok(None);
+    }
+    let mut out = JsObject::new();
+    out.insert(JsString::new("role"), JsValue::from("system"));
+    out.insert(
+        JsString::new("content"),
+        JsValue::from(content.join("\n\n")),
+    );
+    if !sections.is_empty() {
+        let mut map: JsObject = sections.into_iter().collect();
+        put_in_js_order(&mut map);
+        out.insert(JsString::new("sections"), JsValue::Object(map));
+    }
+    if !tools.is_empty() {
+        out.insert(
+            JsString::new("toolsAdded"),
+            JsValue::Array(tools.into_values().collect()),
+        );
+    }
+    out.insert(
+        JsString::new("timestamp"),
+        timestamp.unwrap_or(JsValue::Number(0.0)),
+    );
+    Ok(Some(JsValue::Object(out)))
+}
+
+/// pi-ai's `contentText`: a string as it is, the text blocks of an array joined by `\n`.
+fn content_text(content: Option<&JsValue>) -> StoreResult<String> {
+    match content {
+        Some(JsValue::String(s)) => Ok(s.to_string_lossy().into_owned()),
+        Some(JsValue::Array(blocks)) => Ok(blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(JsValue::as_str).as_deref() == Some("text"))
+            .map(|b| match b.get("text") {
+                None | Some(JsValue::Null) => String::new(),
+                Some(text) => text.to_js_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")),
+        _ => Err(StoreError::new(
+            ErrorKind::InvalidEntry,
+            "a system message's content is neither a string nor an array: pi 1.6 cannot \
+             compute the compaction's systemMessage (content.filter is not a function)",
+        )),
+    }
+}
