@@ -52,6 +52,7 @@ pub mod internal {
         };
     }
     pub mod store {
+        pub use crate::store::compaction;
         pub use crate::store::{
             ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
             StoreError, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,

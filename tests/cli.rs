@@ -349,3 +349,48 @@ fn every_error_is_one_line_naming_the_file_once() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `compact-plan` on pi's split-turn quirk (a cut at a user message right after a label moves
+/// back onto the label, so the previous turn becomes the turn prefix; the differential test
+/// checks the rule against pi, this one the command's output and refusals).
+#[test]
+fn compact_plan_shows_where_pi_would_cut_and_why_it_would_not() {
+    let file = files().join("compaction/label-before-user.jsonl");
+    let file = file.to_str().unwrap();
+    let out = pi_session(&["compact-plan", file, "--keep", "2500", "--window", "4000"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["preparation"]["firstKeptEntryId"], "e003");
+    assert_eq!(doc["preparation"]["isSplitTurn"], true);
+    assert_eq!(doc["turnStartId"], "e001");
+    assert_eq!(
+        doc["entryIds"],
+        serde_json::json!({"history": [], "turnPrefix": ["e001", "e002"], "kept": ["e003", "e004", "e005", "e006"]})
+    );
+    // Brief by default: roles and token counts, request texts as lengths.
+    assert_eq!(doc["preparation"]["turnPrefixMessages"][0]["role"], "user");
+    assert!(doc["preparation"]["turnPrefixMessages"][0]["tokens"].is_number());
+    assert_eq!(doc["requests"][0]["purpose"], "turnPrefix");
+    assert!(doc["requests"][0]["textLength"].is_number());
+    assert_eq!(doc["shouldCompact"], true);
+
+    let full = pi_session(&["compact-plan", file, "--keep", "2500", "--full"]);
+    let full: serde_json::Value = serde_json::from_slice(&full.stdout).unwrap();
+    let text_sent = full["requests"][0]["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text_sent.starts_with("<conversation>\n[User]: first first"),
+        "{text_sent}"
+    );
+
+    let refused = pi_session(&["compact-plan", file]);
+    assert!(refused.status.success());
+    let refused: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(refused["refusal"], "nothing_to_compact");
+    assert_eq!(refused["message"], "Nothing to compact (session too small)");
+
+    let missing = pi_session(&["compact-plan", file, "--leaf", "nope"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("Entry nope not found"));
+}

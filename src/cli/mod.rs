@@ -12,7 +12,8 @@ use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::profile::Profile;
 use crate::inspect::{self, LeafChoice, ReplayOutcome};
-use crate::store::{ForkPosition, MessageFormat, Session, SessionOptions, StoreError};
+use crate::store::compaction::{self, CompactionSettings, Detail};
+use crate::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// How the command line ends, as its `--help` says.
@@ -98,6 +99,28 @@ enum Command {
         /// Seeded ids and a clock starting at 2026-01-01, advancing 1 ms per reading.
         #[arg(long)]
         deterministic: Option<u64>,
+    },
+    /// Print where pi 0.82.1 would cut if it compacted now (its preparation and the requests
+    /// it would send to the summarizing model), as one JSON document.
+    CompactPlan {
+        file: PathBuf,
+        /// Plan at this entry instead of the file's leaf (`null`: before the first entry).
+        #[arg(long)]
+        leaf: Option<String>,
+        /// The model's context window: adds the context usage and whether pi would compact.
+        #[arg(long)]
+        window: Option<f64>,
+        /// settings.compaction.keepRecentTokens (pi's default 20000).
+        #[arg(long)]
+        keep: Option<f64>,
+        /// settings.compaction.reserveTokens (pi's default 16384).
+        #[arg(long)]
+        reserve: Option<f64>,
+        #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+        profile: Profile,
+        /// Every message and the full request texts (default: roles, token counts, lengths).
+        #[arg(long)]
+        full: bool,
     },
     /// Print a completion script for a shell (e.g. `pi-session completions bash`).
     Completions { shell: clap_complete::Shell },
@@ -266,6 +289,30 @@ fn try_main() -> Result<ExitCode, Failure> {
             profile,
             deterministic,
         } => replay(&ops, &out_dir, profile, deterministic),
+        Command::CompactPlan {
+            file,
+            leaf,
+            window,
+            keep,
+            reserve,
+            profile,
+            full,
+        } => {
+            let mut session = open(&file, profile)?;
+            let leaf = match leaf.as_deref() {
+                None => session.leaf().clone(),
+                Some("null") => Leaf::Null,
+                Some(id) => Leaf::Id(id.into()),
+            };
+            let mut settings = CompactionSettings::default();
+            settings.keep_recent_tokens = keep.unwrap_or(settings.keep_recent_tokens);
+            settings.reserve_tokens = reserve.unwrap_or(settings.reserve_tokens);
+            let detail = if full { Detail::Full } else { Detail::Brief };
+            let doc = compaction::plan_document(&mut session, &leaf, settings, window, detail)
+                .map_err(Failure::in_file(&file))?;
+            emit(&(doc.stringify_pretty(2) + "\n"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut script);

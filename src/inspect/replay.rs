@@ -186,7 +186,10 @@ fn harness_code(kind: ErrorKind) -> &'static str {
         ErrorKind::InvalidSession
         | ErrorKind::SummaryRequired
         | ErrorKind::InvalidArgument
-        | ErrorKind::NotSaved => "invalid_session",
+        | ErrorKind::NotSaved
+        | ErrorKind::LeafMoved => "invalid_session",
+        // AgentHarnessError("compaction", "Nothing to compact").
+        ErrorKind::AlreadyCompacted | ErrorKind::NothingToCompact => "compaction",
     }
 }
 

@@ -202,7 +202,7 @@ impl Session {
                 continue;
             }
             let entry = self.entry_value(position)?;
-            self.project(&entry, &mut projected);
+            project(self.profile(), &entry, &mut projected);
             for message in projected.drain(..) {
                 emit(message)?;
             }
@@ -234,7 +234,7 @@ impl Session {
             }
             let entry = self.entry_value(position)?;
             let mut projected = Vec::new();
-            self.project(&entry, &mut projected);
+            project(self.profile(), &entry, &mut projected);
             if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
                 projected = self.apply_edit(edit, projected)?;
             }
@@ -349,88 +349,89 @@ impl Session {
             active_tool_names,
         })
     }
+}
 
-    /// `sessionEntryToContextMessages` of the profile's pi.
-    fn project(&self, entry: &JsValue, out: &mut Vec<JsValue>) {
-        let repair_null_content = self.profile().is_session_manager();
-        let kind = entry
-            .get("type")
-            .and_then(JsValue::as_str)
-            .map(|t| Kind::from_type(&t))
-            .unwrap_or(Kind::Other);
-        let timestamp = || JsValue::Number(date_millis(entry.get("timestamp")));
-        let field = |key: &str| entry.get(key).cloned();
-        match kind {
-            Kind::Message => {
-                let Some(message) = entry.get("message") else {
-                    return;
-                };
-                let role = message.get("role").and_then(JsValue::as_str);
-                if self.profile() == Profile::Pi16
-                    && role.as_deref() == Some("system")
-                    && matches!(message.get("content"), None | Some(JsValue::Null))
-                    && let JsValue::Object(map) = message
-                {
-                    let mut copy = map.clone();
-                    copy.insert(JsString::new("content"), JsValue::from(""));
-                    out.push(JsValue::Object(copy));
-                    return;
-                }
-                let needs_repair = repair_null_content
-                    && matches!(role.as_deref(), Some("user" | "assistant" | "toolResult"))
-                    && matches!(message.get("content"), None | Some(JsValue::Null));
-                if needs_repair && let JsValue::Object(map) = message {
-                    let mut copy = map.clone();
-                    copy.insert(JsString::new("content"), JsValue::Array(Vec::new()));
-                    out.push(JsValue::Object(copy));
-                } else {
-                    out.push(message.clone());
-                }
+/// `sessionEntryToContextMessages` of the profile's pi (the harness's `buildSessionContext`
+/// projection, which also unfolds a compaction's `retainedTail`).
+pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>) {
+    let repair_null_content = profile.is_session_manager();
+    let kind = entry
+        .get("type")
+        .and_then(JsValue::as_str)
+        .map(|t| Kind::from_type(&t))
+        .unwrap_or(Kind::Other);
+    let timestamp = || JsValue::Number(date_millis(entry.get("timestamp")));
+    let field = |key: &str| entry.get(key).cloned();
+    match kind {
+        Kind::Message => {
+            let Some(message) = entry.get("message") else {
+                return;
+            };
+            let role = message.get("role").and_then(JsValue::as_str);
+            if profile == Profile::Pi16
+                && role.as_deref() == Some("system")
+                && matches!(message.get("content"), None | Some(JsValue::Null))
+                && let JsValue::Object(map) = message
+            {
+                let mut copy = map.clone();
+                copy.insert(JsString::new("content"), JsValue::from(""));
+                out.push(JsValue::Object(copy));
+                return;
             }
-            Kind::CustomMessage => {
-                let content = match field("content") {
-                    None | Some(JsValue::Null) if repair_null_content => {
-                        Some(JsValue::Array(Vec::new()))
-                    }
-                    other => other,
-                };
-                out.push(object([
-                    ("role", Some(JsValue::from("custom"))),
-                    ("customType", field("customType")),
-                    ("content", content),
-                    ("display", field("display")),
-                    ("details", field("details")),
-                    ("timestamp", Some(timestamp())),
-                ]));
+            let needs_repair = repair_null_content
+                && matches!(role.as_deref(), Some("user" | "assistant" | "toolResult"))
+                && matches!(message.get("content"), None | Some(JsValue::Null));
+            if needs_repair && let JsValue::Object(map) = message {
+                let mut copy = map.clone();
+                copy.insert(JsString::new("content"), JsValue::Array(Vec::new()));
+                out.push(JsValue::Object(copy));
+            } else {
+                out.push(message.clone());
             }
-            Kind::BranchSummary if entry.get("summary").is_some_and(JsValue::is_truthy) => {
-                out.push(object([
-                    ("role", Some(JsValue::from("branchSummary"))),
-                    ("summary", field("summary")),
-                    ("fromId", field("fromId")),
-                    ("timestamp", Some(timestamp())),
-                ]));
-            }
-            Kind::Compaction => {
-                if self.profile() == Profile::Pi16
-                    && let Some(system) = entry.get("systemMessage").filter(|s| s.is_truthy())
-                {
-                    out.push(system.clone());
-                }
-                out.push(object([
-                    ("role", Some(JsValue::from("compactionSummary"))),
-                    ("summary", field("summary")),
-                    ("tokensBefore", field("tokensBefore")),
-                    ("timestamp", Some(timestamp())),
-                ]));
-                if self.profile() == Profile::Harness
-                    && let Some(JsValue::Array(tail)) = entry.get("retainedTail")
-                {
-                    out.extend(tail.iter().cloned());
-                }
-            }
-            _ => {}
         }
+        Kind::CustomMessage => {
+            let content = match field("content") {
+                None | Some(JsValue::Null) if repair_null_content => {
+                    Some(JsValue::Array(Vec::new()))
+                }
+                other => other,
+            };
+            out.push(object([
+                ("role", Some(JsValue::from("custom"))),
+                ("customType", field("customType")),
+                ("content", content),
+                ("display", field("display")),
+                ("details", field("details")),
+                ("timestamp", Some(timestamp())),
+            ]));
+        }
+        Kind::BranchSummary if entry.get("summary").is_some_and(JsValue::is_truthy) => {
+            out.push(object([
+                ("role", Some(JsValue::from("branchSummary"))),
+                ("summary", field("summary")),
+                ("fromId", field("fromId")),
+                ("timestamp", Some(timestamp())),
+            ]));
+        }
+        Kind::Compaction => {
+            if profile == Profile::Pi16
+                && let Some(system) = entry.get("systemMessage").filter(|s| s.is_truthy())
+            {
+                out.push(system.clone());
+            }
+            out.push(object([
+                ("role", Some(JsValue::from("compactionSummary"))),
+                ("summary", field("summary")),
+                ("tokensBefore", field("tokensBefore")),
+                ("timestamp", Some(timestamp())),
+            ]));
+            if profile == Profile::Harness
+                && let Some(JsValue::Array(tail)) = entry.get("retainedTail")
+            {
+                out.extend(tail.iter().cloned());
+            }
+        }
+        _ => {}
     }
 }
 
@@ -447,7 +448,7 @@ fn model_object(provider: Option<JsValue>, model_id: Option<JsValue>) -> JsValue
 }
 
 /// An object of the present fields (JavaScript drops `undefined` ones when serializing).
-fn object<const N: usize>(fields: [(&str, Option<JsValue>); N]) -> JsValue {
+pub(super) fn object<const N: usize>(fields: [(&str, Option<JsValue>); N]) -> JsValue {
     let mut map = JsObject::new();
     for (key, value) in fields {
         if let Some(value) = value {
@@ -458,7 +459,7 @@ fn object<const N: usize>(fields: [(&str, Option<JsValue>); N]) -> JsValue {
 }
 
 /// `new Date(value).getTime()`.
-fn date_millis(value: Option<&JsValue>) -> f64 {
+pub(super) fn date_millis(value: Option<&JsValue>) -> f64 {
     let millis = match value {
         Some(JsValue::String(s)) => parse_date_millis(&s.to_string_lossy()),
         Some(JsValue::Number(n)) => *n,

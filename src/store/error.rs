@@ -40,11 +40,17 @@ pub enum ErrorKind {
     NotSaved,
     /// A line longer than the reader accepts.
     LineTooLong,
+    /// Compaction asked at a leaf that already is a compaction.
+    AlreadyCompacted,
+    /// Compaction asked where pi finds nothing to summarize.
+    NothingToCompact,
+    /// The leaf is not where the caller prepared from (its preparation no longer holds).
+    LeafMoved,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their wire codes.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::InvalidSession,
         ErrorKind::InvalidEntry,
         ErrorKind::EntryNotFound,
@@ -56,6 +62,9 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::NotSaved,
         ErrorKind::LineTooLong,
+        ErrorKind::AlreadyCompacted,
+        ErrorKind::NothingToCompact,
+        ErrorKind::LeafMoved,
     ];
 
     /// The stable name clients switch on (`data.kind` on the wire).
@@ -72,6 +81,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::NotSaved => "not_saved",
             ErrorKind::LineTooLong => "line_too_long",
+            ErrorKind::AlreadyCompacted => "already_compacted",
+            ErrorKind::NothingToCompact => "nothing_to_compact",
+            ErrorKind::LeafMoved => "leaf_moved",
         }
     }
 }

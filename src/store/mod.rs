@@ -2,6 +2,7 @@
 //! navigation planning and forks; the file underneath it (open, lock, append, durability,
 //! repair). Knows nothing of JSON-RPC.
 
+pub mod compaction;
 mod context;
 mod error;
 mod file;

@@ -19,6 +19,9 @@ pub fn error_code(kind: ErrorKind) -> i64 {
         ErrorKind::InvalidArgument => 1009,
         ErrorKind::NotSaved => 1010,
         ErrorKind::LineTooLong => 1011,
+        ErrorKind::AlreadyCompacted => 1012,
+        ErrorKind::NothingToCompact => 1013,
+        ErrorKind::LeafMoved => 1014,
     }
 }
 

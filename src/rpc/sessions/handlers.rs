@@ -744,3 +744,221 @@ pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError>
     let deleted = blocking(move || Ok(repo.delete_session(&path)?)).await?;
     Ok(DeleteResult { deleted })
 }
+
+fn compaction_settings(
+    p: Option<&CompactionSettingsParam>,
+) -> store::compaction::CompactionSettings {
+    let mut s = store::compaction::CompactionSettings::default();
+    if let Some(c) = p.map(|p| &p.compaction) {
+        s.enabled = c.enabled.unwrap_or(s.enabled);
+        s.reserve_tokens = c.reserve_tokens.unwrap_or(s.reserve_tokens);
+        s.keep_recent_tokens = c.keep_recent_tokens.unwrap_or(s.keep_recent_tokens);
+    }
+    s
+}
+
+pub async fn get_context_usage(
+    ctx: Ctx,
+    p: ContextUsageParams,
+) -> Result<ContextUsageResult, RpcError> {
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let settings = compaction_settings(p.settings.as_ref());
+        let usage = session.context_usage(&leaf)?;
+        let e = &usage.estimate;
+        let window = p.context_window;
+        let context_usage = window
+            .filter(|&w| w > 0.0 && session.profile() != crate::format::profile::Profile::Harness)
+            .map(|w| {
+                let tokens = (!usage.unknown_after_compaction).then_some(e.tokens);
+                ContextUsageFigures {
+                    tokens,
+                    context_window: w,
+                    percent: tokens.map(|t| t / w * 100.0),
+                }
+            });
+        Ok(ContextUsageResult {
+            leaf_id: leaf_id(&leaf),
+            settings: settings.to_value().to_serde(),
+            estimate: ContextEstimateDocument {
+                tokens: e.tokens,
+                usage_tokens: e.usage_tokens,
+                trailing_tokens: e.trailing_tokens,
+                last_usage_index: e.last_usage_index.map(|i| i as u64),
+                last_usage_entry_id: usage.last_usage_entry_id.clone(),
+            },
+            context_window: window,
+            threshold: window.map(|w| w - settings.reserve_tokens),
+            should_compact: window.map(|w| settings.should_compact(e.tokens, w)),
+            context_usage,
+        })
+    })
+    .await
+}
+
+pub async fn prepare_compaction(
+    ctx: Ctx,
+    p: PrepareCompactionParams,
+) -> Result<serde_json::Value, RpcError> {
+    let id = p.session_id.clone();
+    with_session(&ctx, &id, move |session| {
+        let leaf = context_leaf(session, &p.leaf_id)?;
+        let settings = compaction_settings(p.settings.as_ref());
+        let preparation = session.prepare_compaction(&leaf, settings)?;
+        let thinking_level = match p.thinking_level {
+            Some(level) => Some(level),
+            None => session.compaction_thinking_level(&leaf)?,
+        };
+        let model = p.model.unwrap_or_default();
+        let model = store::compaction::ModelOptions {
+            max_tokens: model.max_tokens,
+            reasoning: model.reasoning,
+            thinking_level,
+        };
+        let requests = preparation
+            .requests(p.custom_instructions.as_deref(), &model)
+            .map_err(|m| {
+                store_error(
+                    ErrorKind::InvalidSession,
+                    format!("pi cannot summarize this session: {}", m.0),
+                )
+            })?;
+        let now = session.ids().now_millis() as f64;
+        Ok(preparation
+            .plan_value(&requests, now, store::compaction::Detail::Full)
+            .to_serde())
+    })
+    .await
+}
+
+fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
+    store::compaction::SummaryText {
+        text: p.text.clone(),
+        usage: p.usage.as_ref().map(JsValue::from_serde),
+    }
+}
+
+/// pi's `AgentSession.compact()` step by step: prepare at the leaf (checking `leafId`), ask the
+/// `session_before_compact` hook (the session is not held while waiting), then write the hook's
+/// compaction or the one made from the request's `summaries`, notify `session_compact`, answer.
+pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
+    let settings = compaction_settings(p.settings.as_ref());
+    let expected_leaf = p.leaf_id.clone();
+    let prepared = with_session(&ctx, &p.session_id, move |session| {
+        let leaf = session.leaf().clone();
+        if let Some(expected) = &expected_leaf
+            && leaf.id() != Some(expected.as_str())
+        {
+            return Err(store_error(
+                ErrorKind::LeafMoved,
+                format!(
+                    "the leaf moved since the preparation (expected {expected}, now {})",
+                    leaf.id().unwrap_or("before the first entry")
+                ),
+            ));
+        }
+        let preparation = session.prepare_compaction(&leaf, settings)?;
+        let branch: Vec<serde_json::Value> = session
+            .path_entries(&leaf)?
+            .iter()
+            .map(JsValue::to_serde)
+            .collect();
+        Ok((leaf, preparation, branch, session.profile()))
+    })
+    .await?;
+    let (leaf, preparation, branch_entries, profile) = prepared;
+    let harness = profile == crate::format::profile::Profile::Harness;
+    let hook = BeforeCompactHook {
+        session_id: p.session_id.clone(),
+        preparation: preparation.to_value().to_serde(),
+        branch_entries,
+        // pi-cli passes custom instructions to a manual compaction only.
+        custom_instructions: p
+            .custom_instructions
+            .clone()
+            .filter(|_| harness || matches!(p.reason.unwrap_or_default(), CompactReason::Manual)),
+        reason: (!harness).then(|| p.reason.unwrap_or_default()),
+    };
+    let answer = match ctx.hook("session_before_compact", hook).await {
+        HookOutcome::Cancelled => return Err(RpcError::request_cancelled()),
+        outcome => outcome
+            .into_answer()
+            .and_then(|value| parse_answer::<BeforeCompactAnswer>("session_before_compact", value)),
+    };
+    let answer = answer.unwrap_or_default();
+    if answer.cancel {
+        return Ok(CompactResult {
+            cancelled: true,
+            entry: None,
+            leaf_id: leaf_id(&leaf),
+        });
+    }
+    let from_extension = answer.compaction.is_some();
+    let entry = match answer.compaction {
+        Some(c) => crate::format::write::NewEntry::Compaction {
+            summary: JsValue::from(c.summary.as_str()),
+            first_kept_entry_id: c.first_kept_entry_id.as_deref().map(JsValue::from),
+            tokens_before: JsValue::Number(c.tokens_before),
+            retained_tail: c
+                .retained_tail
+                .as_ref()
+                .filter(|_| harness)
+                .map(JsValue::from_serde),
+            details: c.details.as_ref().map(JsValue::from_serde),
+            usage: c.usage.as_ref().map(JsValue::from_serde),
+            from_hook: Some(JsValue::Bool(true)),
+            system_message: None,
+        },
+        None => {
+            let summaries = p.summaries.unwrap_or_default();
+            let answers = store::compaction::Summaries {
+                history: summaries.history.as_ref().map(summary_text),
+                turn_prefix: summaries.turn_prefix.as_ref().map(summary_text),
+            };
+            match preparation.entry_from_summaries(&answers) {
+                Ok(entry) => entry,
+                Err(store::compaction::SummaryProblem::Missing(missing)) => {
+                    let error: RpcError = store_error(
+                        ErrorKind::SummaryRequired,
+                        format!(
+                            "compaction needs the model's answer to the {} request(s) of the preparation",
+                            missing.join(" and ")
+                        ),
+                    );
+                    return Err(error.with_data("missing", serde_json::json!(missing)));
+                }
+                Err(store::compaction::SummaryProblem::BadUsage(message)) => {
+                    return Err(store_error(ErrorKind::InvalidArgument, message));
+                }
+            }
+        }
+    };
+    let written = with_session_quick(&ctx, &p.session_id, move |session| {
+        // A serial method: nothing else moved the leaf, but say so if it did.
+        if session.leaf() != &leaf {
+            return Err(store_error(
+                ErrorKind::LeafMoved,
+                "the leaf moved during the compaction",
+            ));
+        }
+        let entry = session.append_compaction(entry)?;
+        Ok((entry, leaf_id(session.leaf())))
+    })
+    .await?;
+    let (entry, leaf_after) = written;
+    let entry = entry.to_serde();
+    ctx.notify(
+        "session_compact",
+        CompactNotification {
+            session_id: p.session_id.clone(),
+            compaction_entry: entry.clone(),
+            from_extension,
+        },
+    );
+    Ok(CompactResult {
+        cancelled: false,
+        entry: Some(entry),
+        leaf_id: leaf_after,
+    })
+}

@@ -131,7 +131,16 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/getChildren", get_children)
         .add("session/getBranch", get_branch)
         .add("session/getInfo", get_info)
+        .add("session/getContextUsage", get_context_usage)
+        .add("session/prepareCompaction", prepare_compaction)
+        .add_serial(
+            "session/compact",
+            |p: &wire::CompactParams| p.session_id.clone(),
+            compact,
+        )
         .declare_hook("session_before_tree")
         .declare_hook("session_before_fork")
+        .declare_hook("session_before_compact")
+        .declare_notification("session_compact")
         .declare_notification("session_tree");
 }

@@ -495,3 +495,258 @@ pub struct DeleteResult {
     /// `false` when the file was already gone.
     pub deleted: bool,
 }
+
+/// pi's `settings.json` sections the compaction methods read; every member optional, pi's
+/// defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionSettingsParam {
+    #[serde(default)]
+    pub compaction: CompactionSection,
+}
+
+/// `settings.compaction`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionSection {
+    pub enabled: Option<bool>,
+    pub reserve_tokens: Option<f64>,
+    pub keep_recent_tokens: Option<f64>,
+}
+
+/// `session/getContextUsage`: pi's context-size figures at the leaf (or `leafId`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextUsageParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    /// The model's context window: adds `threshold`, `shouldCompact` and `contextUsage`.
+    pub context_window: Option<f64>,
+    pub settings: Option<CompactionSettingsParam>,
+}
+
+/// A JavaScript number as `JSON.stringify` writes it (`1108`, not `1108.0`).
+fn js_number<S: serde::Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
+    crate::format::json::JsValue::Number(*n)
+        .to_serde()
+        .serialize(s)
+}
+
+fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => js_number(n, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// `session/getContextUsage`'s result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsageResult {
+    pub leaf_id: Option<String>,
+    /// The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
+    pub settings: Json,
+    /// `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
+    pub estimate: ContextEstimateDocument,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub context_window: Option<f64>,
+    /// `contextWindow - reserveTokens`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number_opt"
+    )]
+    pub threshold: Option<f64>,
+    /// `shouldCompact(tokens, contextWindow, settings)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub should_compact: Option<bool>,
+    /// pi-cli, with a window > 0: `AgentSession.getContextUsage()` (`tokens` and `percent`
+    /// null after a compaction until an assistant reports usage again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsageFigures>,
+}
+
+/// `estimateContextTokens`'s figures.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEstimateDocument {
+    #[serde(serialize_with = "js_number")]
+    pub tokens: f64,
+    #[serde(serialize_with = "js_number")]
+    pub usage_tokens: f64,
+    #[serde(serialize_with = "js_number")]
+    pub trailing_tokens: f64,
+    /// Index into the context's messages of the assistant whose usage was taken.
+    pub last_usage_index: Option<u64>,
+    /// The entry of that message.
+    pub last_usage_entry_id: Option<String>,
+}
+
+/// `AgentSession.getContextUsage()`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsageFigures {
+    #[serde(serialize_with = "js_number_opt")]
+    pub tokens: Option<f64>,
+    #[serde(serialize_with = "js_number")]
+    pub context_window: f64,
+    #[serde(serialize_with = "js_number_opt")]
+    pub percent: Option<f64>,
+}
+
+/// The model fields the summarizing requests depend on.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummaryModelParam {
+    /// The model's `maxTokens` (caps each request's `maxTokens` when > 0).
+    pub max_tokens: Option<f64>,
+    /// Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
+    #[serde(default)]
+    pub reasoning: bool,
+}
+
+/// `session/prepareCompaction`: what pi would summarize if it compacted now.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrepareCompactionParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    pub settings: Option<CompactionSettingsParam>,
+    /// Appended to the history request as pi does (`Additional focus: ...`).
+    pub custom_instructions: Option<String>,
+    pub model: Option<SummaryModelParam>,
+    /// Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness).
+    pub thinking_level: Option<String>,
+}
+
+/// The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPlanDocument {
+    /// pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages,
+    /// retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read,
+    /// written, edited} (arrays in insertion order), settings.
+    pub preparation: Json,
+    /// The entries behind each list: {history, turnPrefix, kept}.
+    pub entry_ids: Json,
+    pub window_start_id: Option<String>,
+    pub previous_compaction_id: Option<String>,
+    pub turn_start_id: Option<String>,
+    pub read_files: Vec<Json>,
+    pub modified_files: Vec<Json>,
+    /// What pi appends to the summary text (`formatFileOperations`).
+    pub file_lists_text: String,
+    /// The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix",
+    /// systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}],
+    /// maxTokens, reasoning?, cacheRetention: "none"}.
+    pub requests: Vec<Json>,
+}
+
+/// A model's answer to one of `session/prepareCompaction`'s requests.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummaryTextParam {
+    /// The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
+    pub text: String,
+    /// The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    pub usage: Option<Json>,
+}
+
+/// The answers to the preparation's requests, by `purpose`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummariesParam {
+    pub history: Option<SummaryTextParam>,
+    pub turn_prefix: Option<SummaryTextParam>,
+}
+
+/// `session/compact`: compact at the leaf as pi does, with the model's answers.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactParams {
+    pub session_id: String,
+    /// The leaf the caller prepared at: if the leaf has moved since, nothing is written
+    /// (`leaf_moved`).
+    pub leaf_id: Option<String>,
+    pub settings: Option<CompactionSettingsParam>,
+    pub custom_instructions: Option<String>,
+    /// Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
+    pub reason: Option<CompactReason>,
+    /// The model's answers to the preparation's requests.
+    pub summaries: Option<SummariesParam>,
+}
+
+/// Why a compaction runs (pi's `reason`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactReason {
+    #[default]
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub cancelled: bool,
+    /// The compaction entry written, as stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<Json>,
+    pub leaf_id: Option<String>,
+}
+
+/// The `session_before_compact` hook's params (pi's payload).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeCompactHook {
+    pub session_id: String,
+    /// pi's preparation, as `session/prepareCompaction` gives it.
+    pub preparation: Json,
+    /// The path to the leaf (pi-cli: the full path; harness: the truncated path).
+    pub branch_entries: Vec<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    /// pi-cli only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<CompactReason>,
+}
+
+/// The `session_before_compact` hook's answer.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeCompactAnswer {
+    #[serde(default)]
+    pub cancel: bool,
+    /// A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?,
+    /// tokensBefore, details?, usage?, retainedTail? (harness)}`.
+    pub compaction: Option<HookCompaction>,
+}
+
+/// A compaction an extension wrote.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookCompaction {
+    pub summary: String,
+    pub first_kept_entry_id: Option<String>,
+    pub tokens_before: f64,
+    pub details: Option<Json>,
+    pub usage: Option<Json>,
+    pub retained_tail: Option<Json>,
+}
+
+/// The `session_compact` notification, sent after the entry is written and before the response.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactNotification {
+    pub session_id: String,
+    pub compaction_entry: Json,
+    /// Whether the entry came from the hook.
+    pub from_extension: bool,
+}

@@ -1,0 +1,352 @@
+//! Compaction as pi 0.82.1 does it, everything but the model call: token estimates, cut points,
+//! the preparation, file operations, the serialized conversation and the exact requests a
+//! summarizing model gets. pi-cli follows pi-coding-agent's `core/compaction`; the harness
+//! follows pi-agent-core's `harness/compaction` (its own cut rules, `retainedTail`).
+
+mod entry;
+mod estimate;
+mod files;
+mod plan;
+mod prepare;
+mod prompts;
+mod serialize;
+mod text;
+
+pub use entry::{Summaries, SummaryProblem, SummaryText, combine_usage};
+pub use estimate::ContextEstimate;
+pub use files::FileOps;
+pub use plan::Detail;
+pub use prepare::{CompactionSettings, CutPoint, ModelOptions, ModelRequest, Preparation};
+
+use crate::format::json::JsValue;
+use crate::format::profile::Profile;
+
+use super::context::project;
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::Leaf;
+use super::session::Session;
+use estimate::Rules;
+use prepare::{PathEntry, Refusal};
+
+/// `estimateContextTokens` at a leaf, with the entry the usage came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextUsage {
+    pub estimate: ContextEstimate,
+    /// The entry whose assistant message gave `usageTokens` (a message entry), if any.
+    pub last_usage_entry_id: Option<String>,
+    /// pi-cli's `AgentSession.getContextUsage()` rule: after the newest compaction on the
+    /// path, no assistant with valid usage yet (its figures are then unknown).
+    pub unknown_after_compaction: bool,
+}
+
+fn refuse_pi16(profile: Profile) -> StoreResult<()> {
+    if profile == Profile::Pi16 {
+        return Err(StoreError::new(
+            ErrorKind::InvalidArgument,
+            "compaction follows pi 0.82.1 (pi-cli and harness profiles); pi 1.6's rules are not implemented",
+        ));
+    }
+    Ok(())
+}
+
+fn rules(profile: Profile) -> Rules {
+    if profile == Profile::Harness {
+        Rules::Harness
+    } else {
+        Rules::Manager
+    }
+}
+
+impl Session {
+    /// The context messages at `leaf` (`buildSessionContext(path).messages`), each with the id
+    /// of the message entry it is (none for projected summaries and tails).
+    fn context_messages(&mut self, leaf: &Leaf) -> StoreResult<Vec<(JsValue, Option<String>)>> {
+        let profile = self.profile();
+        let mut out = Vec::new();
+        for position in self.context_entries(leaf)? {
+            let entry = self.entry_value(position)?;
+            let id = (entry.get("type").and_then(JsValue::as_str).as_deref() == Some("message"))
+                .then(|| self.record(position).id().map(str::to_string))
+                .flatten();
+            let mut messages = Vec::new();
+            project(profile, &entry, &mut messages);
+            out.extend(messages.into_iter().map(|m| (m, id.clone())));
+        }
+        Ok(out)
+    }
+
+    /// `estimateContextTokens(buildSessionContext(path).messages)` at `leaf`.
+    pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
+        let profile = self.profile();
+        refuse_pi16(profile)?;
+        let tagged = self.context_messages(leaf)?;
+        let messages: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
+        let estimate = estimate::estimate_context(&messages, rules(profile))
+            .map_err(|m| malformed_context(&tagged, profile, m))?;
+        let last_usage_entry_id = estimate.last_usage_index.and_then(|i| tagged[i].1.clone());
+        let path = self.profile_path(leaf)?;
+        let mut unknown = false;
+        if let Some(c) = path
+            .positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
+        {
+            unknown = true;
+            for &p in &path.positions[c + 1..] {
+                if !self.record(p).is_assistant_message() {
+                    continue;
+                }
+                let entry = self.entry_value(p)?;
+                let message = entry.get("message").cloned().unwrap_or(JsValue::Null);
+                let stop = message.get("stopReason").and_then(JsValue::as_str);
+                if !matches!(stop.as_deref(), Some("aborted" | "error"))
+                    && estimate::context_tokens(message.get("usage").unwrap_or(&JsValue::Null))
+                        > 0.0
+                {
+                    unknown = false;
+                    break;
+                }
+            }
+        }
+        Ok(ContextUsage {
+            estimate,
+            last_usage_entry_id,
+            unknown_after_compaction: unknown,
+        })
+    }
+
+    /// The thinking level `compact()` is given: the one in force at `leaf` for pi-cli
+    /// (AgentSession's level), `"off"` for the harness (its own default).
+    pub fn compaction_thinking_level(&mut self, leaf: &Leaf) -> StoreResult<Option<String>> {
+        if self.profile() == Profile::Harness {
+            return Ok(Some("off".into()));
+        }
+        let context = self.build_context(leaf, super::context::MessageFormat::Agent)?;
+        Ok(context
+            .thinking_level
+            .and_then(|l| l.as_str().map(|s| s.into_owned())))
+    }
+
+    /// Appends a compaction entry at the leaf (pi's `appendCompaction`): the entry as stored.
+    pub fn append_compaction(
+        &mut self,
+        entry: crate::format::write::NewEntry,
+    ) -> StoreResult<JsValue> {
+        refuse_pi16(self.profile())?;
+        let id = self.append(entry)?;
+        let position = self
+            .position(&id)
+            .ok_or_else(|| StoreError::entry_not_found(&id))?;
+        self.entry_value(position)
+    }
+
+    /// The entries of the profile's path to `leaf` (`getBranch()`), as stored.
+    pub fn path_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<JsValue>> {
+        let walk = self.profile_path(leaf)?;
+        walk.positions
+            .iter()
+            .map(|&p| self.entry_value(p))
+            .collect()
+    }
+
+    /// `prepareCompaction(getBranch(), settings)` at `leaf`, with pi's refusals as errors
+    /// (`already_compacted`, `nothing_to_compact`).
+    pub fn prepare_compaction(
+        &mut self,
+        leaf: &Leaf,
+        settings: CompactionSettings,
+    ) -> StoreResult<Preparation> {
+        let profile = self.profile();
+        refuse_pi16(profile)?;
+        let walk = self.profile_path(leaf)?;
+        self.note_cycle(&walk);
+        // Only the window (from the previous compaction's first kept entry) and that compaction
+        // need their bodies; the older part of the path is types and ids.
+        let positions = &walk.positions;
+        let compaction = positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction);
+        let window_start = match compaction {
+            None => 0,
+            Some(c) => match &self.record(positions[c]).facts.payload {
+                crate::format::entry::Payload::Compaction {
+                    first_kept: Some(first),
+                    ..
+                } => positions[..c]
+                    .iter()
+                    .position(|&p| self.record(p).facts.id.as_ref() == Some(first))
+                    .unwrap_or(c),
+                _ => c,
+            },
+        };
+        let mut path = Vec::with_capacity(positions.len());
+        for (i, &p) in positions.iter().enumerate() {
+            path.push(if i >= window_start {
+                PathEntry::new(self.entry_value(p)?)
+            } else {
+                let record = self.record(p);
+                PathEntry::light(record.type_name(), record.id())
+            });
+        }
+        let tagged = self.context_messages(leaf)?;
+        let context: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
+        prepare::prepare(profile, &path, &context, settings).map_err(|r| match r {
+            Refusal::Malformed {
+                entry: None,
+                problem,
+            } => malformed_context(&tagged, profile, estimate::Malformed(problem)),
+            r => refusal_error(profile, r),
+        })
+    }
+}
+
+/// A context message pi's estimate would throw on, named by its entry when it has one.
+fn malformed_context(
+    tagged: &[(JsValue, Option<String>)],
+    profile: Profile,
+    problem: estimate::Malformed,
+) -> StoreError {
+    let entry = tagged
+        .iter()
+        .find(|(m, _)| estimate::estimate_tokens(m, rules(profile)).is_err())
+        .and_then(|(_, id)| id.clone());
+    refusal_error(
+        profile,
+        Refusal::Malformed {
+            entry,
+            problem: problem.0,
+        },
+    )
+}
+
+fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
+    let harness = profile == Profile::Harness;
+    match refusal {
+        Refusal::AlreadyCompacted => StoreError::new(
+            ErrorKind::AlreadyCompacted,
+            if harness {
+                "Nothing to compact"
+            } else {
+                "Already compacted"
+            },
+        ),
+        Refusal::NothingToCompact => StoreError::new(
+            ErrorKind::NothingToCompact,
+            if harness {
+                "Nothing to compact"
+            } else {
+                "Nothing to compact (session too small)"
+            },
+        ),
+        Refusal::NoId => StoreError::new(
+            ErrorKind::InvalidSession,
+            "First kept entry has no UUID - session may need migration",
+        ),
+        Refusal::Malformed { entry, problem } => StoreError::new(
+            ErrorKind::InvalidSession,
+            match entry {
+                Some(id) => format!("pi cannot compact entry {id}: {problem}"),
+                None => format!("pi cannot compact this session: {problem}"),
+            },
+        ),
+    }
+}
+
+/// `compact-plan`'s document: the context usage at `leaf` (with `shouldCompact` when a window
+/// is given) and the plan, or pi's refusal (`{"refusal": kind, "message"}`).
+pub fn plan_document(
+    session: &mut Session,
+    leaf: &Leaf,
+    settings: CompactionSettings,
+    context_window: Option<f64>,
+    detail: Detail,
+) -> StoreResult<JsValue> {
+    use crate::format::json::{JsObject, JsString};
+    if let Leaf::Id(id) = leaf
+        && session.position(id).is_none()
+    {
+        return Err(StoreError::entry_not_found(id));
+    }
+    let mut doc = JsObject::new();
+    let put = |doc: &mut JsObject, k: &str, v: JsValue| {
+        doc.insert(JsString::new(k), v);
+    };
+    put(&mut doc, "profile", JsValue::from(session.profile().name()));
+    put(
+        &mut doc,
+        "leafId",
+        leaf.id().map_or(JsValue::Null, JsValue::from),
+    );
+    let usage = session.context_usage(leaf)?;
+    put(&mut doc, "estimate", usage.to_value());
+    if let Some(window) = context_window {
+        put(&mut doc, "contextWindow", JsValue::Number(window));
+        put(
+            &mut doc,
+            "threshold",
+            JsValue::Number(window - settings.reserve_tokens),
+        );
+        put(
+            &mut doc,
+            "shouldCompact",
+            JsValue::Bool(settings.should_compact(usage.estimate.tokens, window)),
+        );
+    }
+    match session.prepare_compaction(leaf, settings) {
+        Ok(preparation) => {
+            let model = ModelOptions {
+                thinking_level: session.compaction_thinking_level(leaf)?,
+                ..ModelOptions::default()
+            };
+            let requests = preparation.requests(None, &model).map_err(|m| {
+                StoreError::new(
+                    ErrorKind::InvalidSession,
+                    format!("pi cannot summarize this session: {}", m.0),
+                )
+            })?;
+            let now = session.ids().now_millis() as f64;
+            if let JsValue::Object(plan) = preparation.plan_value(&requests, now, detail) {
+                doc.extend(plan);
+            }
+        }
+        Err(e)
+            if matches!(
+                e.kind,
+                ErrorKind::AlreadyCompacted | ErrorKind::NothingToCompact
+            ) =>
+        {
+            put(&mut doc, "refusal", JsValue::from(e.kind_name()));
+            put(&mut doc, "message", JsValue::from(e.message.as_str()));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(JsValue::Object(doc))
+}
+
+impl ContextUsage {
+    /// `{tokens, usageTokens, trailingTokens, lastUsageIndex, lastUsageEntryId}`.
+    pub fn to_value(&self) -> JsValue {
+        use crate::format::json::{JsObject, JsString};
+        let mut map = JsObject::new();
+        let e = &self.estimate;
+        for (k, v) in [
+            ("tokens", JsValue::Number(e.tokens)),
+            ("usageTokens", JsValue::Number(e.usage_tokens)),
+            ("trailingTokens", JsValue::Number(e.trailing_tokens)),
+            (
+                "lastUsageIndex",
+                e.last_usage_index
+                    .map_or(JsValue::Null, |i| JsValue::Number(i as f64)),
+            ),
+            (
+                "lastUsageEntryId",
+                self.last_usage_entry_id
+                    .as_deref()
+                    .map_or(JsValue::Null, JsValue::from),
+            ),
+        ] {
+            map.insert(JsString::new(k), v);
+        }
+        JsValue::Object(map)
+    }
+}

@@ -1,0 +1,579 @@
+//! Compaction (issue 10) checked against pi's own compaction modules.
+//!
+//! `tests/oracle/pi-compaction.mjs` runs pi-coding-agent's `prepareCompaction` / `compact()`
+//! (pi-cli rules) and pi-agent-core's harness copies (harness rules) with a fake model that
+//! records its requests. This program runs the store's `prepare_compaction`, `requests` and
+//! `context_usage` on the same files at the same leaves with the same settings, and every field
+//! must be equal: the preparation byte for byte as `JSON.stringify` writes it, the file lists
+//! and their text, each request's system prompt, text, `maxTokens` and `reasoning`, refusals,
+//! and the context-usage figures. Sources: the hand-made edge files (`tests/files/compaction`:
+//! split turns, a label before a user message, previous compactions, images, bash executions,
+//! custom messages, an emoji cut at 2000 units), the real fixtures (migrated by pi), and
+//! generated sessions of several sizes with compactions and branch summaries.
+//!
+//! `PI_SESSION_NO_ORACLE=1` leaves the comparison out.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+mod support;
+
+use support::{Oracle, parse, path_str, root};
+
+use pi_session::Profile;
+use pi_session::internal::format::json::{JsValue, number_to_string};
+use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
+use pi_session::internal::store::{Leaf, Session, SessionOptions};
+
+/// Runs the cases in one Node process; one result per case.
+fn run_oracle(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
+    let mut child = oracle
+        .command("pi-compaction.mjs")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let mut input = String::new();
+    for case in cases {
+        input.push_str(&case.stringify());
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "pi-compaction.mjs failed");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let results: Vec<JsValue> = text.lines().map(parse).collect();
+    assert_eq!(results.len(), cases.len(), "one result per case");
+    results
+}
+
+/// keepRecentTokens, reserveTokens, custom instructions, model (maxTokens, reasoning, level).
+type Variant = (
+    Option<f64>,
+    Option<f64>,
+    Option<&'static str>,
+    Option<(f64, bool, &'static str)>,
+);
+
+struct Case {
+    file: PathBuf,
+    profile: Profile,
+    leaf: Option<String>,
+    keep: Option<f64>,
+    reserve: Option<f64>,
+    custom: Option<&'static str>,
+    model: Option<(f64, bool, &'static str)>,
+}
+
+impl Case {
+    fn settings(&self) -> CompactionSettings {
+        let mut s = CompactionSettings::default();
+        if let Some(k) = self.keep {
+            s.keep_recent_tokens = k;
+        }
+        if let Some(r) = self.reserve {
+            s.reserve_tokens = r;
+        }
+        s
+    }
+
+    fn to_value(&self, op: &str) -> JsValue {
+        let mut text = format!(
+            r#"{{"op":"{op}","file":{},"impl":"{}""#,
+            JsValue::from(path_str(&self.file)).stringify(),
+            if self.profile == Profile::Harness {
+                "harness"
+            } else {
+                "manager"
+            }
+        );
+        if let Some(leaf) = &self.leaf {
+            text.push_str(&format!(
+                r#","leaf":{}"#,
+                JsValue::from(leaf.as_str()).stringify()
+            ));
+        }
+        let mut compaction = Vec::new();
+        if let Some(k) = self.keep {
+            compaction.push(format!(r#""keepRecentTokens":{}"#, number_to_string(k)));
+        }
+        if let Some(r) = self.reserve {
+            compaction.push(format!(r#""reserveTokens":{}"#, number_to_string(r)));
+        }
+        text.push_str(&format!(
+            r#","settings":{{"compaction":{{{}}}}}"#,
+            compaction.join(",")
+        ));
+        if let Some(c) = self.custom {
+            text.push_str(&format!(
+                r#","customInstructions":{}"#,
+                JsValue::from(c).stringify()
+            ));
+        }
+        if let Some((max, reasoning, level)) = self.model {
+            text.push_str(&format!(
+                r#","model":{{"maxTokens":{},"reasoning":{reasoning}}},"thinkingLevel":"{level}""#,
+                number_to_string(max)
+            ));
+        }
+        if op == "usage" {
+            text.push_str(r#","window":30000"#);
+        }
+        text.push('}');
+        parse(&text)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} {:?} leaf {:?} keep {:?} reserve {:?} custom {:?} model {:?}",
+            self.file.display(),
+            self.profile,
+            self.leaf,
+            self.keep,
+            self.reserve,
+            self.custom,
+            self.model
+        )
+    }
+}
+
+fn open(case: &Case) -> Session {
+    let mut session =
+        Session::open_read_only(&case.file, SessionOptions::with_profile(case.profile))
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.file.display()));
+    if let Some(leaf) = &case.leaf {
+        session
+            .set_leaf_for_reading(Leaf::Id(leaf.as_str().into()))
+            .unwrap();
+    }
+    session
+}
+
+/// Compares one prepare case; returns the number of comparisons made.
+fn check_prepare(case: &Case, pi: &JsValue) -> usize {
+    let what = case.describe();
+    let mut session = open(case);
+    let leaf = session.leaf().clone();
+    let ours = session.prepare_compaction(&leaf, case.settings());
+    if let Some(refusal) = pi.get("refusal").and_then(JsValue::as_str) {
+        let err = ours.expect_err(&format!("{what}: pi refuses with {refusal}"));
+        assert_eq!(err.kind_name(), refusal, "{what}");
+        return 1;
+    }
+    if let Some(kind) = pi.get("error").and_then(JsValue::as_str) {
+        let err = ours.expect_err(&format!(
+            "{what}: pi fails with {kind}: {:?}",
+            pi.get("message")
+        ));
+        assert_eq!(
+            err.kind_name(),
+            "invalid_session",
+            "{what}: {}",
+            err.message
+        );
+        return 1;
+    }
+    let prep = ours.unwrap_or_else(|e| panic!("{what}: {e:?}; pi: {}", pi.stringify()));
+    let expected = pi.get("preparation").and_then(JsValue::as_js_str).unwrap();
+    let got = prep.to_value().stringify();
+    if got != expected.to_string_lossy() {
+        let e = expected.to_string_lossy();
+        let at = got
+            .bytes()
+            .zip(e.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{what}: preparation differs at byte {at}:\n ours: {}\n pi:   {}",
+            &got[at.saturating_sub(200)..(at + 200).min(got.len())],
+            &e[at.saturating_sub(200)..(at + 200).min(e.len())]
+        );
+    }
+    let (read, modified) = prep.file_lists();
+    assert_eq!(Some(&JsValue::Array(read)), pi.get("readFiles"), "{what}");
+    assert_eq!(
+        Some(&JsValue::Array(modified)),
+        pi.get("modifiedFiles"),
+        "{what}"
+    );
+    assert_eq!(
+        Some(&JsValue::String(prep.file_lists_text())),
+        pi.get("fileListsText"),
+        "{what}"
+    );
+    let thinking = match case.model {
+        Some((_, _, level)) => Some(level.to_string()),
+        None => session.compaction_thinking_level(&leaf).unwrap(),
+    };
+    let model = ModelOptions {
+        max_tokens: case.model.map(|m| m.0),
+        reasoning: case.model.is_some_and(|m| m.1),
+        thinking_level: thinking,
+    };
+    let requests = prep.requests(case.custom, &model).unwrap();
+    let theirs = pi.get("requests").and_then(JsValue::as_array).unwrap();
+    assert_eq!(requests.len(), theirs.len(), "{what}: number of requests");
+    for (ours, theirs) in requests.iter().zip(theirs) {
+        assert_eq!(
+            Some(ours.system_prompt.to_string()),
+            theirs
+                .get("systemPrompt")
+                .and_then(JsValue::as_str)
+                .map(|s| s.into_owned()),
+            "{what}"
+        );
+        let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
+        assert!(
+            ours.text == *text,
+            "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
+            ours.purpose,
+            ours.text,
+            text
+        );
+        let options = theirs.get("options").unwrap();
+        assert_eq!(
+            Some(&JsValue::Number(ours.max_tokens)),
+            options.get("maxTokens"),
+            "{what}"
+        );
+        assert_eq!(
+            ours.reasoning.as_deref().map(JsValue::from),
+            options.get("reasoning").cloned(),
+            "{what}"
+        );
+        assert_eq!(
+            options.get("cacheRetention"),
+            Some(&JsValue::from("none")),
+            "{what}"
+        );
+    }
+    4 + requests.len()
+}
+
+fn check_usage(case: &Case, pi: &JsValue) -> usize {
+    let what = case.describe();
+    let mut session = open(case);
+    let leaf = session.leaf().clone();
+    let usage = session.context_usage(&leaf).unwrap();
+    let estimate = pi.get("estimate").unwrap();
+    let num = |k: &str| estimate.get(k).and_then(JsValue::as_f64);
+    assert_eq!(num("tokens"), Some(usage.estimate.tokens), "{what}");
+    assert_eq!(
+        num("usageTokens"),
+        Some(usage.estimate.usage_tokens),
+        "{what}"
+    );
+    assert_eq!(
+        num("trailingTokens"),
+        Some(usage.estimate.trailing_tokens),
+        "{what}"
+    );
+    assert_eq!(
+        num("lastUsageIndex"),
+        usage.estimate.last_usage_index.map(|i| i as f64),
+        "{what}"
+    );
+    let should = case
+        .settings()
+        .should_compact(usage.estimate.tokens, 30000.0);
+    assert_eq!(
+        pi.get("shouldCompact"),
+        Some(&JsValue::Bool(should)),
+        "{what}"
+    );
+    5
+}
+
+/// Entry ids of a file, every `step`-th one.
+fn some_ids(file: &Path, step: usize) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
+        .filter(|e| e.get("type").and_then(JsValue::as_str).as_deref() != Some("leaf"))
+        .filter_map(|e| {
+            e.get("id")
+                .and_then(JsValue::as_str)
+                .map(|s| s.into_owned())
+        })
+        .step_by(step.max(1))
+        .collect()
+}
+
+fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
+    let mut out = Vec::new();
+    let edge = root().join("tests/files/compaction");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&edge)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    out.extend(files.into_iter().map(|f| (f, 1)));
+    // The real files are v1: pi migrates them (its ids), then both sides read the result.
+    let mut migrations = Vec::new();
+    for (i, real) in support::real_fixtures().into_iter().enumerate() {
+        let migrated = dir.join(format!("real-{i}.jsonl"));
+        migrations.push(parse(&format!(
+            r#"{{"op":"migrate","file":{},"out":{}}}"#,
+            JsValue::from(path_str(&real)).stringify(),
+            JsValue::from(path_str(&migrated)).stringify()
+        )));
+        out.push((migrated, 97));
+    }
+    run_oracle(oracle, &migrations);
+    for (seed, size, every) in [
+        (1u32, "60KB", "20KB"),
+        (2, "300KB", "100KB"),
+        (3, "1MB", "300KB"),
+    ] {
+        let file = dir.join(format!("generated-{seed}.jsonl"));
+        let seed = seed.to_string();
+        let args = [
+            "file",
+            "--out",
+            path_str(&file),
+            "--size",
+            size,
+            "--seed",
+            &seed,
+            "--compact-every",
+            every,
+            "--branch-every",
+            "5",
+            "--image-rate",
+            "0.05",
+            "--image-kb",
+            "2",
+            "--custom-rate",
+            "0.2",
+            "--label-rate",
+            "0.2",
+        ];
+        support::generate(oracle, &args.map(std::ffi::OsStr::new));
+        out.push((file, 41));
+    }
+    out
+}
+
+#[test]
+fn preparations_requests_and_usage_are_pis() {
+    let Some(oracle) = support::oracle("compaction_conformance") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for (file, step) in sources(oracle, dir.path()) {
+        let mut leaves: Vec<Option<String>> = vec![None];
+        leaves.extend(some_ids(&file, step).into_iter().map(Some));
+        for profile in [Profile::PiCli, Profile::Harness] {
+            for (i, leaf) in leaves.iter().enumerate() {
+                let variants: Vec<Variant> = if i == 0 {
+                    vec![
+                        (None, None, None, None),
+                        (Some(700.0), None, Some("focus on files"), None),
+                        (
+                            Some(1500.0),
+                            Some(30000.0),
+                            None,
+                            Some((4000.0, true, "high")),
+                        ),
+                        (Some(5000.0), Some(1000.0), None, Some((0.0, true, "off"))),
+                    ]
+                } else {
+                    vec![(Some(700.0), None, None, None), (None, None, None, None)]
+                };
+                for (keep, reserve, custom, model) in variants {
+                    cases.push(Case {
+                        file: file.clone(),
+                        profile,
+                        leaf: leaf.clone(),
+                        keep,
+                        reserve,
+                        custom,
+                        model,
+                    });
+                }
+            }
+        }
+    }
+    let mut jobs = Vec::new();
+    for case in &cases {
+        jobs.push(case.to_value("prepare"));
+        jobs.push(case.to_value("usage"));
+    }
+    let results = run_oracle(oracle, &jobs);
+    let mut compared = 0;
+    let mut kinds = std::collections::BTreeMap::new();
+    for pair in results.chunks(2) {
+        let kind = ["refusal", "error", "preparation"]
+            .into_iter()
+            .find(|k| pair[0].get(k).is_some())
+            .unwrap_or("?");
+        let split = pair[0]
+            .get("requests")
+            .and_then(JsValue::as_array)
+            .is_some_and(|r| r.len() == 2);
+        *kinds.entry((kind, split)).or_insert(0) += 1;
+    }
+    support::notice(&format!(
+        "compaction cases by outcome (kind, split turn): {kinds:?}"
+    ));
+    for (case, pair) in cases.iter().zip(results.chunks(2)) {
+        if pair[0].get("error").and_then(JsValue::as_str).as_deref() == Some("threw") {
+            // pi crashes on this input (a malformed message, a file the harness refuses):
+            // the store must refuse too, never answer.
+            let mut session = match Session::open_read_only(
+                &case.file,
+                SessionOptions::with_profile(case.profile),
+            ) {
+                Ok(s) => s,
+                Err(_) => {
+                    compared += 1;
+                    continue;
+                }
+            };
+            if let Some(leaf) = &case.leaf {
+                session
+                    .set_leaf_for_reading(Leaf::Id(leaf.as_str().into()))
+                    .unwrap();
+            }
+            let leaf = session.leaf().clone();
+            assert!(
+                session.prepare_compaction(&leaf, case.settings()).is_err(),
+                "{}: pi throws {:?}",
+                case.describe(),
+                pair[0].get("message")
+            );
+            compared += 1;
+            continue;
+        }
+        compared += check_prepare(case, &pair[0]);
+        compared += check_usage(case, &pair[1]);
+    }
+    support::count(
+        "compaction_conformance::preparations_requests_and_usage_are_pis",
+        compared,
+    );
+}
+
+/// `id` and `timestamp` set aside (each side makes its own); every other byte must match.
+fn without_id_and_time(line: &str) -> String {
+    let mut value = parse(line);
+    if let Some(map) = value.as_object_mut() {
+        for key in ["id", "timestamp"] {
+            if map.contains_key(key) {
+                map.insert(key.into(), JsValue::from("…"));
+            }
+        }
+    }
+    value.stringify()
+}
+
+#[test]
+fn written_compactions_are_byte_for_byte_pis() {
+    use pi_session::internal::store::compaction::{Summaries, SummaryText};
+    let Some(oracle) = support::oracle("compaction_conformance::written") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for (file, step) in sources(oracle, dir.path()) {
+        let mut leaves: Vec<Option<String>> = vec![None];
+        leaves.extend(some_ids(&file, step * 3).into_iter().take(6).map(Some));
+        for profile in [Profile::PiCli, Profile::Harness] {
+            for leaf in &leaves {
+                for keep in [None, Some(700.0), Some(1500.0), Some(5000.0)] {
+                    cases.push(Case {
+                        file: file.clone(),
+                        profile,
+                        leaf: leaf.clone(),
+                        keep,
+                        reserve: None,
+                        custom: None,
+                        model: None,
+                    });
+                }
+            }
+        }
+    }
+    let jobs: Vec<JsValue> = cases
+        .iter()
+        .map(|c| {
+            let mut v = c.to_value("prepare");
+            v.as_object_mut()
+                .unwrap()
+                .insert("append".into(), JsValue::Bool(true));
+            v
+        })
+        .collect();
+    let results = run_oracle(oracle, &jobs);
+    let mut compared = 0;
+    let mut written = 0;
+    for (case, pi) in cases.iter().zip(&results) {
+        let what = case.describe();
+        let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
+            continue; // refused: the preparations test checks refusals
+        };
+        let copy = dir.path().join(format!("copy-{written}.jsonl"));
+        written += 1;
+        std::fs::copy(&case.file, &copy).unwrap();
+        let mut session =
+            Session::open(&copy, "/", SessionOptions::with_profile(case.profile)).unwrap();
+        if let Some(leaf) = &case.leaf {
+            session.branch(leaf).unwrap();
+        }
+        let leaf = session.leaf().clone();
+        let prep = session.prepare_compaction(&leaf, case.settings()).unwrap();
+        let answers: Vec<SummaryText> = pi
+            .get("answers")
+            .and_then(JsValue::as_array)
+            .unwrap()
+            .iter()
+            .map(|a| SummaryText {
+                text: a
+                    .get("text")
+                    .and_then(JsValue::as_str)
+                    .unwrap()
+                    .into_owned(),
+                usage: a.get("usage").cloned(),
+            })
+            .collect();
+        let purposes = prep.request_purposes();
+        let mut summaries = Summaries::default();
+        for (purpose, answer) in purposes.iter().zip(answers) {
+            match *purpose {
+                "history" => summaries.history = Some(answer),
+                _ => summaries.turn_prefix = Some(answer),
+            }
+        }
+        // Without every answer nothing can be written.
+        if let Some(first) = purposes.first() {
+            let mut partial = summaries.clone();
+            match *first {
+                "history" => partial.history = None,
+                _ => partial.turn_prefix = None,
+            }
+            assert!(prep.entry_from_summaries(&partial).is_err(), "{what}");
+        }
+        let entry = prep.entry_from_summaries(&summaries).unwrap();
+        let stored = session.append_compaction(entry).unwrap();
+        let ours = stored.stringify();
+        assert_eq!(
+            without_id_and_time(&ours),
+            without_id_and_time(&line),
+            "{what}: the written compaction differs"
+        );
+        compared += 2;
+    }
+    assert!(written > 20, "only {written} compactions were written");
+    support::count(
+        "compaction_conformance::written_compactions_are_byte_for_byte_pis",
+        compared,
+    );
+}
