@@ -5,75 +5,16 @@
 //! time and the peak resident memory of each, and their ratios. `BENCH_SIZE=500MB` changes the
 //! file; `BENCH_RUNS` the number of runs. Needs Node and the oracle install (scripts/setup-oracle.sh).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::path::Path;
 
 use pi_session::internal::format::profile::Profile;
 use pi_session::internal::store::{MessageFormat, Session, SessionOptions};
 
-const CHILD_ENV: &str = "PI_SESSION_BENCH_CHILD";
+#[path = "support/side_by_side.rs"]
+mod side_by_side;
 
 fn main() {
-    if let Ok(file) = std::env::var(CHILD_ENV) {
-        return child(Path::new(&file));
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let size = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
-    let runs: usize = std::env::var("BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
-    let oracle = root.join("target/oracle");
-    let file = root.join(format!("target/bench/session-{size}.jsonl"));
-    if !file.exists() {
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        let status = Command::new("node")
-            .arg(root.join("tests/oracle/gen-session.mjs"))
-            .args(["file", "--out"])
-            .arg(&file)
-            .args(["--size", &size, "--seed", "100", "--quiet"])
-            .status()
-            .expect("node runs the session generator");
-        assert!(status.success(), "generating {size} failed");
-    }
-    let bytes = std::fs::metadata(&file).unwrap().len();
-    println!(
-        "open + build context of {} ({:.1} MB), best of {runs} runs",
-        file.display(),
-        bytes as f64 / 1e6
-    );
-    let ours = best(runs, || {
-        let mut command = Command::new(std::env::current_exe().unwrap());
-        command.env(CHILD_ENV, &file);
-        command
-    });
-    let pi = best(runs, || {
-        let mut command = Command::new("node");
-        command
-            .arg(root.join("benches/pi-open-context.mjs"))
-            .arg(&oracle)
-            .arg(&file);
-        command
-    });
-    println!("{:<12} {:>10} {:>14}", "", "wall", "peak memory");
-    println!(
-        "{:<12} {:>8.3} s {:>11.1} MB",
-        "pi-session",
-        ours.0,
-        ours.1 as f64 / 1024.0
-    );
-    println!(
-        "{:<12} {:>8.3} s {:>11.1} MB",
-        "pi 0.82.1",
-        pi.0,
-        pi.1 as f64 / 1024.0
-    );
-    println!(
-        "speed-up {:.1}x, memory {:.1}% of pi's",
-        pi.0 / ours.0,
-        100.0 * ours.1 as f64 / pi.1 as f64
-    );
+    side_by_side::run("open + build context", "pi-open-context.mjs", child);
 }
 
 /// The child side: open and build the context in this process.
@@ -85,32 +26,4 @@ fn child(file: &Path) {
         .build_context(&leaf, MessageFormat::Agent)
         .expect("context builds");
     assert!(!context.messages.is_empty());
-}
-
-/// Best wall time (s) and largest peak RSS (KiB) over `runs` fresh processes.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports the peak RSS
-fn best(runs: usize, make: impl Fn() -> Command) -> (f64, i64) {
-    let mut wall = f64::MAX;
-    let mut peak = 0;
-    for _ in 0..runs {
-        let started = Instant::now();
-        let child = make()
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("benchmark process starts");
-        let (status, rss) = wait_with_rusage(child.id() as libc::pid_t);
-        assert!(status == 0, "benchmark process failed ({status})");
-        wall = wall.min(started.elapsed().as_secs_f64());
-        peak = peak.max(rss);
-    }
-    (wall, peak)
-}
-
-fn wait_with_rusage(pid: libc::pid_t) -> (i32, i64) {
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4 failed");
-    (status, usage.ru_maxrss)
 }
