@@ -727,18 +727,28 @@ impl Session {
             .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
         let offset = file.append_line(line)?;
         if offset > file.indexed().0 {
-            let followed = load::follow(
-                file,
-                offset,
-                self.header.clone(),
-                &mut self.index,
-                &self.options,
-            )?;
-            for warning in followed.warnings {
-                self.warn(warning.message);
-            }
+            self.index_file_up_to(offset)?;
         }
         Ok(offset)
+    }
+
+    /// Indexes the file's complete lines up to `end` that the index does not have yet, keeping
+    /// the reader's warnings. Returns how many entries were added.
+    fn index_file_up_to(&mut self, end: u64) -> StoreResult<usize> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(0);
+        };
+        let followed = load::follow(
+            file,
+            end,
+            self.header.clone(),
+            &mut self.index,
+            &self.options,
+        )?;
+        for warning in followed.warnings {
+            self.warn(warning.message);
+        }
+        Ok(followed.entries)
     }
 
     /// Whether the file grew since it was last read (another program appended): one `fstat`,
@@ -763,17 +773,8 @@ impl Session {
             return Ok(0);
         }
         let end = file.len();
-        let followed = load::follow(
-            file,
-            end,
-            self.header.clone(),
-            &mut self.index,
-            &self.options,
-        )?;
-        for warning in followed.warnings {
-            self.warn(warning.message);
-        }
-        if followed.entries > 0 {
+        let entries = self.index_file_up_to(end)?;
+        if entries > 0 {
             let path = self
                 .path
                 .as_deref()
@@ -781,14 +782,13 @@ impl Session {
                 .display()
                 .to_string();
             self.warn(format!(
-                "{path}: {} entries appended by another program were read",
-                followed.entries
+                "{path}: {entries} entries appended by another program were read"
             ));
             if self.read_only {
                 self.leaf = self.index.leaf.clone().unwrap_or(Leaf::Null);
             }
         }
-        Ok(followed.entries)
+        Ok(entries)
     }
 
     /// Replaces every entry (a session made from copied entries); the leaf is their fold.
