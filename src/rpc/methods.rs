@@ -81,13 +81,7 @@ impl<S: ServerState> Methods<S> {
                 };
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
-                    let server = context.server();
-                    let _permit = tokio::select! {
-                        biased;
-                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
-                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
-                        permit = server.admit() => permit,
-                    };
+                    let _permit = admitted(&context).await?;
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
@@ -136,13 +130,7 @@ impl<S: ServerState> Methods<S> {
                         }
                         turn = ticket.turn() => turn,
                     };
-                    let server = context.server();
-                    let _permit = tokio::select! {
-                        biased;
-                        () = context.cancelled() => return Err(RpcError::request_cancelled().into()),
-                        () = server.stopping().cancelled() => return Err(server_stopping().into()),
-                        permit = server.admit() => permit,
-                    };
+                    let _permit = admitted(&context).await?;
                     context.hold_turn(turn);
                     result_to_json(work.await).map_err(Into::into)
                 })
@@ -248,6 +236,20 @@ impl<S: ServerState> Methods<S> {
 
 /// -32800 for a request that never started because the server is stopping: like a
 /// cancellation, it changed nothing.
+/// Waits until the request may start its work (backpressure), unless it is cancelled or the
+/// server is stopping first; the permit is held for the length of the work.
+async fn admitted<S: ServerState>(
+    context: &RequestContext<S>,
+) -> Result<tokio::sync::OwnedSemaphorePermit, RpcError> {
+    let server = context.server();
+    tokio::select! {
+        biased;
+        () = context.cancelled() => Err(RpcError::request_cancelled()),
+        () = server.stopping().cancelled() => Err(server_stopping()),
+        permit = server.admit() => Ok(permit),
+    }
+}
+
 pub(crate) fn server_stopping() -> RpcError {
     RpcError::new(
         super::error::code::REQUEST_CANCELLED,

@@ -575,38 +575,29 @@ pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
 // Sessions directories
 
 fn listing_result(listing: crate::repo::Listing) -> ListResult {
-    ListResult {
-        sessions: listing
-            .sessions
-            .iter()
-            .map(|s| s.to_js_value().to_serde())
-            .collect(),
-        warnings: listing
-            .warnings
-            .iter()
-            .map(|w| ListWarning {
-                path: w.path.to_string_lossy().into_owned(),
-                reason: w.reason.to_string(),
-            })
-            .collect(),
-    }
+    let warnings = listing.warnings.iter().map(|w| ListWarning {
+        path: w.path.to_string_lossy().into_owned(),
+        reason: w.reason.to_string(),
+    });
+    list_result(listing.sessions.iter().map(|s| s.to_js_value()), warnings)
 }
 
 fn harness_listing_result(listing: crate::repo::HarnessListing) -> ListResult {
+    let warnings = listing.skipped.into_iter().map(|skip| ListWarning {
+        path: skip.path,
+        reason: skip.reason,
+    });
+    list_result(listing.sessions.iter().map(|s| s.to_js_value()), warnings)
+}
+
+/// Rows as pi builds them, then what was skipped and why.
+fn list_result(
+    rows: impl Iterator<Item = JsValue>,
+    warnings: impl Iterator<Item = ListWarning>,
+) -> ListResult {
     ListResult {
-        sessions: listing
-            .sessions
-            .iter()
-            .map(|s| s.to_js_value().to_serde())
-            .collect(),
-        warnings: listing
-            .skipped
-            .into_iter()
-            .map(|skip| ListWarning {
-                path: skip.path,
-                reason: skip.reason,
-            })
-            .collect(),
+        sessions: rows.map(|row| row.to_serde()).collect(),
+        warnings: warnings.collect(),
     }
 }
 
