@@ -11,6 +11,8 @@ use serde_json::Value;
 
 /// The string that matches any value.
 pub const ANY: &str = "${any}";
+/// The string that matches only a missing member.
+pub const ABSENT: &str = "${absent}";
 
 /// One member that differs: where (`result.entries[2].type`), what was expected and what came.
 #[derive(Debug)]
@@ -29,8 +31,9 @@ pub fn differences(pattern: &Value, actual: &Value) -> Vec<Difference> {
 }
 
 fn compare(pattern: &Value, actual: Option<&Value>, member: String, found: &mut Vec<Difference>) {
-    if pattern.as_str() == Some(ANY) && actual.is_some() {
-        return;
+    match (pattern.as_str(), actual) {
+        (Some(ANY), Some(_)) | (Some(ABSENT), None) => return,
+        _ => {}
     }
     let differs = |found: &mut Vec<Difference>| {
         found.push(Difference {
@@ -104,5 +107,9 @@ mod tests {
             1
         );
         assert_eq!(differences(&json!({"error": ANY}), &actual).len(), 1);
+        // `${absent}` says a member must not be there.
+        assert!(differences(&json!({"error": ABSENT}), &actual).is_empty());
+        let found = differences(&json!({"result": {"n": ABSENT}}), &actual);
+        assert_eq!(found[0].member, "result.n");
     }
 }
