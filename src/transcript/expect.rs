@@ -67,24 +67,67 @@ fn compare(pattern: &Value, actual: Option<&Value>, member: String, found: &mut 
     }
 }
 
+/// Compound values longer than this are shown as a line diff rather than side by side.
+const SIDE_BY_SIDE_CHARS: usize = 60;
+
 /// A readable report of `differences` for the message described by `which`.
 pub fn report(which: &str, differences: &[Difference], actual: &Value) -> String {
     let mut out = format!("{which}: {} member(s) differ\n", differences.len());
     for difference in differences {
-        out.push_str(&format!(
-            "  member `{}`\n    expected: {}\n    actual:   {}\n",
-            difference.member,
-            difference.expected,
-            difference
-                .actual
-                .as_ref()
-                .map_or_else(|| "(missing)".to_owned(), Value::to_string),
-        ));
+        out.push_str(&format!("  member `{}`\n", difference.member));
+        let expected = difference.expected.to_string();
+        match &difference.actual {
+            None => out.push_str(&format!(
+                "    expected: {expected}\n    actual:   (missing)\n"
+            )),
+            Some(got) => {
+                let shown = got.to_string();
+                let compound = |v: &Value| v.is_array() || v.is_object();
+                if compound(&difference.expected)
+                    && compound(got)
+                    && expected.len().max(shown.len()) > SIDE_BY_SIDE_CHARS
+                {
+                    out.push_str("    expected (-) and actual (+), line by line:\n");
+                    out.push_str(&line_diff(&difference.expected, got));
+                } else {
+                    out.push_str(&format!(
+                        "    expected: {expected}\n    actual:   {shown}\n"
+                    ));
+                }
+            }
+        }
     }
     out.push_str(&format!(
         "  the whole message: {}",
         serde_json::to_string(actual).unwrap()
     ));
+    out
+}
+
+/// The pretty-printed values' lines that differ, with three lines of context around them.
+fn line_diff(expected: &Value, actual: &Value) -> String {
+    let expected = serde_json::to_string_pretty(expected).unwrap() + "\n";
+    let actual = serde_json::to_string_pretty(actual).unwrap() + "\n";
+    let diff = similar::TextDiff::from_lines(&expected, &actual);
+    let mut out = String::new();
+    for (index, group) in diff.grouped_ops(3).iter().enumerate() {
+        if index > 0 {
+            out.push_str("      ...\n");
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                    similar::ChangeTag::Equal => ' ',
+                };
+                out.push_str(&format!("    {sign} {}", change.value()));
+                if change.missing_newline() {
+                    out.push('\n');
+                }
+            }
+        }
+    }
     out
 }
 
@@ -111,5 +154,40 @@ mod tests {
         assert!(differences(&json!({"error": ABSENT}), &actual).is_empty());
         let found = differences(&json!({"result": {"n": ABSENT}}), &actual);
         assert_eq!(found[0].member, "result.n");
+    }
+
+    #[test]
+    fn long_compound_values_are_shown_as_a_line_diff() {
+        let rows: Vec<Value> = (0..6)
+            .map(|i| json!({"id": format!("row-{i}"), "depth": i}))
+            .collect();
+        let mut fewer = rows.clone();
+        fewer.remove(3);
+        let actual = json!({"id": 5, "result": {"rows": rows}});
+        let found = differences(&json!({"result": {"rows": fewer}}), &actual);
+        let report = report("message 1", &found, &actual);
+        assert!(
+            report.contains(
+                "  member `result.rows`\n    expected (-) and actual (+), line by line:\n"
+            ),
+            "{report}"
+        );
+        assert!(
+            report.contains("    +     \"id\": \"row-3\",\n    +     \"depth\": 3\n"),
+            "{report}"
+        );
+        let diff = &report[..report.find("the whole message").unwrap()];
+        assert!(
+            !diff.contains("row-0"),
+            "far context is left out:\n{report}"
+        );
+        // Short values stay side by side.
+        let short = json!({"result": {"n": [1, 2]}});
+        let found = differences(&json!({"result": {"n": [1]}}), &short);
+        assert!(report_of(&found, &short).contains("    expected: [1]\n    actual:   [1,2]\n"));
+    }
+
+    fn report_of(found: &[Difference], actual: &Value) -> String {
+        report("m", found, actual)
     }
 }
