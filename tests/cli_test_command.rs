@@ -158,7 +158,9 @@ fn hide_version(value: &mut Value) {
 #[test]
 fn a_directory_plays_its_transcripts_and_a_filter_picks_some() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "good.json", &sidecar_transcript(""));
+    // A clean shutdown and exit: status 0, as the transcript says.
+    let good = sidecar_transcript("").replacen("\"steps\"", "\"exitCode\": 0, \"steps\"", 1);
+    write(dir.path(), "good.json", &good);
     write(
         dir.path(),
         "bad.json",
