@@ -390,3 +390,37 @@ fn help_and_completions_offer_the_command() {
     let out = pi_session(&["test"]);
     assert_eq!(out.status.code(), Some(2), "FILE is required");
 }
+
+#[test]
+fn a_server_that_never_stops_talking_is_bounded_by_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = write(
+        dir.path(),
+        "chatty",
+        "#!/bin/sh\nexec yes '{\"jsonrpc\":\"2.0\",\"method\":\"spam\"}'\n",
+    );
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = write(
+        dir.path(),
+        "t.json",
+        r#"{"description": "d", "steps": [{"request": [1, "initialize", {}]}, {"expect": 1}]}"#,
+    );
+    let started = std::time::Instant::now();
+    let out = pi_session(&["test", "--timeout", "0.5", "--bin", &bin, &file]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "message(s) that no expect step read:\n  {\"jsonrpc\":\"2.0\",\"method\":\"spam\"}\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  ... and "),
+        "only the first unread messages are kept: {stdout}"
+    );
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the drain and the wait are bounded"
+    );
+}

@@ -192,17 +192,23 @@ async fn play_one(
     let (mut exchange, played) = play(transcript, &mut server, &places).await;
     let ending = server.finish().await;
     let mut failure = played.err().map(|f| (f.line, f.report));
-    if failure.is_none() && !ending.unread.is_empty() {
-        let unread: Vec<String> = ending
+    if failure.is_none() && ending.unread_count > 0 {
+        let mut unread: Vec<String> = ending
             .unread
             .iter()
             .map(|m| format!("  {}", places.tmp.hide(m.clone())))
             .collect();
+        if ending.unread_count > unread.len() {
+            unread.push(format!(
+                "  ... and {} more",
+                ending.unread_count - unread.len()
+            ));
+        }
         failure = Some((
             0,
             format!(
                 "the server sent {} message(s) that no expect step read:\n{}",
-                unread.len(),
+                ending.unread_count,
                 unread.join("\n")
             ),
         ));

@@ -22,6 +22,9 @@ use crate::rpc::{Frame, FrameReader, Framing, WireFraming};
 /// The environment variables of pi's that would point the server at the tester's own files.
 const PI_DIRECTORY_VARIABLES: [&str; 2] = ["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"];
 
+/// How many unread messages are kept for a failure's report.
+const UNREAD_KEPT: usize = 20;
+
 /// How much of the server's stderr is kept for a failure's report.
 const STDERR_KEPT_BYTES: usize = 16 * 1024;
 
@@ -36,8 +39,10 @@ pub struct ChildServer {
 
 /// How the server ended, after [`ChildServer::finish`].
 pub struct Ending {
-    /// The messages the transcript never read.
+    /// The first of the messages the transcript never read.
     pub unread: Vec<Value>,
+    /// How many messages the transcript never read.
+    pub unread_count: usize,
     /// The exit status, or why there is none (killed after the timeout, wait failed).
     pub exit_code: Result<i32, String>,
     /// The end of what the server wrote on stderr.
@@ -130,13 +135,28 @@ impl ChildServer {
     pub async fn finish(mut self) -> Ending {
         self.input = None;
         let mut unread = Vec::new();
+        let mut unread_count = 0;
         let mut trouble = None;
+        // One deadline for the whole drain: a server that never stops talking is bounded too.
+        let deadline = tokio::time::Instant::now() + self.timeout;
         loop {
-            match self.next().await {
-                Ok(Some(message)) => unread.push(message),
-                Ok(None) => break,
-                Err(why) => {
+            match tokio::time::timeout_at(deadline, self.next()).await {
+                Ok(Ok(Some(message))) => {
+                    unread_count += 1;
+                    if unread.len() < UNREAD_KEPT {
+                        unread.push(message);
+                    }
+                }
+                Ok(Ok(None)) => break,
+                Ok(Err(why)) => {
                     trouble = Some(why);
+                    break;
+                }
+                Err(_) => {
+                    trouble = Some(format!(
+                        "the server kept its output open for {:?} after its input ended",
+                        self.timeout
+                    ));
                     break;
                 }
             }
@@ -166,6 +186,7 @@ impl ChildServer {
         let stderr = String::from_utf8_lossy(&stderr).into_owned();
         Ending {
             unread,
+            unread_count,
             exit_code,
             stderr,
         }
