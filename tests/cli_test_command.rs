@@ -375,6 +375,10 @@ fn help_and_completions_offer_the_command() {
         "{help}"
     );
     let help = text(&pi_session(&["test", "--help"]).stdout);
+    assert!(
+        help.contains("Exit status:\n  0  every transcript passed\n"),
+        "{help}"
+    );
     for option in ["--bin", "--filter", "--fixtures", "--timeout", "--json"] {
         assert!(help.contains(option), "{option} not in:\n{help}");
     }

@@ -12,7 +12,16 @@ use super::{Failure, emit, warn};
 use crate::transcript::process::ChildServer;
 use crate::transcript::{Places, StateKind, Tmp, Transcript, play};
 
+/// The command's exit statuses, for its `--help`.
+const EXIT_CODES: &str = "\
+Exit status:
+  0  every transcript passed
+  1  a transcript failed (its report on stdout: FILE:LINE, the message and every member)
+  2  a transcript cannot be read or played (FILE:LINE:COLUMN on stderr; then none is played),
+     no transcript matches, or the server cannot start";
+
 #[derive(clap::Args)]
+#[command(after_help = EXIT_CODES)]
 pub struct TestArgs {
     /// Transcript files, or directories whose `*.json` files are played (not their
     /// subdirectories).
