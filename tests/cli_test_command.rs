@@ -338,6 +338,20 @@ fn bin_tests_another_server_started_with_stdio_and_the_transcripts_server_option
         "{stdout}"
     );
 
+    // A relative path is the tester's, not the transcript directory's.
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["test", "--bin", "./fake-server", "passes.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+
     // A server that cannot start is misuse, not a failed transcript.
     let missing = dir.path().join("no-such-server");
     let out = pi_session(&["test", "--bin", missing.to_str().unwrap(), &passes]);

@@ -84,6 +84,10 @@ pub fn run(args: TestArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(2));
     }
     let bin = match &args.bin {
+        // The server starts in the transcript's directory: a relative path is made absolute
+        // first; a bare name is looked up on PATH.
+        Some(bin) if bin.components().count() > 1 => std::path::absolute(bin)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", bin.display())))?,
         Some(bin) => bin.clone(),
         None => std::env::current_exe()
             .map_err(|e| Failure::Usage(format!("cannot find this executable: {e}")))?,
