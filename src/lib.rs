@@ -56,6 +56,7 @@ pub mod internal {
         pub use crate::store::{
             ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
             StoreError, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
+            model_summary,
         };
     }
 }
