@@ -26,7 +26,7 @@ pub use fork::ForkPosition;
 pub use index::Leaf;
 pub use load::Warning;
 pub use navigate::{
-    SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide, model_summary,
+    SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, decide, model_summary,
 };
 pub use session::{NewSession, Session, SessionOptions};
 pub use stats::SessionStats;

@@ -197,6 +197,40 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
     }
 }
 
+fn branch_budget(p: &TreeParams) -> store::compaction::BranchBudget {
+    let d = store::compaction::BranchBudget::default();
+    let reserve = p
+        .settings
+        .as_ref()
+        .and_then(|s| s.branch_summary.reserve_tokens);
+    store::compaction::BranchBudget {
+        context_window: p.context_window.unwrap_or(d.context_window),
+        reserve_tokens: reserve.unwrap_or(d.reserve_tokens),
+    }
+}
+
+/// The branch summary pi would make for this navigation (if any), and its document.
+fn branch_summary(
+    session: &mut Session,
+    preparation: &store::TreePreparation,
+    p: &TreeParams,
+) -> Result<Option<(store::compaction::BranchPlan, serde_json::Value)>, RpcError> {
+    let Some(plan) = session.branch_summary_plan(preparation, branch_budget(p))? else {
+        return Ok(None);
+    };
+    let request = plan
+        .request(p.custom_instructions.as_deref(), p.replace_instructions)
+        .map_err(|m| {
+            store_error(
+                ErrorKind::InvalidSession,
+                format!("pi cannot summarize this branch: {}", m.0),
+            )
+        })?;
+    let now = session.ids().now_millis() as f64;
+    let doc = plan.to_value(request.as_ref(), now).to_serde();
+    Ok(Some((plan, doc)))
+}
+
 pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
@@ -204,10 +238,12 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
             None => PrepareTreeResult {
                 no_op: true,
                 preparation: None,
+                branch_summary: None,
             },
             Some(preparation) => PrepareTreeResult {
                 no_op: false,
                 preparation: Some(session.preparation_value(&preparation)?.to_serde()),
+                branch_summary: branch_summary(session, &preparation, &p)?.map(|(_, doc)| doc),
             },
         })
     })
@@ -218,17 +254,21 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 /// (the session is not held while waiting), decide, apply, notify `session_tree`, answer.
 pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
     let request = tree_request(&p);
+    let params = p.clone();
     let prepared = with_session(&ctx, &p.session_id, move |session| {
         Ok(match session.prepare_tree(&request)? {
             None => Err(leaf_id(session.leaf())),
             Some(preparation) => {
                 let payload = session.preparation_value(&preparation)?.to_serde();
-                Ok((preparation, payload, session.profile()))
+                // A branch pi's summarizer cannot read is refused only when its summary is
+                // needed (no finished summary, and the hook has not supplied one).
+                let plan = branch_summary(session, &preparation, &params);
+                Ok((preparation, payload, plan, session.profile()))
             }
         })
     })
     .await?;
-    let (preparation, payload, profile) = match prepared {
+    let (preparation, payload, plan, profile) = match prepared {
         Ok(prepared) => prepared,
         // Already at the target: nothing to do, nothing written.
         Err(leaf_id) => {
@@ -240,9 +280,15 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
             });
         }
     };
+    let (plan, plan_doc) = match plan {
+        Ok(Some((plan, doc))) => (Ok(Some(plan)), Some(doc)),
+        Ok(None) => (Ok(None), None),
+        Err(e) => (Err(e), None),
+    };
     let hook = BeforeTreeHook {
         session_id: p.session_id.clone(),
         preparation: payload,
+        branch_summary: plan_doc,
     };
     let answer = match ctx.hook("session_before_tree", hook).await {
         HookOutcome::Cancelled => return Err(RpcError::request_cancelled()),
@@ -257,12 +303,26 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
         replace_instructions: a.replace_instructions,
         label: a.label,
     });
-    let decision = store::decide(
-        profile,
-        &preparation,
-        answer,
-        p.summary.as_ref().map(summary_input),
-    )?;
+    let hook_summary = answer.as_ref().is_some_and(|a| a.summary.is_some());
+    let supplied = match p.summary.as_ref() {
+        Some(ready) => Some(summary_input(ready)),
+        // pi's summarizer: "No content to summarize" without a model, else the model's text.
+        None if !hook_summary => match plan? {
+            Some(plan) if plan.no_content() => Some(store::model_summary(&plan, "", None)),
+            Some(plan) => p.model_summary.as_ref().map(|m| {
+                store::model_summary(&plan, &m.text, m.usage.as_ref().map(JsValue::from_serde))
+            }),
+            None if p.model_summary.is_some() && profile == Profile::Pi16 => {
+                return Err(store_error(
+                    ErrorKind::InvalidArgument,
+                    "modelSummary follows pi 0.82.1's generateBranchSummary; pi 1.6's is not implemented",
+                ));
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let decision = store::decide(profile, &preparation, answer, supplied)?;
     let applied = with_session_quick(&ctx, &p.session_id, move |session| {
         Ok((
             session.apply_navigation(&preparation, &decision)?,
