@@ -375,6 +375,7 @@ transcripts!(
     session_navigate_hook_unfit_answer,
     session_navigate_hook_veto,
     session_navigate_label_and_no_op,
+    session_navigate_model_summary,
     session_navigate_plain_moves,
     session_navigate_prepare,
     session_compaction_plan,
