@@ -193,14 +193,24 @@ fn replays(oracle: &Oracle, dir: &Path, scripts: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .zip(&outs)
         .map(|(script, out)| {
-            ["replay", path_str(script), path_str(out), "--impl", "manager"]
-                .map(str::to_string)
-                .to_vec()
+            [
+                "replay",
+                path_str(script),
+                path_str(out),
+                "--impl",
+                "manager",
+            ]
+            .map(str::to_string)
+            .to_vec()
         })
         .collect();
     // Some of tests/ops are for other implementations (harness, pi 1.6): those fail here.
     for (outcome, script) in oracle.run(jobs).into_iter().zip(scripts) {
-        let random = script.file_stem().unwrap().to_string_lossy().starts_with("random");
+        let random = script
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("random");
         if let (true, Err(e)) = (random, outcome.result()) {
             panic!("the oracle could not replay {}: {e}", script.display());
         }
@@ -379,7 +389,8 @@ fn ours(copy: &Path, target: &str, options: Options) -> Result<Vec<String>, Stri
             Some(model_summary(plan, MODEL_TEXT, Some(parse(USAGE))))
         }
     };
-    let decision = decide(Profile::PiCli, &preparation, None, supplied).map_err(|e| e.to_string())?;
+    let decision =
+        decide(Profile::PiCli, &preparation, None, supplied).map_err(|e| e.to_string())?;
     assert!(matches!(decision, TreeDecision::Proceed { .. }));
     session
         .apply_navigation(&preparation, &decision)
@@ -416,11 +427,7 @@ fn theirs(doc: &JsValue) -> Result<Vec<String>, String> {
                 Some(JsValue::Number(n)) => *n,
                 other => panic!("maxTokens {other:?}"),
             };
-            request_doc(
-                r.get("systemPrompt").unwrap(),
-                r.get("text").unwrap(),
-                max,
-            )
+            request_doc(r.get("systemPrompt").unwrap(), r.get("text").unwrap(), max)
         })
         .collect())
 }
@@ -488,7 +495,9 @@ fn branch_summaries_are_pis() {
                 .position(|o| o.window == options.window && o.reserve == options.reserve)
                 .unwrap()
         );
-        let copy = dir.join(format!("ours/{i}")).join(source.file_name().unwrap());
+        let copy = dir
+            .join(format!("ours/{i}"))
+            .join(source.file_name().unwrap());
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
         std::fs::copy(source, &copy).unwrap();
         let mine = ours(&copy, target, *options);
@@ -528,7 +537,9 @@ fn branch_summaries_are_pis() {
         let (a, b) = (normalized.next().unwrap(), normalized.next().unwrap());
         compared += 1;
         if a != b {
-            mismatches.push(format!("{what}: written files differ:\npi   {a:?}\nours {b:?}"));
+            mismatches.push(format!(
+                "{what}: written files differ:\npi   {a:?}\nours {b:?}"
+            ));
         }
     }
     support::count(test, compared);

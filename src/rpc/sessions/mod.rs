@@ -51,7 +51,12 @@ impl ServerState for Sidecar {
     /// also accepted, as another name of `pi-cli`.
     fn capabilities(&self) -> Map<String, Value> {
         let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+        Map::from_iter([
+            ("profiles".to_string(), Value::Array(profiles)),
+            // pi's branch summarizer without the model call: `branchSummary` in prepareTree
+            // and session_before_tree, `modelSummary` in navigateTree.
+            ("branchSummaries".to_string(), Value::Bool(true)),
+        ])
     }
 
     fn on_initialize(

@@ -76,8 +76,7 @@ fn message_of(entry: &JsValue) -> Result<Option<JsValue>, Malformed> {
     let kind = entry.get("type").and_then(JsValue::as_str);
     Ok(match kind.as_deref() {
         Some("message") => {
-            let Some(message) = entry.get("message").filter(|m| !matches!(m, JsValue::Null))
-            else {
+            let Some(message) = entry.get("message").filter(|m| !matches!(m, JsValue::Null)) else {
                 return Err(Malformed("a message entry has no message".into()));
             };
             let role = message.get("role").and_then(JsValue::as_str);
@@ -117,7 +116,8 @@ pub fn prepare_branch_entries(
     let mut file_ops = FileOps::default();
     // The file lists of earlier pi-generated summaries count whatever the budget keeps.
     for entry in entries {
-        let is_summary = entry.get("type").and_then(JsValue::as_str).as_deref() == Some("branch_summary");
+        let is_summary =
+            entry.get("type").and_then(JsValue::as_str).as_deref() == Some("branch_summary");
         let from_hook = entry.get("fromHook").is_some_and(JsValue::is_truthy);
         let details = entry.get("details").filter(|d| d.is_truthy());
         if let (true, false, Some(details)) = (is_summary, from_hook, details) {

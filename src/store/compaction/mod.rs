@@ -14,7 +14,8 @@ mod serialize;
 mod text;
 
 pub use branch::{
-    BranchBudget, BranchPlan, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS, prepare_branch_entries,
+    BranchBudget, BranchPlan, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS,
+    prepare_branch_entries,
 };
 pub use entry::{Summaries, SummaryProblem, SummaryText, combine_usage};
 pub use estimate::ContextEstimate;
