@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
-use crate::repo::{Place, SessionRequest};
+use crate::repo::{PathEnv, Place, SessionRequest, SummarySettings};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
@@ -197,25 +197,16 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
     }
 }
 
-fn branch_budget(p: &TreeParams) -> store::compaction::BranchBudget {
-    let d = store::compaction::BranchBudget::default();
-    let reserve = p
-        .settings
-        .as_ref()
-        .and_then(|s| s.branch_summary.reserve_tokens);
-    store::compaction::BranchBudget {
-        context_window: p.context_window.unwrap_or(d.context_window),
-        reserve_tokens: reserve.unwrap_or(d.reserve_tokens),
-    }
-}
-
 /// The branch summary pi would make for this navigation (if any), and its document.
 fn branch_summary(
+    env: &PathEnv,
     session: &mut Session,
     preparation: &store::TreePreparation,
     p: &TreeParams,
 ) -> Result<Option<(store::compaction::BranchPlan, serde_json::Value)>, RpcError> {
-    let Some(plan) = session.branch_summary_plan(preparation, branch_budget(p))? else {
+    let settings = settings_in_force(env, session, p.settings.as_ref())?;
+    let budget = settings.branch_budget(p.context_window);
+    let Some(plan) = session.branch_summary_plan(preparation, budget)? else {
         return Ok(None);
     };
     let request = plan
@@ -233,6 +224,7 @@ fn branch_summary(
 
 pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         Ok(match session.prepare_tree(&tree_request(&p))? {
             None => PrepareTreeResult {
@@ -243,7 +235,8 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
             Some(preparation) => PrepareTreeResult {
                 no_op: false,
                 preparation: Some(session.preparation_value(&preparation)?.to_serde()),
-                branch_summary: branch_summary(session, &preparation, &p)?.map(|(_, doc)| doc),
+                branch_summary: branch_summary(&env, session, &preparation, &p)?
+                    .map(|(_, doc)| doc),
             },
         })
     })
@@ -255,6 +248,7 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
     let request = tree_request(&p);
     let params = p.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     let prepared = with_session(&ctx, &p.session_id, move |session| {
         Ok(match session.prepare_tree(&request)? {
             None => Err(leaf_id(session.leaf())),
@@ -262,7 +256,7 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
                 let payload = session.preparation_value(&preparation)?.to_serde();
                 // A branch pi's summarizer cannot read is refused only when its summary is
                 // needed (no finished summary, and the hook has not supplied one).
-                let plan = branch_summary(session, &preparation, &params);
+                let plan = branch_summary(&env, session, &preparation, &params);
                 Ok((preparation, payload, plan, session.profile()))
             }
         })
@@ -796,16 +790,28 @@ pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError>
     Ok(DeleteResult { deleted })
 }
 
-fn compaction_settings(
-    p: Option<&CompactionSettingsParam>,
-) -> store::compaction::CompactionSettings {
-    let mut s = store::compaction::CompactionSettings::default();
-    if let Some(c) = p.map(|p| &p.compaction) {
-        s.enabled = c.enabled.unwrap_or(s.enabled);
-        s.reserve_tokens = c.reserve_tokens.unwrap_or(s.reserve_tokens);
-        s.keep_recent_tokens = c.keep_recent_tokens.unwrap_or(s.keep_recent_tokens);
+/// The request's `settings` translated; unset members stay unset.
+fn request_settings(p: Option<&CompactionSettingsParam>) -> SummarySettings {
+    let Some(p) = p else {
+        return SummarySettings::default();
+    };
+    SummarySettings {
+        compaction_enabled: p.compaction.enabled,
+        compaction_reserve_tokens: p.compaction.reserve_tokens,
+        compaction_keep_recent_tokens: p.compaction.keep_recent_tokens,
+        branch_summary_reserve_tokens: p.branch_summary.reserve_tokens,
     }
-    s
+}
+
+/// The settings in force for `session`: the request's over pi's `settings.json` files (global,
+/// then the project of the session's cwd), over pi's defaults.
+fn settings_in_force(
+    env: &PathEnv,
+    session: &Session,
+    p: Option<&CompactionSettingsParam>,
+) -> Result<SummarySettings, RpcError> {
+    let files = crate::repo::summary_settings(env, session.profile(), &session.cwd())?;
+    Ok(request_settings(p).over(files))
 }
 
 pub async fn get_context_usage(
@@ -813,9 +819,10 @@ pub async fn get_context_usage(
     p: ContextUsageParams,
 ) -> Result<ContextUsageResult, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
-        let settings = compaction_settings(p.settings.as_ref());
+        let settings = settings_in_force(&env, session, p.settings.as_ref())?.compaction();
         let usage = session.context_usage(&leaf)?;
         let e = &usage.estimate;
         let window = p.context_window;
@@ -853,9 +860,10 @@ pub async fn prepare_compaction(
     p: PrepareCompactionParams,
 ) -> Result<serde_json::Value, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
-        let settings = compaction_settings(p.settings.as_ref());
+        let settings = settings_in_force(&env, session, p.settings.as_ref())?.compaction();
         let preparation = session.prepare_compaction(&leaf, settings)?;
         let thinking_level = match p.thinking_level {
             Some(level) => Some(level),
@@ -894,9 +902,11 @@ fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
 /// `session_before_compact` hook (the session is not held while waiting), then write the hook's
 /// compaction or the one made from the request's `summaries`, notify `session_compact`, answer.
 pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
-    let settings = compaction_settings(p.settings.as_ref());
+    let env = ctx.state().registry.repo()?.env().clone();
+    let request_settings = p.settings.clone();
     let expected_leaf = p.leaf_id.clone();
     let prepared = with_session(&ctx, &p.session_id, move |session| {
+        let settings = settings_in_force(&env, session, request_settings.as_ref())?.compaction();
         let leaf = session.leaf().clone();
         if let Some(expected) = &expected_leaf
             && leaf.id() != Some(expected.as_str())
