@@ -12,8 +12,8 @@ use std::path::Path;
 use crate::format::json::{self, JsValue};
 use crate::format::profile::Profile;
 use crate::repo::RepoError;
-use crate::store::compaction::{BranchBudget, CompactionSettings};
 use crate::repo::paths::{PathEnv, join};
+use crate::store::compaction::{BranchBudget, CompactionSettings};
 
 /// pi's settings files are small; a larger one is not read (counts as empty).
 const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;
@@ -98,9 +98,7 @@ pub fn summary_settings(
     let files = format!("{project} over {global}");
     let member = |section: &str, key: &str| -> Option<&JsValue> {
         match merged.get(section)? {
-            JsValue::Object(map) => map
-                .get(key)
-                .filter(|v| !matches!(v, JsValue::Null)),
+            JsValue::Object(map) => map.get(key).filter(|v| !matches!(v, JsValue::Null)),
             _ => None,
         }
     };
