@@ -214,7 +214,7 @@ fn settings_are_read_as_pi_reads_them() {
             }
             Err(e) if !typed => {
                 refused += 1;
-                assert!(e.to_string().contains("settings.json"), "{e}");
+                assert!(e.to_string().contains("settings.json: `"), "{e}");
             }
             Err(e) => mismatches.push(format!("{what}: ours refused ({e}), pi read {pi:?}")),
         }

@@ -16,11 +16,11 @@ pub enum RepoError {
     UnusableSessionId { id: String, reason: &'static str },
     /// A path argument that names no path (for instance a `file://` URL with a host).
     InvalidPath { input: String, reason: &'static str },
-    /// A member of pi's `settings.json` of a type pi cannot use (`files`: where it may be).
+    /// A member of pi's `settings.json` of a type pi cannot use.
     InvalidSetting {
         setting: String,
         expected: &'static str,
-        files: String,
+        file: String,
     },
     /// The environment gives no home directory or no current directory.
     Environment { reason: String },
@@ -75,8 +75,8 @@ impl fmt::Display for RepoError {
             RepoError::InvalidSetting {
                 setting,
                 expected,
-                files,
-            } => write!(f, "settings.json `{setting}` must be {expected} ({files})"),
+                file,
+            } => write!(f, "{file}: `{setting}` must be {expected}"),
             RepoError::Environment { reason } => f.write_str(reason),
             RepoError::Locked { path } => write!(
                 f,

@@ -82,7 +82,7 @@ pub struct SummarySettings {
 
 /// The `compaction` and `branchSummary` settings pi would run with in `cwd`. A member of a type
 /// pi cannot use (a string `reserveTokens`: pi computes with it and sends `NaN` tokens) is an
-/// `invalid_argument` error naming the setting and the files.
+/// `invalid_argument` error naming the setting and its file.
 pub fn summary_settings(
     env: &PathEnv,
     profile: Profile,
@@ -91,11 +91,19 @@ pub fn summary_settings(
     let global = join(&[env.agent_dir(), "settings.json"]);
     let project = join(&[&env.resolve_path(cwd)?, ".pi", "settings.json"]);
     let strip_bom = profile == Profile::Pi16;
+    let project_settings = read_settings_file(env, &project, strip_bom);
+    // The file a merged member came from, for an error: the project's when it has the member.
+    let source = |section: &str, key: &str| {
+        let in_project = project_settings
+            .as_ref()
+            .and_then(|p| p.get(section))
+            .is_some_and(|s| matches!(s, JsValue::Object(map) if map.get(key).is_some()));
+        if in_project { &project } else { &global }.clone()
+    };
     let merged = merge(
         read_settings_file(env, &global, strip_bom),
-        read_settings_file(env, &project, strip_bom),
+        project_settings.clone(),
     );
-    let files = format!("{project} over {global}");
     let member = |section: &str, key: &str| -> Option<&JsValue> {
         match merged.get(section)? {
             JsValue::Object(map) => map.get(key).filter(|v| !matches!(v, JsValue::Null)),
@@ -108,7 +116,7 @@ pub fn summary_settings(
         Some(_) => Err(RepoError::InvalidSetting {
             setting: format!("{section}.{key}"),
             expected: "a number",
-            files: files.clone(),
+            file: source(section, key),
         }),
     };
     Ok(SummarySettings {
@@ -119,7 +127,7 @@ pub fn summary_settings(
                 return Err(RepoError::InvalidSetting {
                     setting: "compaction.enabled".into(),
                     expected: "true or false",
-                    files,
+                    file: source("compaction", "enabled"),
                 });
             }
         },
