@@ -572,3 +572,299 @@ fn clip(text: &str) -> String {
     }
     format!("{}...", &text[..end])
 }
+
+/// Runs `tests/oracle/pi-compaction.mjs` on `cases` (one JSON per line in and out).
+fn run_compaction_driver(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = oracle
+        .command("pi-compaction.mjs")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let input: String = cases.iter().map(|c| c.stringify() + "\n").collect();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "pi-compaction.mjs failed");
+    let results: Vec<JsValue> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(parse)
+        .collect();
+    assert_eq!(results.len(), cases.len(), "one result per case");
+    results
+}
+
+/// `id` and `timestamp` set aside (each side makes its own); every other byte must match.
+fn without_id_and_time(line: &str) -> String {
+    let mut value = parse(line);
+    if let JsValue::Object(map) = &mut value {
+        for key in ["id", "timestamp"] {
+            if map.contains_key(key) {
+                map.insert(key.into(), JsValue::from("…"));
+            }
+        }
+    }
+    value.stringify()
+}
+
+/// The harness profile against pi-agent-core 0.82.1's own `collectEntriesForBranchSummary` and
+/// `generateBranchSummary` (fake `models.completeSimple`) and the entry `AgentHarness`'s
+/// `navigateTree` then writes: the abandoned entries, the request, and the written
+/// `branch_summary` byte for byte (ids and times aside), on the harness replays of seeded
+/// random op scripts and a generated session.
+#[test]
+fn harness_branch_summaries_are_pi_agent_cores() {
+    let test = "harness_branch_summaries_are_pi_agent_cores";
+    let Some(oracle) = support::oracle(test) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().canonicalize().unwrap();
+    let base: u64 = std::env::var("PI_SESSION_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_201);
+    notice(&format!(
+        "{test}: random op scripts from seed {base} (PI_SESSION_SEED)"
+    ));
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    let scripts: Vec<PathBuf> = (0..4)
+        .map(|k| {
+            let script = dir.join(format!("scripts/random-{}.json", base + 100 + k));
+            std::fs::write(&script, random_script(base + 100 + k)).unwrap();
+            script
+        })
+        .collect();
+    let outs: Vec<PathBuf> = scripts
+        .iter()
+        .map(|s| dir.join("replays").join(s.file_stem().unwrap()))
+        .collect();
+    let jobs = scripts
+        .iter()
+        .zip(&outs)
+        .map(|(s, o)| {
+            ["replay", path_str(s), path_str(o), "--impl", "harness"]
+                .map(str::to_string)
+                .to_vec()
+        })
+        .collect();
+    for outcome in oracle.run(jobs) {
+        if let Err(e) = outcome.result() {
+            panic!("the oracle could not replay a script for the harness: {e}");
+        }
+    }
+    let mut sources: Vec<PathBuf> = outs
+        .iter()
+        .filter_map(|out| {
+            walk(out)
+                .into_iter()
+                .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        })
+        .collect();
+    assert_eq!(sources.len(), scripts.len(), "every script gave a file");
+    let generated = dir.join("generated-9.jsonl");
+    let args = [
+        "file",
+        "--out",
+        path_str(&generated),
+        "--size",
+        "150KB",
+        "--seed",
+        "9",
+    ];
+    support::generate(oracle, &args.map(std::ffi::OsStr::new));
+    sources.push(generated);
+
+    let windows = [None, Some(17_000.0), Some(16_900.0)];
+    let mut cases = Vec::new();
+    for source in &sources {
+        for (k, target) in targets(source).into_iter().enumerate() {
+            let window = windows[k % windows.len()];
+            let custom = (k % 2 == 1).then_some("Name the files.");
+            let replace = (k % 4 == 3).then_some(true);
+            cases.push((source.clone(), target, window, custom, replace));
+        }
+    }
+    let docs: Vec<JsValue> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (source, target, window, custom, replace))| {
+            let copy = dir.join(format!("pi/{i}.jsonl"));
+            std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+            std::fs::copy(source, &copy).unwrap();
+            let mut map = JsObject::new();
+            map.insert("op".into(), JsValue::from("branch"));
+            map.insert("file".into(), JsValue::from(path_str(&copy)));
+            map.insert("target".into(), JsValue::from(target.as_str()));
+            if let Some(w) = window {
+                map.insert("contextWindow".into(), JsValue::Number(*w));
+            }
+            if let Some(c) = custom {
+                map.insert("customInstructions".into(), JsValue::from(*c));
+            }
+            if let Some(r) = replace {
+                map.insert("replaceInstructions".into(), JsValue::Bool(*r));
+            }
+            JsValue::Object(map)
+        })
+        .collect();
+    let results = run_compaction_driver(oracle, &docs);
+
+    let mut mismatches = Vec::new();
+    let (mut compared, mut with_request, mut refused) = (0, 0, 0);
+    for (i, ((source, target, window, custom, replace), pi)) in
+        cases.iter().zip(&results).enumerate()
+    {
+        let what = format!(
+            "{} -> {target}",
+            source.file_name().unwrap().to_string_lossy()
+        );
+        let copy = dir.join(format!("ours/{i}.jsonl"));
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(source, &copy).unwrap();
+        let options = SessionOptions {
+            profile: Profile::Harness,
+            ids: Arc::new(IdSource::system()),
+            ..SessionOptions::default()
+        };
+        let mut session = Session::open(&copy, "/", options).unwrap();
+        let request = TreeRequest {
+            target_id: target.clone(),
+            summarize: true,
+            custom_instructions: custom.map(str::to_string),
+            replace_instructions: *replace,
+            label: None,
+        };
+        let budget = BranchBudget {
+            context_window: window.unwrap_or(0.0),
+            ..BranchBudget::default()
+        };
+        let ours = session.prepare_tree(&request).and_then(|p| {
+            let p = p.expect("the target is not the leaf");
+            let plan = session.branch_summary_plan(&p, budget)?;
+            Ok((p, plan))
+        });
+        if let Some(message) = str_of(pi, "message") {
+            match ours {
+                Err(e) if e.message.starts_with("pi cannot summarize this branch") => {
+                    refused += 1;
+                }
+                _ => mismatches.push(format!("{what}: pi refused ({message}); ours did not")),
+            }
+            continue;
+        }
+        let (preparation, plan) = match ours {
+            Ok(x) => x,
+            Err(e) => {
+                mismatches.push(format!("{what}: ours refused ({e}); pi summarized"));
+                continue;
+            }
+        };
+        let plan = plan.expect("a summary is wanted and something is abandoned");
+        compared += 1;
+        let ids: Vec<String> = preparation
+            .entries_to_summarize
+            .iter()
+            .map(|&p| str_of(&session.entry_value(p).unwrap(), "id").unwrap())
+            .collect();
+        let pi_ids: Vec<String> = match pi.get("entryIds") {
+            Some(JsValue::Array(a)) => a.iter().map(|v| v.as_str().unwrap().into_owned()).collect(),
+            _ => panic!("{what}: no entryIds in {pi:?}"),
+        };
+        if ids != pi_ids {
+            mismatches.push(format!(
+                "{what}: abandoned entries: pi {pi_ids:?} / ours {ids:?}"
+            ));
+        }
+        let mine = plan.request(*custom, *replace).unwrap().map(|r| {
+            request_doc(
+                &JsValue::from(r.system_prompt),
+                &JsValue::String(r.text.clone()),
+                r.max_tokens,
+            )
+        });
+        let theirs = match pi.get("requests") {
+            Some(JsValue::Array(r)) if r.is_empty() => None,
+            Some(JsValue::Array(r)) => {
+                let max = match r[0].get("options").and_then(|o| o.get("maxTokens")) {
+                    Some(JsValue::Number(n)) => *n,
+                    other => panic!("maxTokens {other:?}"),
+                };
+                Some(request_doc(
+                    r[0].get("systemPrompt").unwrap(),
+                    r[0].get("text").unwrap(),
+                    max,
+                ))
+            }
+            _ => panic!("{what}: no requests"),
+        };
+        with_request += usize::from(theirs.is_some());
+        compared += 1;
+        if mine != theirs {
+            mismatches.push(format!("{what}: request: pi {theirs:?} / ours {mine:?}"));
+        }
+        let (text, usage) = match pi.get("answers") {
+            Some(JsValue::Array(a)) if !a.is_empty() => {
+                (str_of(&a[0], "text").unwrap(), a[0].get("usage").cloned())
+            }
+            _ => (String::new(), None),
+        };
+        let supplied = model_summary(&plan, &text, usage);
+        let decision = decide(Profile::Harness, &preparation, None, Some(supplied)).unwrap();
+        let outcome = session
+            .apply_navigation(&preparation, &decision)
+            .unwrap()
+            .expect("not cancelled");
+        let line = outcome
+            .summary_entry
+            .expect("a summary was written")
+            .stringify();
+        compared += 1;
+        let pi_line = str_of(pi, "line").unwrap();
+        if without_id_and_time(&line) != without_id_and_time(&pi_line) {
+            mismatches.push(format!(
+                "{what}: written entry:\npi   {pi_line}\nours {line}"
+            ));
+        }
+    }
+    support::count(test, compared);
+    notice(&format!(
+        "{test}: {} sources, {} navigations, {with_request} with a model request, {refused} refused by both, {compared} compared",
+        sources.len(),
+        cases.len()
+    ));
+    assert!(with_request > 5, "too few requests compared");
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches
+            .iter()
+            .take(20)
+            .map(|m| clip(m))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
