@@ -43,12 +43,12 @@ fn section(rng: &mut Rng, name: &str) -> Option<String> {
     let numbers = ["", "", "null", "0", "1000", "16384", "1.5", "-3", "250000"];
     let wrong = ["\"100\"", "true"];
     let mut numbers: Vec<&str> = numbers.to_vec();
-    if rng.next() % 8 == 0 {
+    if rng.next().is_multiple_of(8) {
         numbers.extend(wrong);
     }
     let body = if name == "compaction" {
         let mut enabled = vec!["", "null", "true", "false"];
-        if rng.next() % 10 == 0 {
+        if rng.next().is_multiple_of(10) {
             enabled.push("\"yes\"");
         }
         [
