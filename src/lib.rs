@@ -42,7 +42,7 @@ pub mod internal {
         pub use crate::repo::{
             CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, Listing, PathEnv, Repo,
             RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, parse_date, paths,
-            render, session_file_name, settings_session_dir, validate_session_id,
+            render, session_file_name, settings_session_dir, summary_settings, validate_session_id,
         };
     }
     pub mod rpc {
@@ -61,6 +61,7 @@ pub mod internal {
         pub use crate::store::{
             ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
             StoreError, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
+            model_summary,
         };
     }
 }

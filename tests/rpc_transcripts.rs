@@ -380,6 +380,7 @@ transcripts!(
     session_navigate_hook_unfit_answer,
     session_navigate_hook_veto,
     session_navigate_label_and_no_op,
+    session_navigate_model_summary,
     session_navigate_plain_moves,
     session_navigate_prepare,
     session_compaction_plan,
@@ -396,6 +397,7 @@ transcripts!(
     session_reads_context,
     session_reads_entries_paging,
     session_reads_tree,
+    session_settings_files,
 );
 
 /// The runner checks inline expectations: a transcript whose expectation is deliberately wrong

@@ -13,7 +13,7 @@ use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::profile::Profile;
 use crate::inspect::{self, LeafChoice, ReplayOutcome};
-use crate::store::compaction::{self, CompactionSettings, Detail};
+use crate::store::compaction::{self, Detail};
 use crate::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -114,10 +114,10 @@ enum Command {
         /// The model's context window: adds the context usage and whether pi would compact.
         #[arg(long)]
         window: Option<f64>,
-        /// settings.compaction.keepRecentTokens (pi's default 20000).
+        /// settings.compaction.keepRecentTokens (default: pi's settings.json, else 20000).
         #[arg(long)]
         keep: Option<f64>,
-        /// settings.compaction.reserveTokens (pi's default 16384).
+        /// settings.compaction.reserveTokens (default: pi's settings.json, else 16384).
         #[arg(long)]
         reserve: Option<f64>,
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
@@ -311,9 +311,24 @@ fn try_main() -> Result<ExitCode, Failure> {
                 Some("null") => Leaf::Null,
                 Some(id) => Leaf::Id(id.into()),
             };
-            let mut settings = CompactionSettings::default();
-            settings.keep_recent_tokens = keep.unwrap_or(settings.keep_recent_tokens);
-            settings.reserve_tokens = reserve.unwrap_or(settings.reserve_tokens);
+            // The flags over pi's settings.json for the session's project, as the sidecar reads it.
+            let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
+                file: None,
+                error: e.into(),
+            })?;
+            let files =
+                crate::repo::summary_settings(&env, profile, &session.cwd()).map_err(|e| {
+                    Failure::Store {
+                        file: None,
+                        error: e.into(),
+                    }
+                })?;
+            let flags = crate::repo::SummarySettings {
+                compaction_keep_recent_tokens: keep,
+                compaction_reserve_tokens: reserve,
+                ..Default::default()
+            };
+            let settings = flags.over(files).compaction();
             let detail = if full { Detail::Full } else { Detail::Brief };
             let doc = compaction::plan_document(&mut session, &leaf, settings, window, detail)
                 .map_err(Failure::in_file(&file))?;
