@@ -67,11 +67,13 @@ fn parse_sort(text: &str) -> Result<SearchSort, String> {
 }
 
 fn parse_field(text: &str) -> Result<ListField, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-        "expected one of path, id, cwd, name, parentSessionPath, created, modified, \
-         messageCount, firstMessage, allMessagesText"
-            .into()
-    })
+    ListField::ALL
+        .into_iter()
+        .find(|f| f.name() == text)
+        .ok_or_else(|| {
+            let names: Vec<_> = ListField::ALL.iter().map(|f| f.name()).collect();
+            format!("expected one of {}", names.join(", "))
+        })
 }
 
 #[derive(Args, Debug)]

@@ -24,6 +24,38 @@ pub enum ListField {
     AllMessagesText,
 }
 
+impl ListField {
+    /// Every member, in pi's key order.
+    pub const ALL: [ListField; 10] = [
+        ListField::Path,
+        ListField::Id,
+        ListField::Cwd,
+        ListField::Name,
+        ListField::ParentSessionPath,
+        ListField::Created,
+        ListField::Modified,
+        ListField::MessageCount,
+        ListField::FirstMessage,
+        ListField::AllMessagesText,
+    ];
+
+    /// The member's name in pi's `SessionInfo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ListField::Path => "path",
+            ListField::Id => "id",
+            ListField::Cwd => "cwd",
+            ListField::Name => "name",
+            ListField::ParentSessionPath => "parentSessionPath",
+            ListField::Created => "created",
+            ListField::Modified => "modified",
+            ListField::MessageCount => "messageCount",
+            ListField::FirstMessage => "firstMessage",
+            ListField::AllMessagesText => "allMessagesText",
+        }
+    }
+}
+
 /// What pi's `SessionManager.list`/`listAll` report for one session file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionInfo {
@@ -161,5 +193,20 @@ impl SessionInfo {
             JsValue::from(self.all_messages_text.as_str()),
         );
         JsValue::Object(object)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ListField;
+
+    #[test]
+    fn field_names_are_their_wire_names() {
+        for field in ListField::ALL {
+            let wire = serde_json::to_value(field).unwrap();
+            assert_eq!(wire, field.name());
+            let back: ListField = serde_json::from_value(wire).unwrap();
+            assert_eq!(back, field);
+        }
     }
 }

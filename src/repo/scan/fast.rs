@@ -514,6 +514,34 @@ mod tests {
     }
 
     #[test]
+    fn pi16_features_are_found_as_the_store_finds_them() {
+        use crate::format::entry::{LineRead, read_line};
+        for line in [
+            r#"{"type":"context_edit","id":"e","targetId":"u","replacement":null}"#,
+            r#"{"type":"usage","id":"g","kind":"cache_warm"}"#,
+            r#"{"type":"message","id":"s","message":{"role":"system","content":"p"}}"#,
+            r#"{"message":{"content":null,"role":"system"},"type":"message"}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":{"role":"system"}}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":""}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":0}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":"x","systemMessage":null}"#,
+            r#"{"type":"custom","id":"x","message":{"role":"system"},"systemMessage":1}"#,
+            r#"{"type":"message","id":"m","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"usage","note":"\ud800"}"#,
+        ] {
+            let store = match read_line(line.as_bytes()) {
+                LineRead::Entry(facts) => facts.pi16_feature(),
+                other => panic!("{line}: {other:?}"),
+            };
+            let exact = exact(line).pi16.map(Pi16Feature::describe);
+            assert_eq!(exact, store, "exact path: {line}");
+            if let Some(fast) = entry_facts(line.as_bytes()) {
+                assert_eq!(fast.pi16.map(Pi16Feature::describe), store, "fast path: {line}");
+            }
+        }
+    }
+
+    #[test]
     fn doubtful_lines_are_left_to_the_exact_reader() {
         for line in [
             r#"{"type":"message","message":{"role":"user","content":"\ud83d"}}"#,

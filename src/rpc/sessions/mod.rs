@@ -51,7 +51,19 @@ impl ServerState for Sidecar {
     /// also accepted, as another name of `pi-cli`.
     fn capabilities(&self) -> Map<String, Value> {
         let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+        // What `session/list` and `session/listAll` select beside pi's rows.
+        let listing = serde_json::json!({
+            "fields": crate::repo::ListField::ALL.map(|f| f.name()),
+            "query": true,
+            "sort": ["relevance", "recent"],
+            "nameFilter": ["all", "named"],
+            "paging": true,
+            "pi16Warnings": true,
+        });
+        Map::from_iter([
+            ("profiles".to_string(), Value::Array(profiles)),
+            ("listing".to_string(), listing),
+        ])
     }
 
     fn on_initialize(
