@@ -536,7 +536,11 @@ mod tests {
             let exact = exact(line).pi16.map(Pi16Feature::describe);
             assert_eq!(exact, store, "exact path: {line}");
             if let Some(fast) = entry_facts(line.as_bytes()) {
-                assert_eq!(fast.pi16.map(Pi16Feature::describe), store, "fast path: {line}");
+                assert_eq!(
+                    fast.pi16.map(Pi16Feature::describe),
+                    store,
+                    "fast path: {line}"
+                );
             }
         }
     }
