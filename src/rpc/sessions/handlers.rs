@@ -627,18 +627,26 @@ fn harness_listing_result(
              select from (use offset and limit, or profile pi-cli or pi-1.6)",
         ));
     }
+    let (rows, total) = page(
+        listing.sessions,
+        to_usize(selection.offset),
+        selection.limit.map(|l| to_usize(Some(l))),
+    );
+    // As in pi's listings, the pi 1.6 warnings follow the rows returned.
+    let shown: std::collections::HashSet<&str> = rows.iter().map(|s| s.path.as_str()).collect();
+    let notes: Vec<_> = listing
+        .pi16_notes
+        .iter()
+        .filter(|n| n.path.to_str().is_some_and(|p| shown.contains(p)))
+        .cloned()
+        .collect();
     let warnings = listing.skipped.into_iter().map(|skip| ListWarning {
         path: skip.path,
         reason: skip.reason,
         line: None,
         use_profile: None,
     });
-    let warnings = warnings.chain(pi16_warnings(&listing.pi16_notes)).collect();
-    let (rows, total) = page(
-        listing.sessions,
-        to_usize(selection.offset),
-        selection.limit.map(|l| to_usize(Some(l))),
-    );
+    let warnings = warnings.chain(pi16_warnings(&notes)).collect();
     Ok(ListResult {
         sessions: rows.iter().map(|s| s.to_js_value().to_serde()).collect(),
         warnings,
