@@ -13,7 +13,17 @@ use crate::format::entry::is_js_whitespace;
 use crate::repo::session_info::SessionInfo;
 
 /// How matches are ordered, as pi's selector orders them with a query.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum SearchSort {
     /// Best score first, then newest activity (pi's `threaded` and `relevance` modes).
@@ -24,7 +34,17 @@ pub enum SearchSort {
 }
 
 /// Which sessions the picker offers before the query is applied.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum NameFilter {
     #[default]

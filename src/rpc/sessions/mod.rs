@@ -32,6 +32,51 @@ pub struct SidecarSettings {
     pub default_profile: Profile,
 }
 
+/// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SidecarCapabilities {
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<Profile>,
+    /// What `session/list` and `session/listAll` select beside pi's rows.
+    pub listing: ListingCapabilities,
+}
+
+/// `capabilities.listing`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingCapabilities {
+    /// The names `fields` may take (pi's `SessionInfo` members, in pi's key order).
+    pub fields: Vec<crate::repo::ListField>,
+    /// `query` is matched server-side as pi's `/resume` search.
+    pub query: bool,
+    /// The values of `sort`.
+    pub sort: Vec<crate::repo::search::SearchSort>,
+    /// The values of `nameFilter`.
+    pub name_filter: Vec<crate::repo::search::NameFilter>,
+    /// `offset`/`limit` are taken and `total` answered.
+    pub paging: bool,
+    /// Listed files holding what only pi 1.6 writes are warned of (`line`, `useProfile`).
+    pub pi16_warnings: bool,
+}
+
+impl SidecarCapabilities {
+    fn current() -> Self {
+        use crate::repo::search::{NameFilter, SearchSort};
+        SidecarCapabilities {
+            profiles: Profile::ALL.to_vec(),
+            listing: ListingCapabilities {
+                fields: crate::repo::ListField::ALL.to_vec(),
+                query: true,
+                sort: vec![SearchSort::Relevance, SearchSort::Recent],
+                name_filter: vec![NameFilter::All, NameFilter::Named],
+                paging: true,
+                pi16_warnings: true,
+            },
+        }
+    }
+}
+
 /// The sidecar's state.
 #[derive(Debug, Default)]
 pub struct Sidecar {
@@ -47,23 +92,12 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
-    /// also accepted, as another name of `pi-cli`.
+    /// [`SidecarCapabilities`].
     fn capabilities(&self) -> Map<String, Value> {
-        let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        // What `session/list` and `session/listAll` select beside pi's rows.
-        let listing = serde_json::json!({
-            "fields": crate::repo::ListField::ALL.map(|f| f.name()),
-            "query": true,
-            "sort": ["relevance", "recent"],
-            "nameFilter": ["all", "named"],
-            "paging": true,
-            "pi16Warnings": true,
-        });
-        Map::from_iter([
-            ("profiles".to_string(), Value::Array(profiles)),
-            ("listing".to_string(), listing),
-        ])
+        match serde_json::to_value(SidecarCapabilities::current()) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        }
     }
 
     fn on_initialize(
