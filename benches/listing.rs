@@ -137,6 +137,9 @@ fn main() {
     end_to_end(&root, runs);
 }
 
+/// Named ways of listing, each returning the bytes it produced.
+type Cases<'a> = Vec<(&'a str, Box<dyn FnMut() -> usize + 'a>)>;
+
 /// The fields a session picker asks for.
 const PICKER_FIELDS: &str = r#"["path","id","name","modified","messageCount","firstMessage"]"#;
 
@@ -168,7 +171,7 @@ fn end_to_end(root: &Path, runs: usize) {
         let clear = || {
             let _ = std::fs::remove_file(dir.join(CACHE_FILE_NAME));
         };
-        let cli = |_: ()| {
+        let cli = || {
             let out = Command::new(&binary)
                 .args(["list", "--json", "--cwd", CWD, "--session-dir", dir_text])
                 .stderr(Stdio::null())
@@ -181,15 +184,15 @@ fn end_to_end(root: &Path, runs: usize) {
         let list_full = format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}"}}"#);
         let list_picker =
             format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}","fields":{PICKER_FIELDS}}}"#);
-        let cases: Vec<(&str, Box<dyn FnMut() -> usize + '_>)> = vec![
-            ("list --json (process)", Box::new(|| cli(()))),
+        let cases: Cases<'_> = vec![
+            ("list --json (process)", Box::new(cli)),
             (
                 "session/list",
                 Box::new(|| server.request("session/list", &list_full)),
             ),
         ];
         report_cases(dataset.name, cases, runs, pi, &clear);
-        let cases: Vec<(&str, Box<dyn FnMut() -> usize + '_>)> = vec![(
+        let cases: Cases<'_> = vec![(
             "session/list fields",
             Box::new(|| server.request("session/list", &list_picker)),
         )];
@@ -198,13 +201,7 @@ fn end_to_end(root: &Path, runs: usize) {
     println!("cold: cache removed before each run; warm: cache in place. Ratios: pi / this.");
 }
 
-fn report_cases(
-    name: &str,
-    cases: Vec<(&str, Box<dyn FnMut() -> usize + '_>)>,
-    runs: usize,
-    pi: Option<Duration>,
-    clear: &dyn Fn(),
-) {
+fn report_cases(name: &str, cases: Cases<'_>, runs: usize, pi: Option<Duration>, clear: &dyn Fn()) {
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
     let ratio = |ours: Duration| {
         pi.map_or("-".to_string(), |p| {
