@@ -196,6 +196,26 @@ impl LineFacts {
     }
 }
 
+/// The warning a reader gives for `feature` (a [`LineFacts::pi16_feature`] text) found first on
+/// `line` and on `count` lines in all, read in `profile` (any profile but pi-1.6). One text for
+/// every reader (open, check, context, listings), so a client can match on it.
+pub fn pi16_warning(
+    profile: super::profile::Profile,
+    feature: &str,
+    line: u64,
+    count: u64,
+) -> String {
+    let more = match count {
+        0 | 1 => String::new(),
+        n => format!(" ({} more line(s) like it)", n - 1),
+    };
+    format!(
+        "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not read it as \
+         pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
+        profile.name()
+    )
+}
+
 /// How a physical line reads.
 #[derive(Debug)]
 pub enum LineRead {

@@ -410,20 +410,12 @@ fn pi16_warnings(
     profile: Profile,
     features: Vec<(&'static str, u64, u64)>,
 ) -> impl Iterator<Item = Warning> {
-    features.into_iter().map(move |(feature, line, count)| {
-        let more = match count {
-            1 => String::new(),
-            n => format!(" ({} more line(s) like it)", n - 1),
-        };
-        Warning {
+    features
+        .into_iter()
+        .map(move |(feature, line, count)| Warning {
             line,
-            message: format!(
-                "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not \
-                 read it as pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
-                profile.name()
-            ),
-        }
-    })
+            message: crate::format::entry::pi16_warning(profile, feature, line, count),
+        })
 }
 
 /// The harness's header checks, with its messages.

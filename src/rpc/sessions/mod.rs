@@ -42,13 +42,42 @@ pub struct SidecarCapabilities {
     /// pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree`
     /// and `session_before_tree`, `modelSummary` in `session/navigateTree`.
     pub branch_summaries: bool,
+    /// What `session/list` and `session/listAll` select beside pi's rows.
+    pub listing: ListingCapabilities,
+}
+
+/// `capabilities.listing`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingCapabilities {
+    /// The names `fields` may take (pi's `SessionInfo` members, in pi's key order).
+    pub fields: Vec<crate::repo::ListField>,
+    /// `query` is matched server-side as pi's `/resume` search.
+    pub query: bool,
+    /// The values of `sort`.
+    pub sort: Vec<crate::repo::search::SearchSort>,
+    /// The values of `nameFilter`.
+    pub name_filter: Vec<crate::repo::search::NameFilter>,
+    /// `offset`/`limit` are taken and `total` answered.
+    pub paging: bool,
+    /// Listed files holding what only pi 1.6 writes are warned of (`line`, `useProfile`).
+    pub pi16_warnings: bool,
 }
 
 impl SidecarCapabilities {
     fn current() -> Self {
+        use crate::repo::search::{NameFilter, SearchSort};
         SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
             branch_summaries: true,
+            listing: ListingCapabilities {
+                fields: crate::repo::ListField::ALL.to_vec(),
+                query: true,
+                sort: vec![SearchSort::Relevance, SearchSort::Recent],
+                name_filter: vec![NameFilter::All, NameFilter::Named],
+                paging: true,
+                pi16_warnings: true,
+            },
         }
     }
 }
