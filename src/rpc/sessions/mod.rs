@@ -30,6 +30,10 @@ pub struct SidecarSettings {
     /// The writing profile of new sessions when a method does not say.
     #[serde(default)]
     pub default_profile: Profile,
+    /// `false`: neither use nor write the persisted index for this connection's sessions
+    /// (default: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<bool>,
 }
 
 /// The sidecar's state.
@@ -48,10 +52,14 @@ impl Sidecar {
 
 impl ServerState for Sidecar {
     /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
-    /// also accepted, as another name of `pi-cli`.
+    /// also accepted, as another name of `pi-cli`. `persistedIndex`: opens use the index.
     fn capabilities(&self) -> Map<String, Value> {
         let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+        Map::from_iter([
+            ("profiles".to_string(), Value::Array(profiles)),
+            // `initialize.index` is understood: opens may use a persisted index.
+            ("persistedIndex".to_string(), Value::Bool(true)),
+        ])
     }
 
     fn on_initialize(
