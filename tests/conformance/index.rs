@@ -559,3 +559,94 @@ fn an_unusable_index_dir_only_turns_the_index_off() {
     );
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// Stats (`session/getInfo`'s figures) with the index: counted once, filed beside it, then
+/// continued over what pi appended; always what a full count and pi's `getSessionStats` give.
+#[test]
+fn stats_from_the_index_are_what_pi_counts() {
+    use pi_session::internal::format::profile::Profile;
+    use pi_session::internal::store::{Session, SessionOptions};
+    let Some(oracle) = env::oracle() else {
+        return env::skipped("stats with the index");
+    };
+    let Some(source) = small_generated("7") else {
+        return;
+    };
+    let work = env::fresh_dir("index-stats");
+    for (profile, implementation, version) in [
+        (Profile::PiCli, "manager", ""),
+        (Profile::Pi16, "manager-1.6", "1.6"),
+    ] {
+        let file = work.join(format!("{implementation}.jsonl"));
+        std::fs::copy(&source, &file).unwrap();
+        let dir: std::sync::Arc<Path> =
+            std::sync::Arc::from(work.join(format!("index-{implementation}")).as_path());
+        let stats = |indexed: bool| {
+            let options = SessionOptions {
+                index_dir: indexed.then(|| dir.clone()),
+                ..SessionOptions::with_profile(profile)
+            };
+            Session::open_read_only(&file, options)
+                .unwrap()
+                .stats()
+                .unwrap()
+        };
+        for round in 0..2 {
+            let full = stats(false);
+            assert_eq!(
+                stats(true),
+                full,
+                "{implementation}, round {round}: first count with the index"
+            );
+            assert!(
+                std::fs::read_dir(&*dir).unwrap().any(|e| e
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "stats")),
+                "stats filed beside the index"
+            );
+            assert_eq!(
+                stats(true),
+                full,
+                "{implementation}, round {round}: from the index"
+            );
+            let pi = oracle
+                .start(vec![vec![
+                    "stats".into(),
+                    file.to_str().unwrap().into(),
+                    "--impl".into(),
+                    implementation.into(),
+                ]])
+                .wait()
+                .remove(0)
+                .doc();
+            let tokens = pi.get("tokens").unwrap();
+            let n = |v: Option<&JsValue>| v.and_then(JsValue::as_f64).unwrap();
+            assert_eq!(
+                full.message_count as f64,
+                n(pi.get("totalMessages")),
+                "{pi:?}"
+            );
+            assert_eq!(full.tool_calls as f64, n(pi.get("toolCalls")), "{pi:?}");
+            assert_eq!(full.tool_results as f64, n(pi.get("toolResults")), "{pi:?}");
+            assert!(
+                (full.total_tokens - n(tokens.get("total"))).abs() < 1e-6,
+                "{pi:?}"
+            );
+            assert!((full.cost_total - n(pi.get("cost"))).abs() < 1e-9, "{pi:?}");
+            let appended = oracle
+                .command("pi-append.mjs")
+                .arg(oracle.dir())
+                .arg(&file)
+                .args(["3", &(round + 10).to_string(), version])
+                .output()
+                .unwrap();
+            assert!(
+                appended.status.success(),
+                "{}",
+                String::from_utf8_lossy(&appended.stderr)
+            );
+        }
+    }
+}
