@@ -33,7 +33,7 @@ fn main() {
         std::fs::metadata(&file).unwrap().len() as f64 / 1e6
     );
     let ours = |mode: &'static str| {
-        let index = index.clone();
+        let (file, index) = (file.clone(), index.clone());
         move || {
             let mut command = side_by_side::child(&file);
             command.env(MODE_ENV, mode).env(INDEX_ENV, &index);
