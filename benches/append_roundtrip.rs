@@ -170,8 +170,10 @@ fn latencies(durable: bool, appends: u64) -> Vec<f64> {
         read(Wire::Ndjson, &mut output)
     };
     call(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
-    let created = call(json!({"jsonrpc": "2.0", "id": 0, "method": "session/create",
-        "params": {"cwd": "/bench", "sessionDir": dir.path(), "durable": durable}}));
+    let created = call(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "session/create",
+        "params": {"cwd": "/bench", "sessionDir": dir.path(), "durable": durable}}),
+    );
     let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
     let mut times = Vec::with_capacity(appends as usize);
     for id in 1..=appends {
@@ -182,7 +184,10 @@ fn latencies(durable: bool, appends: u64) -> Vec<f64> {
     }
     call(json!({"jsonrpc": "2.0", "id": 0, "method": "shutdown"}));
     input
-        .write_all(&frame(Wire::Ndjson, &json!({"jsonrpc": "2.0", "method": "exit"})))
+        .write_all(&frame(
+            Wire::Ndjson,
+            &json!({"jsonrpc": "2.0", "method": "exit"}),
+        ))
         .unwrap();
     input.flush().unwrap();
     assert!(child.wait().unwrap().success());

@@ -21,7 +21,7 @@ use jsonrpc_core::Params;
 pub use registry::Registry;
 
 /// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarSettings {
     /// The root of the sessions directories (default `<agentDir>/sessions`).
@@ -31,9 +31,43 @@ pub struct SidecarSettings {
     #[serde(default)]
     pub default_profile: Profile,
     /// `false`: neither use nor write the persisted index for this connection's sessions
-    /// (default: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<bool>,
+    /// (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+    #[serde(default = "index_on")]
+    pub index: bool,
+}
+
+fn index_on() -> bool {
+    true
+}
+
+impl Default for SidecarSettings {
+    fn default() -> Self {
+        SidecarSettings {
+            sessions_root: None,
+            default_profile: Profile::default(),
+            index: true,
+        }
+    }
+}
+
+/// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SidecarCapabilities {
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<Profile>,
+    /// Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
+    pub persisted_index: bool,
+}
+
+impl SidecarCapabilities {
+    fn current() -> Self {
+        SidecarCapabilities {
+            profiles: Profile::ALL.to_vec(),
+            persisted_index: true,
+        }
+    }
 }
 
 /// The sidecar's state.
@@ -51,15 +85,12 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
-    /// also accepted, as another name of `pi-cli`. `persistedIndex`: opens use the index.
+    /// [`SidecarCapabilities`].
     fn capabilities(&self) -> Map<String, Value> {
-        let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([
-            ("profiles".to_string(), Value::Array(profiles)),
-            // `initialize.index` is understood: opens may use a persisted index.
-            ("persistedIndex".to_string(), Value::Bool(true)),
-        ])
+        match serde_json::to_value(SidecarCapabilities::current()) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        }
     }
 
     fn on_initialize(

@@ -54,7 +54,7 @@ impl Registry {
             None => IdSource::system(),
         };
         let _ = self.ids.set(Arc::new(ids));
-        let off = settings.index == Some(false);
+        let off = !settings.index;
         let _ = self
             .index_dir
             .set(crate::store::index_file::configured_dir(off));
