@@ -86,12 +86,12 @@ pub fn generated() -> (PathBuf, usize) {
 }
 
 /// Best wall time (s) and largest peak RSS (KiB) over `runs` fresh processes.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports the peak RSS
 pub fn best(runs: usize, make: impl Fn() -> Command) -> (f64, i64) {
     best_after(runs, || {}, make)
 }
 
 /// [`best`], calling `before` ahead of each run (not timed).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports the peak RSS
 pub fn best_after(runs: usize, before: impl Fn(), make: impl Fn() -> Command) -> (f64, i64) {
     let mut wall = f64::MAX;
     let mut peak = 0;
