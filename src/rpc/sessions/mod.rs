@@ -59,6 +59,9 @@ pub struct SidecarCapabilities {
     pub profiles: Vec<Profile>,
     /// Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
     pub persisted_index: bool,
+    /// pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree`
+    /// and `session_before_tree`, `modelSummary` in `session/navigateTree`.
+    pub branch_summaries: bool,
 }
 
 impl SidecarCapabilities {
@@ -66,6 +69,7 @@ impl SidecarCapabilities {
         SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
             persisted_index: true,
+            branch_summaries: true,
         }
     }
 }
