@@ -171,26 +171,34 @@ pub struct LineFacts {
     pub payload: Payload,
 }
 
+/// Every name [`LineFacts::pi16_feature`] gives (a persisted index names them).
+pub const PI16_FEATURES: [&str; 4] = [
+    "a context_edit entry",
+    "a usage entry",
+    "a system-role message",
+    "a compaction carrying a systemMessage",
+];
+
 impl LineFacts {
     /// What in this line only pi 1.6 writes (and only the pi-1.6 profile reads as it means),
     /// or `None` when every pi reads the line alike.
     pub fn pi16_feature(&self) -> Option<&'static str> {
         match (&self.kind, &self.payload) {
-            (Kind::ContextEdit, _) => Some("a context_edit entry"),
-            (Kind::Usage, _) => Some("a usage entry"),
+            (Kind::ContextEdit, _) => Some(PI16_FEATURES[0]),
+            (Kind::Usage, _) => Some(PI16_FEATURES[1]),
             (
                 _,
                 Payload::Message {
                     role: Role::System, ..
                 },
-            ) => Some("a system-role message"),
+            ) => Some(PI16_FEATURES[2]),
             (
                 _,
                 Payload::Compaction {
                     has_system_message: true,
                     ..
                 },
-            ) => Some("a compaction carrying a systemMessage"),
+            ) => Some(PI16_FEATURES[3]),
             _ => None,
         }
     }
