@@ -50,7 +50,7 @@ def test_the_quick_start_runs(binary: str) -> None:
     env = {**os.environ, "PI_SESSION_BIN": binary, "PYTHONPATH": str(ROOT / "src")}
     quick = run(sys.executable, "examples/quickstart.py", env=env)
     assert quick.returncode == 0, quick.stderr
-    assert quick.stdout == "What is 2+2? / Left 1 entry behind.\n"
+    assert quick.stdout == "2+2? / 1 left\n"
 
 
 def test_the_wheel_holds_the_typed_package_and_needs_nothing(tmp_path: Path) -> None:

@@ -1,0 +1,63 @@
+//! The Python client (`clients/python/`): its pytest suite against the built binary (whole
+//! sessions, the drift check of its generated modules, `mypy --strict`, the quick start, the
+//! wheel), run in the venv `tests/support/python.rs` installs, and the README's quick start.
+//!
+//! After a protocol change: `UPDATE_PYTHON_CLIENT=1 cargo test --test python_client`
+//! regenerates `clients/python/src/pi_session/{schema,_tables}.py` before the suite runs.
+
+mod support;
+
+use support::python;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
+
+#[test]
+fn the_python_client_suite_passes() {
+    let Some(venv) = python::venv("the_python_client_suite_passes") else {
+        return;
+    };
+    if std::env::var_os("UPDATE_PYTHON_CLIENT").is_some_and(|v| v == "1") {
+        let output = venv
+            .python()
+            .arg("tools/generate.py")
+            .output()
+            .expect("run the generator");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        support::notice(String::from_utf8_lossy(&output.stdout).trim());
+    }
+    let output = venv
+        .python()
+        .args(["-m", "pytest", "-q", "-rfEs"])
+        .env("PI_SESSION_BIN", BIN)
+        .output()
+        .expect("run pytest");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Python client's tests failed:\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = stdout.lines().last().unwrap_or_default();
+    // No test of the client may be skipped: the summary is `N passed in T s` and nothing else.
+    assert!(
+        summary.contains(" passed in ") && !summary.contains("skipped"),
+        "unexpected pytest summary: {summary}\n{stdout}"
+    );
+    support::notice(&format!("python client: {summary}"));
+}
+
+#[test]
+fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
+    let root = support::root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let example =
+        std::fs::read_to_string(python::client_dir().join("examples/quickstart.py")).unwrap();
+    assert!(
+        readme.contains(&format!("```python\n{example}```\n")),
+        "README.md must show clients/python/examples/quickstart.py verbatim in a python code block"
+    );
+}
