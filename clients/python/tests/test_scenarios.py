@@ -14,10 +14,14 @@ from scenario import two_turns, user
 import pi_session
 from pi_session import Client, ConnectionClosed, RpcError
 from pi_session.schema import (
+    BeforeCompactAnswer,
+    BeforeCompactHook,
     BeforeForkAnswer,
     BeforeForkHook,
     BeforeTreeAnswer,
     BeforeTreeHook,
+    CompactionSettingsParam,
+    CompactNotification,
     TreeNotification,
 )
 
@@ -130,6 +134,37 @@ async def test_fork_asks_its_hook_and_a_veto_writes_nothing(client: Client, tmp_
     assert [p["position"] for p in asked] == ["before", "before"]
     context = await client.session.build_context(sessionId=new["sessionId"])
     assert [m["content"] for m in context["messages"]][0] == "one"
+
+
+async def test_compaction_by_the_hook_is_written_and_notified(client: Client) -> None:
+    seen: list[CompactNotification] = []
+
+    async def compact(params: BeforeCompactHook) -> BeforeCompactAnswer:
+        preparation = params["preparation"]
+        return {
+            "compaction": {
+                "summary": "The user counted.",
+                "firstKeptEntryId": preparation["firstKeptEntryId"],
+                "tokensBefore": preparation["tokensBefore"],
+            }
+        }
+
+    client.hooks.session_before_compact(compact)
+    client.notifications.session_compact(seen.append)
+    await client.initialize(deterministic=True)
+    session, ids = await two_turns(client)
+    settings: CompactionSettingsParam = {"compaction": {"keepRecentTokens": 1}}
+    plan = await client.session.prepare_compaction(sessionId=session, settings=settings)
+    done = await client.session.compact(sessionId=session, leafId=ids[3], settings=settings)
+    assert done["cancelled"] is False
+    entry = done["entry"]
+    assert entry["summary"] == "The user counted." and entry["fromHook"] is True
+    assert entry["firstKeptEntryId"] == plan["preparation"]["firstKeptEntryId"]
+    assert [n["compactionEntry"]["id"] for n in seen] == [entry["id"]]
+    assert seen[0]["fromExtension"] is True
+    with pytest.raises(RpcError) as again:
+        await client.session.compact(sessionId=session, settings=settings)
+    assert again.value.kind == "already_compacted"
 
 
 async def test_errors_carry_code_and_kind(client: Client) -> None:
