@@ -32,6 +32,22 @@ pub struct SidecarSettings {
     pub default_profile: Profile,
 }
 
+/// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SidecarCapabilities {
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<Profile>,
+}
+
+impl SidecarCapabilities {
+    fn current() -> Self {
+        SidecarCapabilities {
+            profiles: Profile::ALL.to_vec(),
+        }
+    }
+}
+
 /// The sidecar's state.
 #[derive(Debug, Default)]
 pub struct Sidecar {
@@ -47,11 +63,12 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
-    /// also accepted, as another name of `pi-cli`.
+    /// [`SidecarCapabilities`].
     fn capabilities(&self) -> Map<String, Value> {
-        let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+        match serde_json::to_value(SidecarCapabilities::current()) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        }
     }
 
     fn on_initialize(
