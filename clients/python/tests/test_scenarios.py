@@ -42,6 +42,7 @@ async def test_initialize_declares_the_hooks_and_the_client_knows_every_method(
     # The generated tables cover exactly what this server offers.
     assert sorted(result["methods"]) == sorted(pi_session.METHODS)
     assert sorted(result["capabilities"]["hooks"]) == sorted(pi_session.HOOKS)
+    assert "pi-1.6" in result["capabilities"]["profiles"]
     with pytest.raises(RuntimeError, match="before it"):
         client.hooks.session_before_fork(lambda params: asyncio.sleep(0))
     assert await client.aclose() == 0  # shutdown was sent: exit status 0

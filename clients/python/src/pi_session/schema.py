@@ -80,45 +80,6 @@ class BranchWithSummaryParams(TypedDict):
     usage: NotRequired[Any]
 
 
-class Capabilities(TypedDict):
-    """
-    `capabilities` in the `initialize` result.
-    """
-
-    batches: bool
-    """
-    Batches are refused.
-    """
-    cancelRequest: bool
-    """
-    `$/cancelRequest` is understood in both directions.
-    """
-    clientNotifications: list[str]
-    """
-    Notifications the client may send, sorted.
-    """
-    hooks: list[str]
-    """
-    Hooks the server may send (only those the client declared are ever sent), sorted.
-    """
-    maxFrameBytes: int
-    """
-    The frame size limit in bytes.
-    """
-    maxPendingRequests: int
-    """
-    Requests read and not yet answered above which no new request starts (backpressure).
-    """
-    maxUnsentBytes: int
-    """
-    Bytes of output not yet read by the client above which no new request starts.
-    """
-    notifications: list[str]
-    """
-    Notifications the server may send, sorted.
-    """
-
-
 class ClientInfo(TypedDict):
     """
     Who the client is, as it says in `initialize`.
@@ -685,6 +646,49 @@ class CancelRequest(TypedDict):
     id: RequestId
     """
     The id of the request to cancel.
+    """
+
+
+class Capabilities(TypedDict):
+    """
+    `capabilities` in the `initialize` result.
+    """
+
+    batches: bool
+    """
+    Batches are refused.
+    """
+    cancelRequest: bool
+    """
+    `$/cancelRequest` is understood in both directions.
+    """
+    clientNotifications: list[str]
+    """
+    Notifications the client may send, sorted.
+    """
+    hooks: list[str]
+    """
+    Hooks the server may send (only those the client declared are ever sent), sorted.
+    """
+    maxFrameBytes: int
+    """
+    The frame size limit in bytes.
+    """
+    maxPendingRequests: int
+    """
+    Requests read and not yet answered above which no new request starts (backpressure).
+    """
+    maxUnsentBytes: int
+    """
+    Bytes of output not yet read by the client above which no new request starts.
+    """
+    notifications: list[str]
+    """
+    Notifications the server may send, sorted.
+    """
+    profiles: list[Profile]
+    """
+    The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
     """
 
 
