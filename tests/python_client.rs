@@ -7,6 +7,8 @@
 
 mod support;
 
+use std::time::{Duration, Instant};
+
 use support::python;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
@@ -29,17 +31,37 @@ fn the_python_client_suite_passes() {
         );
         support::notice(String::from_utf8_lossy(&output.stdout).trim());
     }
-    let output = venv
+    // Bounded: a client that hangs fails the test instead of holding up the suite.
+    let log_path = support::root().join("target/python-client/pytest.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut child = venv
         .python()
         .args(["-m", "pytest", "-q", "-rfEs"])
         .env("PI_SESSION_BIN", BIN)
-        .output()
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
         .expect("run pytest");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = std::fs::read_to_string(&log_path).unwrap_or_default();
     assert!(
-        output.status.success(),
-        "the Python client's tests failed:\n{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+        status.is_some(),
+        "the Python client's tests ran over 600 s and were killed:\n{stdout}"
+    );
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the Python client's tests failed:\n{stdout}"
     );
     let summary = stdout.lines().last().unwrap_or_default();
     // No test of the client may be skipped: the summary counts passes (and warnings) only.

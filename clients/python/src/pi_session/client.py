@@ -363,6 +363,12 @@ class Client:
         else:
             message["result"] = result
         try:
-            self._write(message)
+            try:
+                self._write(message)
+            except (TypeError, ValueError) as not_json:  # the handler's answer is not JSON
+                log.error("pi-session: hook %s answered a value that is not JSON: %s",
+                          hook_id, not_json)
+                self._write({"jsonrpc": "2.0", "id": hook_id, "error": {
+                    "code": INTERNAL_ERROR, "message": f"the answer is not JSON: {not_json}"}})
         except (ConnectionError, RuntimeError) as failure:
             log.warning("pi-session: could not answer hook %s: %s", hook_id, failure)
