@@ -20,9 +20,10 @@ async def main() -> None:
         sid = (await client.session.create(cwd="/tmp/demo", inMemory=True))["sessionId"]
         asked = await client.session.append(sessionId=sid, entry=message("user", "2+2?"))
         await client.session.append(sessionId=sid, entry=message("assistant", "4"))
-        moved = await client.session.navigate_tree(
-            sessionId=sid, targetId=asked["entryId"], summarize=True
-        )
+        async with asyncio.timeout(5):  # when late: cancelled, $/cancelRequest sent
+            moved = await client.session.navigate_tree(
+                sessionId=sid, targetId=asked["entryId"], summarize=True
+            )
         print(moved["editorText"], "/", moved["summaryEntry"]["summary"])
 
 
