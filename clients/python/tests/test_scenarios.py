@@ -315,6 +315,29 @@ async def test_the_server_dying_fails_what_waits(client: Client) -> None:
     assert await client.aclose() == -signal.SIGKILL
 
 
+async def test_aclose_does_not_wait_for_a_hook_that_never_answers(client: Client) -> None:
+    started = asyncio.Event()
+
+    async def hang(params: BeforeTreeHook) -> BeforeTreeAnswer:
+        started.set()
+        await asyncio.sleep(3600)
+        return {}
+
+    client.hooks.session_before_tree(hang)
+    await client.initialize(hookTimeoutMs=60_000)
+    session, ids = await two_turns(client)
+    navigation = asyncio.create_task(
+        client.session.navigate_tree(sessionId=session, targetId=ids[0])
+    )
+    await asyncio.wait_for(started.wait(), LIMIT)
+    began = time.monotonic()
+    # shutdown waits for the navigation, which waits for the hook: after 0.5 s, exit ends it.
+    assert await client.aclose(timeout=0.5) == 0
+    assert time.monotonic() - began < 5
+    # The server answered it (without the hook) before exiting, and the answer was read.
+    assert await navigation == {"cancelled": False, "editorText": "one", "leafId": None}
+
+
 async def test_aclose_kills_a_server_that_does_not_exit() -> None:
     # A "server" that never reads nor exits: aclose must not hang.
     client = Client("sleep", args=["60"])

@@ -149,13 +149,12 @@ class Client:
         await self.aclose()
 
     async def aclose(self, timeout: float = 5.0) -> int | None:
-        """Ends the server: `shutdown` (if initialized), `exit`, end of input; kills it if it
-        has not exited within `timeout` seconds in all. Returns its exit status. Idempotent."""
+        """Ends the server: `shutdown` (if initialized; its answer waits for the requests
+        running), then `exit` and the end of its input; kills it if it has not exited.
+        `timeout` bounds each of the two waits. Returns its exit status. Idempotent."""
         process = self._process
         if process is None:
             return None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         if self.server is not None and not self._shutdown_sent and self._closed is None:
             try:
                 await asyncio.wait_for(self.shutdown(), timeout)
@@ -169,16 +168,19 @@ class Client:
             except (ConnectionError, RuntimeError):
                 pass  # it is gone already
             try:
-                await asyncio.wait_for(process.wait(), max(0.0, deadline - loop.time()))
+                await asyncio.wait_for(process.wait(), timeout)
             except asyncio.TimeoutError:
                 log.warning("pi-session: no exit after %.1f s; killing it", timeout)
                 process.kill()
                 await process.wait()
         if self._reader_task is not None:
-            # The reader ends at the end of output; a killed server's children could keep the
-            # pipe open, so do not wait for that.
-            self._reader_task.cancel()
-            await asyncio.gather(self._reader_task, return_exceptions=True)
+            # The answers the server wrote before exiting are delivered: the reader ends at the
+            # end of its output. (Bounded: a server's children could hold the pipe open.)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._reader_task), timeout)
+            except asyncio.TimeoutError:
+                self._reader_task.cancel()
+                await asyncio.gather(self._reader_task, return_exceptions=True)
         self._fail_pending(ConnectionClosed("the client was closed"))
         return process.returncode
 
