@@ -66,3 +66,22 @@ def test_the_wheel_holds_the_typed_package_and_needs_nothing(tmp_path: Path) -> 
         assert f"pi_session/{module}" in names
     assert "Requires-Dist" not in metadata
     assert "Requires-Python: >=3.11" in metadata
+
+
+def test_the_generator_places_a_new_group_and_a_method_without_one() -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import generate
+    finally:
+        sys.path.pop(0)
+    schema = json.loads((ROOT.parent.parent / "protocol/schema.json").read_text())
+    schema["methods"]["ping"] = {"params": {"type": "null"}, "result": {"type": "null"}}
+    schema["methods"]["server/statsNow"] = {
+        "params": {"$ref": "#/definitions/SessionRef"},
+        "result": True,
+    }
+    text = generate.generate_tables(schema)
+    compile(text, "_tables.py", "exec")
+    assert "        self.server = ServerMethods(self)\n" in text
+    assert "    async def stats_now(self, **params: Unpack[SessionRef]) -> Any:\n" in text
+    assert '        return cast("None", await self.request("ping", None))\n' in text

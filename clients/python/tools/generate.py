@@ -88,7 +88,7 @@ def type_of(fragment: dict[str, Any] | bool) -> str:
     if isinstance(fragment, bool):  # `true`: any value
         return "Any"
     if "$ref" in fragment:
-        return fragment["$ref"].removeprefix("#/definitions/")
+        return str(fragment["$ref"]).removeprefix("#/definitions/")
     if "anyOf" in fragment:
         return " | ".join(type_of(f) for f in fragment["anyOf"])
     kind = fragment.get("type")
@@ -129,7 +129,8 @@ def generate_tables(schema: dict[str, Any]) -> str:
         body = [
             f"    async def {python_name(name)}({signature}) -> {result}:",
             f'        """{escape_doc(description)}"""',
-            f"        return cast({result!r}, await self._client.request({method!r}, {sent}))",
+            f"        return cast({result!r}, await {'self._client' if group else 'self'}"
+            f".request({method!r}, {sent}))",
         ]
         groups.setdefault(group, []).append("\n".join(body))
         used.update(re.findall(r"[A-Z]\w*", args + " " + result))
@@ -171,14 +172,11 @@ def generate_tables(schema: dict[str, Any]) -> str:
         "from __future__ import annotations",
         "",
         "from collections.abc import Awaitable, Callable",
-        "from typing import TYPE_CHECKING, Any, Unpack, cast",
+        "from typing import Any, Unpack, cast",
         "",
         "from .schema import (",
         *[f"    {name}," for name in imports],
         ")",
-        "",
-        "if TYPE_CHECKING:",
-        "    from .client import Client",
         "",
         f"PROTOCOL_TITLE = {schema.get('title', '')!r}",
         f"METHODS = {tuple(sorted(schema['methods']))!r}",
@@ -186,19 +184,37 @@ def generate_tables(schema: dict[str, Any]) -> str:
         f"NOTIFICATIONS = {tuple(sorted(schema['notifications']))!r}",
         f"CLIENT_NOTIFICATIONS = {tuple(sorted(schema['clientNotifications']))!r}",
     ]
-    for group, methods in sorted(groups.items()):
-        class_name = f"{group.capitalize() or 'Root'}Methods"
+    named = {group: group_class(group) for group in groups if group}
+    for group, class_name in sorted(named.items()):
         out += [
             "",
             "",
             f"class {class_name}:",
-            f'    """The `{group}/...` requests, typed."""' if group else '    """Requests."""',
+            f'    """The `{group}/...` requests, typed."""',
             "",
-            "    def __init__(self, client: Client) -> None:",
+            "    def __init__(self, client: Requests) -> None:",
             "        self._client = client",
         ]
-        for method in methods:
+        for method in groups[group]:
             out += ["", method]
+    out += [
+        "",
+        "",
+        "class Requests:",
+        '    """The requests: each group as an attribute (`self.session.append(...)`), any',
+        '    request without a group as a method."""',
+        "",
+        *[f"    {python_name(group)}: {class_name}" for group, class_name in sorted(named.items())],
+        "",
+        "    def _bind_request_groups(self) -> None:",
+        *[f"        self.{python_name(group)} = {class_name}(self)"
+          for group, class_name in sorted(named.items())],
+        "",
+        "    async def request(self, method: str, params: Any = None) -> Any:",
+        "        raise NotImplementedError",
+    ]
+    for method in groups.get("", []):
+        out += ["", method]
     out += [
         "",
         "",
@@ -235,10 +251,17 @@ def black(text: str) -> str:
     return run.stdout
 
 
+def group_class(group: str) -> str:
+    """`session` -> `SessionMethods`; `a/b` -> `ABMethods`."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", group)) + "Methods"
+
+
 def describe(schema: dict[str, Any], method: str, spec: dict[str, Any]) -> str:
-    """The docstring of a method: the description of its params, else a pointer to the docs."""
+    """The docstring of a method: its own description, else that of its params when it names
+    the method (a shared one like `SessionRef`'s does not), else a pointer to the docs."""
     ref = spec["params"].get("$ref", "").removeprefix("#/definitions/")
-    text = schema["definitions"].get(ref, {}).get("description") or spec.get("description")
+    shared = schema["definitions"].get(ref, {}).get("description") or ""
+    text = spec.get("description") or (shared if f"`{method}`" in shared else "")
     return text or f"`{method}`: see protocol/protocol.md."
 
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Unpack, cast
+from typing import Any, Unpack, cast
 
 from .schema import (
     AppendParams,
@@ -58,9 +58,6 @@ from .schema import (
     TreeResult,
 )
 
-if TYPE_CHECKING:
-    from .client import Client
-
 PROTOCOL_TITLE = "pi-session protocol 0.3"
 METHODS = (
     "initialize",
@@ -101,7 +98,7 @@ CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 class SessionMethods:
     """The `session/...` requests, typed."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Requests) -> None:
         self._client = client
 
     async def create(self, **params: Unpack[CreateParams]) -> OpenedSession:
@@ -150,7 +147,7 @@ class SessionMethods:
         )
 
     async def close(self, **params: Unpack[SessionRef]) -> Empty:
-        """Names an open session."""
+        """`session/close`: see protocol/protocol.md."""
         return cast("Empty", await self._client.request("session/close", params))
 
     async def append(self, **params: Unpack[AppendParams]) -> AppendResult:
@@ -164,7 +161,7 @@ class SessionMethods:
         return cast("LeafResult", await self._client.request("session/branch", params))
 
     async def reset_leaf(self, **params: Unpack[SessionRef]) -> LeafResult:
-        """Names an open session."""
+        """`session/resetLeaf`: see protocol/protocol.md."""
         return cast(
             "LeafResult", await self._client.request("session/resetLeaf", params)
         )
@@ -212,7 +209,7 @@ class SessionMethods:
         )
 
     async def get_tree(self, **params: Unpack[SessionRef]) -> TreeResult:
-        """Names an open session."""
+        """`session/getTree`: see protocol/protocol.md."""
         return cast("TreeResult", await self._client.request("session/getTree", params))
 
     async def get_entry(self, **params: Unpack[EntryParams]) -> Any:
@@ -238,7 +235,7 @@ class SessionMethods:
         )
 
     async def get_info(self, **params: Unpack[SessionRef]) -> InfoResult:
-        """Names an open session."""
+        """`session/getInfo`: see protocol/protocol.md."""
         return cast("InfoResult", await self._client.request("session/getInfo", params))
 
     async def get_context_usage(
@@ -264,6 +261,19 @@ class SessionMethods:
         return cast(
             "CompactResult", await self._client.request("session/compact", params)
         )
+
+
+class Requests:
+    """The requests: each group as an attribute (`self.session.append(...)`), any
+    request without a group as a method."""
+
+    session: SessionMethods
+
+    def _bind_request_groups(self) -> None:
+        self.session = SessionMethods(self)
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        raise NotImplementedError
 
 
 class HookTable:

@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import IO, Any, Unpack, cast
 
 from . import framing
-from ._tables import HookTable, NotificationTable, SessionMethods
+from ._tables import HookTable, NotificationTable, Requests
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, RpcError
 from .schema import InitializeParams, InitializeResult
 
@@ -63,7 +63,7 @@ class _Notifications(NotificationTable):
         self._client._subscribers.setdefault(name, []).append(callback)
 
 
-class Client:
+class Client(Requests):
     """A `pi-session --stdio` server and the connection to it.
 
     ```
@@ -95,10 +95,10 @@ class Client:
         self._cwd = cwd
         self._stderr = stderr
         self._max_frame_bytes = max_frame_bytes
-        self.session = SessionMethods(self)
+        self._bind_request_groups()  # client.session, ...
         self.hooks = _Hooks(self)
         self.notifications = _Notifications(self)
-        self.server: InitializeResult | None = None
+        self.initialize_result: InitializeResult | None = None
         """The `initialize` result (methods, capabilities, settings), once initialized."""
         self._hook_handlers: dict[str, HookHandler] = {}
         self._subscribers: dict[str, list[NotificationCallback]] = {}
@@ -155,7 +155,7 @@ class Client:
         process = self._process
         if process is None:
             return None
-        if self.server is not None and not self._shutdown_sent and self._closed is None:
+        if self.initialize_result is not None and not self._shutdown_sent and self._closed is None:
             try:
                 await asyncio.wait_for(self.shutdown(), timeout)
             except (Exception, asyncio.TimeoutError) as error:
@@ -201,7 +201,7 @@ class Client:
         except BaseException:
             self._initialize_sent = False  # initialize may be retried after an error
             raise
-        self.server = result
+        self.initialize_result = result
         await self.notify("initialized")
         return result
 
