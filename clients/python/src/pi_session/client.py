@@ -37,7 +37,7 @@ def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
     if found is None:
         raise FileNotFoundError(
             f"no pi-session binary: pass its path, set {BIN_ENV}, or put it on PATH "
-            "(cargo install --git <the repository> pi-session)"
+            "(`cargo install --path .` in a checkout of pi-session installs it)"
         )
     return found
 
