@@ -2,7 +2,8 @@
 //!
 //! Layers, data flowing one way: `format` (one JSONL line <-> one entry) -> `store` (one
 //! session and its file) -> `repo` (sessions directories) -> `rpc` (the stdio sidecar) and
-//! `cli` (the command line).
+//! `cli` (the command line); `transcript` plays scripted exchanges with the sidecar (for
+//! `pi-session test` and the project's own tests).
 //!
 //! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
 //! [`Profile`] says which pi it reads and writes like), query it ([`Session::build_context`],
@@ -15,6 +16,7 @@ mod inspect;
 mod repo;
 mod rpc;
 mod store;
+mod transcript;
 
 pub use cli::run as run_cli;
 pub use format::json::JsValue;
@@ -50,6 +52,9 @@ pub mod internal {
             ServerState, StdioArgs, StopHandle, StopReason, WireFraming, encode_frame, schema,
             serve_stdio, sidecar,
         };
+    }
+    pub mod transcript {
+        pub use crate::transcript::*;
     }
     pub mod store {
         pub use crate::store::compaction;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod list;
+mod test;
 
 use crate::format::ids::IdSource;
 use crate::format::json;
@@ -19,9 +20,12 @@ use clap::{CommandFactory, Parser, Subcommand};
 /// How the command line ends, as its `--help` says.
 const EXIT_CODES: &str = "\
 Exit status:
-  0  success (`check`: the file is clean); also when the reader of the output goes away
-  1  an error (one line on stderr naming the file and the reason); `check` found problems
-  2  the command line was misused (unknown option, missing argument, malformed op script)";
+  0  success (`check`: the file is clean; `test`: every transcript passed); also when the
+     reader of the output goes away
+  1  an error (one line on stderr naming the file and the reason); `check` found problems;
+     `test`: a transcript failed
+  2  the command line was misused (unknown option, missing argument, malformed op script);
+     `test`: a transcript cannot be read or played (FILE:LINE on stderr), or no server starts";
 
 #[derive(Parser)]
 #[command(
@@ -122,6 +126,9 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Play transcripts (protocol/transcripts.md) against a fresh `pi-session --stdio` each
+    /// and report every failed expectation: file, line, message and member.
+    Test(test::TestArgs),
     /// Print a completion script for a shell (e.g. `pi-session completions bash`).
     Completions { shell: clap_complete::Shell },
 }
@@ -313,6 +320,7 @@ fn try_main() -> Result<ExitCode, Failure> {
             emit(&(doc.stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Test(args) => test::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut script);
