@@ -1,7 +1,8 @@
 //! Real clients in other languages drive the built binary: the Python example from the README
 //! (standard library only) and a Node program on vscode-jsonrpc, the library under VS Code's
-//! language client. The Python one is skipped, with a notice, without python3; the Node one
-//! runs on the oracle's Node (installed by the suite, see `tests/support/oracle.rs`).
+//! language client. The Python one fails without python3 (unless `PI_SESSION_NO_PYTHON=1`,
+//! see `tests/support/python.rs`); the Node one runs on the oracle's Node (installed by the
+//! suite, see `tests/support/oracle.rs`). The typed Python client is `tests/python_client.rs`.
 
 mod support;
 
@@ -11,20 +12,12 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn available(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn the_python_example_runs() {
-    if !available("python3") {
-        support::notice("the_python_example_runs: python3 is not installed, skipped");
+    let Some(mut python3) = support::python::python3("the_python_example_runs") else {
         return;
-    }
-    let output = Command::new("python3")
+    };
+    let output = python3
         .arg(Path::new(ROOT).join("tests/python/client.py"))
         .arg(BIN)
         .output()

@@ -1,6 +1,7 @@
 //! What the integration tests share:
 //! - `oracle`, `batch`: pi's own code, installed on first use and run (singly or in batches);
 //! - `comparisons`: counting every comparison with pi's output;
+//! - `python`: the Python client's venv (pytest, mypy, its generators), installed on first use;
 //! - `pipe`: a client of the built binary over real pipes; `memory`: a client of the server
 //!   on in-memory pipes;
 //! - `files`, `listing`: builders of session files and directories, and listings run both
@@ -17,6 +18,7 @@ pub mod listing;
 pub mod memory;
 pub mod oracle;
 pub mod pipe;
+pub mod python;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,1083 @@
+# Generated from protocol/schema.json by clients/python/tools/generate.py
+# (datamodel-codegen); do not edit. Regenerate with:
+#   UPDATE_PYTHON_CLIENT=1 cargo test --test python_client
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+PiSessionProtocol03: TypeAlias = Any
+"""
+Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
+"""
+
+
+class AppendParams(TypedDict):
+    """
+    `session/append`: one new entry, as a child of the leaf.
+    """
+
+    entry: Any
+    """
+    `{type, ...fields}` with pi's field names: `message` {message}, `model_change` {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary, firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)}, `custom` {customType, data?}, `custom_message` {customType, content, display?, details?}, `label` {targetId, label?}, `session_info` {name}, `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId, replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
+    """
+    sessionId: str
+
+
+class AppendResult(TypedDict):
+    entryId: str
+    leafId: NotRequired[str | None]
+
+
+class BeforeForkAnswer(TypedDict):
+    """
+    The `session_before_fork` hook's answer.
+    """
+
+    cancel: NotRequired[bool]
+
+
+class BeforeTreeHook(TypedDict):
+    """
+    The `session_before_tree` hook's params.
+    """
+
+    preparation: Any
+    sessionId: str
+
+
+class BranchParams(TypedDict):
+    """
+    `session/branch`: move the leaf to an entry.
+    """
+
+    entryId: str
+    sessionId: str
+
+
+class BranchPathParams(TypedDict):
+    """
+    `session/getBranch`: the path to an entry (the leaf by default).
+    """
+
+    entryId: NotRequired[str | None]
+    sessionId: str
+
+
+class BranchWithSummaryParams(TypedDict):
+    """
+    `session/branchWithSummary`: move the leaf and attach a branch summary there.
+    """
+
+    details: NotRequired[Any]
+    fromHook: NotRequired[bool | None]
+    sessionId: str
+    summary: Any
+    targetId: NotRequired[str | None]
+    """
+    The entry the summary hangs under; `null` for a new root.
+    """
+    usage: NotRequired[Any]
+
+
+class ClientInfo(TypedDict):
+    """
+    Who the client is, as it says in `initialize`.
+    """
+
+    name: str
+    """
+    The client's name.
+    """
+    version: NotRequired[str | None]
+    """
+    The client's version.
+    """
+
+
+class CompactNotification(TypedDict):
+    """
+    The `session_compact` notification, sent after the entry is written and before the response.
+    """
+
+    compactionEntry: Any
+    fromExtension: bool
+    """
+    Whether the entry came from the hook.
+    """
+    sessionId: str
+
+
+CompactReason: TypeAlias = Literal['manual', 'threshold', 'overflow']
+"""
+Why a compaction runs (pi's `reason`).
+"""
+
+
+class CompactResult(TypedDict):
+    cancelled: bool
+    entry: NotRequired[Any]
+    """
+    The compaction entry written, as stored.
+    """
+    leafId: NotRequired[str | None]
+
+
+class CompactionPlanDocument(TypedDict):
+    """
+    The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
+    """
+
+    entryIds: Any
+    """
+    The entries behind each list: {history, turnPrefix, kept}.
+    """
+    fileListsText: str
+    """
+    What pi appends to the summary text (`formatFileOperations`).
+    """
+    modifiedFiles: list[Any]
+    preparation: Any
+    """
+    pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages, retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read, written, edited} (arrays in insertion order), settings.
+    """
+    previousCompactionId: NotRequired[str | None]
+    readFiles: list[Any]
+    requests: list[Any]
+    """
+    The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix", systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}], maxTokens, reasoning?, cacheRetention: "none"}.
+    """
+    turnStartId: NotRequired[str | None]
+    windowStartId: NotRequired[str | None]
+
+
+class CompactionSection(TypedDict):
+    """
+    `settings.compaction`.
+    """
+
+    enabled: NotRequired[bool | None]
+    keepRecentTokens: NotRequired[float | None]
+    reserveTokens: NotRequired[float | None]
+
+
+class CompactionSettingsParam(TypedDict):
+    """
+    pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
+    """
+
+    compaction: NotRequired[CompactionSection]
+
+
+class ContextEstimateDocument(TypedDict):
+    """
+    `estimateContextTokens`'s figures.
+    """
+
+    lastUsageEntryId: NotRequired[str | None]
+    """
+    The entry of that message.
+    """
+    lastUsageIndex: NotRequired[int | None]
+    """
+    Index into the context's messages of the assistant whose usage was taken.
+    """
+    tokens: float
+    trailingTokens: float
+    usageTokens: float
+
+
+ContextFormat: TypeAlias = Literal['agent'] | Literal['llm']
+"""
+Which form of messages `session/buildContext` returns.
+"""
+
+
+class ContextModel(TypedDict):
+    """
+    The model in a context.
+    """
+
+    modelId: str
+    provider: str
+
+
+class ContextParams(TypedDict):
+    """
+    `session/buildContext` and `session/buildContextEntries`.
+    """
+
+    format: NotRequired[ContextFormat]
+    leafId: NotRequired[str | None]
+    """
+    Another position than the leaf; `null` for before the first entry. Nothing moves.
+    """
+    sessionId: str
+
+
+class ContextUsageFigures(TypedDict):
+    """
+    `AgentSession.getContextUsage()`.
+    """
+
+    contextWindow: float
+    percent: NotRequired[float | None]
+    tokens: NotRequired[float | None]
+
+
+class ContextUsageParams(TypedDict):
+    """
+    `session/getContextUsage`: pi's context-size figures at the leaf (or `leafId`).
+    """
+
+    contextWindow: NotRequired[float | None]
+    """
+    The model's context window: adds `threshold`, `shouldCompact` and `contextUsage`.
+    """
+    leafId: NotRequired[str | None]
+    """
+    Another position than the leaf; `null` for before the first entry. Nothing moves.
+    """
+    sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+
+
+class ContextUsageResult(TypedDict):
+    """
+    `session/getContextUsage`'s result.
+    """
+
+    contextUsage: NotRequired[ContextUsageFigures | None]
+    """
+    pi-cli, with a window > 0: `AgentSession.getContextUsage()` (`tokens` and `percent` null after a compaction until an assistant reports usage again).
+    """
+    contextWindow: NotRequired[float | None]
+    estimate: ContextEstimateDocument
+    """
+    `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
+    """
+    leafId: NotRequired[str | None]
+    settings: Any
+    """
+    The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
+    """
+    shouldCompact: NotRequired[bool | None]
+    """
+    `shouldCompact(tokens, contextWindow, settings)`.
+    """
+    threshold: NotRequired[float | None]
+    """
+    `contextWindow - reserveTokens`.
+    """
+
+
+class DeleteParams(TypedDict):
+    """
+    `session/delete`: a session file and its listing cache row.
+    """
+
+    path: str
+
+
+class DeleteResult(TypedDict):
+    deleted: bool
+    """
+    `false` when the file was already gone.
+    """
+
+
+class DeterministicParam1(TypedDict):
+    """
+    Either member may be left out.
+    """
+
+    seed: NotRequired[int | None]
+    startTime: NotRequired[str | None]
+
+
+DeterministicParam: TypeAlias = bool | DeterministicParam1
+"""
+`initialize.deterministic` as a client writes it (the schema of `deserialize_deterministic`).
+"""
+
+
+class DeterministicWire(TypedDict):
+    """
+    How [`Deterministic`] travels: `{seed, startTime}` (the schema of its `Serialize`).
+    """
+
+    seed: int
+    """
+    Seed for id generation.
+    """
+    startTime: str
+    """
+    The clock's first reading (RFC 3339, milliseconds, UTC).
+    """
+
+
+class Empty(TypedDict):
+    pass
+
+
+class EntriesPage(TypedDict):
+    entries: list[Any]
+    nextOffset: NotRequired[int | None]
+    """
+    The offset of the next page, or `null` at the end.
+    """
+    total: int
+
+
+class EntriesParams(TypedDict):
+    """
+    `session/getEntries`: entries in file order, a page at a time.
+    """
+
+    limit: NotRequired[int | None]
+    """
+    At most this many (default 1000); at least 1, so that `nextOffset` always advances.
+    """
+    offset: NotRequired[int]
+    """
+    Start after this many entries.
+    """
+    sessionId: str
+
+
+class EntriesResult(TypedDict):
+    entries: list[Any]
+
+
+class EntryParams(TypedDict):
+    """
+    `session/getEntry` and `session/getChildren`.
+    """
+
+    entryId: str
+    sessionId: str
+
+
+class FindByIdResult(TypedDict):
+    path: NotRequired[str | None]
+    """
+    The session file, or `null` when no session has that id.
+    """
+
+
+ForkPosition: TypeAlias = Literal['before', 'at']
+"""
+`/fork` copies the path before a user message; `/clone` the path up to an entry.
+"""
+
+
+class HookCompaction(TypedDict):
+    """
+    A compaction an extension wrote.
+    """
+
+    details: NotRequired[Any]
+    firstKeptEntryId: NotRequired[str | None]
+    retainedTail: NotRequired[Any]
+    summary: str
+    tokensBefore: float
+    usage: NotRequired[Any]
+
+
+class LeafResult(TypedDict):
+    """
+    The leaf after a move.
+    """
+
+    entryId: NotRequired[str | None]
+    """
+    The entry written by the move, if any (a branch summary).
+    """
+    leafId: NotRequired[str | None]
+
+
+class ListWarning(TypedDict):
+    """
+    A file the listing passed over, and why.
+    """
+
+    path: str
+    reason: str
+
+
+class NavigateResult(TypedDict):
+    cancelled: bool
+    editorText: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    summaryEntry: NotRequired[Any]
+
+
+class PrepareTreeResult(TypedDict):
+    """
+    `session/prepareTree`: what a navigation would abandon, without moving.
+    """
+
+    noOp: bool
+    """
+    The target already is the leaf: navigating would do nothing.
+    """
+    preparation: NotRequired[Any]
+    """
+    pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, customInstructions?, replaceInstructions?, label?.
+    """
+
+
+Profile: TypeAlias = Literal['pi-cli'] | Literal['pi-1.6'] | Literal['harness']
+"""
+Which pi implementation a session reads and writes like.
+"""
+
+
+RequestId: TypeAlias = int | str
+"""
+A request id: a string or a non-negative integer.
+"""
+
+
+class ServerInfo(TypedDict):
+    """
+    `serverInfo`.
+    """
+
+    name: str
+    """
+    [`SERVER_NAME`].
+    """
+    version: str
+    """
+    The package version.
+    """
+
+
+class SessionRef(TypedDict):
+    """
+    Names an open session.
+    """
+
+    sessionId: str
+
+
+class SessionStats(TypedDict):
+    assistantMessages: int
+    cacheReadTokens: float
+    cacheWriteTokens: float
+    costTotal: float
+    inputTokens: float
+    messageCount: int
+    outputTokens: float
+    toolCalls: int
+    toolResults: int
+    totalTokens: float
+    """
+    input + output + cacheRead + cacheWrite.
+    """
+    userMessages: int
+
+
+class SummaryModelParam(TypedDict):
+    """
+    The model fields the summarizing requests depend on.
+    """
+
+    maxTokens: NotRequired[float | None]
+    """
+    The model's `maxTokens` (caps each request's `maxTokens` when > 0).
+    """
+    reasoning: NotRequired[bool]
+    """
+    Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
+    """
+
+
+class SummaryParam(TypedDict):
+    """
+    A branch summary written by someone with a model.
+    """
+
+    details: NotRequired[Any]
+    summary: str
+    usage: NotRequired[Any]
+
+
+class SummaryTextParam(TypedDict):
+    """
+    A model's answer to one of `session/prepareCompaction`'s requests.
+    """
+
+    text: str
+    """
+    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n").
+    """
+    usage: NotRequired[Any]
+    """
+    The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    """
+
+
+class TreeNotification(TypedDict):
+    """
+    The `session_tree` notification, sent after a navigation and before its response.
+    """
+
+    fromExtension: NotRequired[bool | None]
+    newLeafId: NotRequired[str | None]
+    oldLeafId: NotRequired[str | None]
+    sessionId: str
+    summaryEntry: NotRequired[Any]
+
+
+class TreeParams(TypedDict):
+    """
+    `session/prepareTree` and `session/navigateTree`.
+    """
+
+    customInstructions: NotRequired[str | None]
+    label: NotRequired[str | None]
+    replaceInstructions: NotRequired[bool | None]
+    sessionId: str
+    summarize: NotRequired[bool]
+    summary: NotRequired[SummaryParam | None]
+    """
+    A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
+    """
+    targetId: str
+
+
+class TreeRow(TypedDict):
+    """
+    One row of `session/getTree`: the tree flattened depth-first in pre-order (children in the profile's pi order), so deep sessions never nest.
+    """
+
+    depth: int
+    id: NotRequired[str | None]
+    label: NotRequired[Any]
+    onPath: bool
+    """
+    On the path from the root to the leaf.
+    """
+    parentId: NotRequired[str | None]
+    preview: str
+    type: NotRequired[str | None]
+
+
+class Warning(TypedDict):
+    """
+    A line the lenient reader skipped, with why.
+    """
+
+    line: int
+    """
+    1-based physical line (0 when the warning is not about one line).
+    """
+    message: str
+
+
+WireFraming: TypeAlias = Literal['lsp'] | Literal['ndjson']
+"""
+The framing actually in use on the wire, once decided.
+"""
+
+
+class BeforeCompactAnswer(TypedDict):
+    """
+    The `session_before_compact` hook's answer.
+    """
+
+    cancel: NotRequired[bool]
+    compaction: NotRequired[HookCompaction | None]
+    """
+    A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?, tokensBefore, details?, usage?, retainedTail? (harness)}`.
+    """
+
+
+class BeforeCompactHook(TypedDict):
+    """
+    The `session_before_compact` hook's params (pi's payload).
+    """
+
+    branchEntries: list[Any]
+    """
+    The path to the leaf (pi-cli: the full path; harness: the truncated path).
+    """
+    customInstructions: NotRequired[str | None]
+    preparation: Any
+    """
+    pi's preparation, as `session/prepareCompaction` gives it.
+    """
+    reason: NotRequired[CompactReason | None]
+    """
+    pi-cli only.
+    """
+    sessionId: str
+
+
+class BeforeForkHook(TypedDict):
+    """
+    The `session_before_fork` hook's params.
+    """
+
+    entryId: str
+    position: ForkPosition
+    sessionId: str
+
+
+class BeforeTreeAnswer(TypedDict):
+    """
+    The `session_before_tree` hook's answer (every member optional).
+    """
+
+    cancel: NotRequired[bool]
+    customInstructions: NotRequired[str | None]
+    label: NotRequired[str | None]
+    replaceInstructions: NotRequired[bool | None]
+    summary: NotRequired[SummaryParam | None]
+
+
+class CancelRequest(TypedDict):
+    """
+    `$/cancelRequest` params, in both directions.
+    """
+
+    id: RequestId
+    """
+    The id of the request to cancel.
+    """
+
+
+class Capabilities(TypedDict):
+    """
+    `capabilities` in the `initialize` result.
+    """
+
+    batches: bool
+    """
+    Batches are refused.
+    """
+    cancelRequest: bool
+    """
+    `$/cancelRequest` is understood in both directions.
+    """
+    clientNotifications: list[str]
+    """
+    Notifications the client may send, sorted.
+    """
+    hooks: list[str]
+    """
+    Hooks the server may send (only those the client declared are ever sent), sorted.
+    """
+    maxFrameBytes: int
+    """
+    The frame size limit in bytes.
+    """
+    maxPendingRequests: int
+    """
+    Requests read and not yet answered above which no new request starts (backpressure).
+    """
+    maxUnsentBytes: int
+    """
+    Bytes of output not yet read by the client above which no new request starts.
+    """
+    notifications: list[str]
+    """
+    Notifications the server may send, sorted.
+    """
+    profiles: list[Profile]
+    """
+    The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
+    """
+
+
+class ClientSettings(TypedDict):
+    """
+    What the client and the command line settled on; every method can read it.
+    """
+
+    clientInfo: NotRequired[ClientInfo | None]
+    """
+    Who the client is.
+    """
+    defaultProfile: NotRequired[Profile]
+    """
+    The writing profile of new sessions when a method does not say.
+    """
+    deterministic: NotRequired[DeterministicWire | None]
+    """
+    Reproducible ids and timestamps, when on.
+    """
+    framing: WireFraming
+    """
+    The framing on the wire.
+    """
+    hookTimeoutMs: int
+    """
+    How long to wait for a hook answer.
+    """
+    hooks: list[str]
+    """
+    The hooks the client answers.
+    """
+    processId: NotRequired[int | None]
+    """
+    The parent process watched for life, if any.
+    """
+    sessionsRoot: NotRequired[str | None]
+    """
+    The root of the sessions directories (default `<agentDir>/sessions`).
+    """
+
+
+class ContextDocument(TypedDict):
+    """
+    The shape of [`ContextResult`], for the schema: the context is built as pi builds it (key order included), so it travels as a JSON value.
+    """
+
+    activeToolNames: NotRequired[list[str] | None]
+    """
+    harness only: the active tools at the leaf (`null` when never set).
+    """
+    messages: list[Any]
+    """
+    pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
+    """
+    model: NotRequired[ContextModel | None]
+    thinkingLevel: str
+
+
+class ContinueRecentParams(TypedDict):
+    """
+    `session/continueRecent`: pi's `--continue`.
+    """
+
+    cwd: str
+    durable: NotRequired[bool]
+    """
+    Sync the session (opened or created) and every append to it before answering.
+    """
+    profile: NotRequired[Profile | None]
+    sessionDir: NotRequired[str | None]
+
+
+class CreateParams(TypedDict):
+    """
+    `session/create`: a new session.
+    """
+
+    cwd: str
+    """
+    The project directory; the header `cwd` (resolved as pi resolves it for pi-cli).
+    """
+    durable: NotRequired[bool]
+    """
+    Sync every append to disk before answering it.
+    """
+    id: NotRequired[str | None]
+    """
+    A fixed session id (validated as pi validates it); a new UUIDv7 otherwise.
+    """
+    inMemory: NotRequired[bool]
+    """
+    Keep the session in memory only: no file is ever written.
+    """
+    metadata: NotRequired[Any]
+    """
+    Header metadata (harness only).
+    """
+    parentSession: NotRequired[str | None]
+    """
+    The session file this one continues from (header `parentSession`).
+    """
+    profile: NotRequired[Profile | None]
+    """
+    Defaults to `initialize.defaultProfile`.
+    """
+    sessionDir: NotRequired[str | None]
+    """
+    Write into this directory (flat) instead of `<sessionsRoot>/<encoded cwd>/`.
+    """
+
+
+class FindByIdParams(TypedDict):
+    """
+    `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
+    """
+
+    cwd: str
+    id: str
+    """
+    The exact header id (a prefix does not match).
+    """
+    profile: NotRequired[Profile | None]
+    """
+    `pi-1.6` (its `findById`) or `pi-cli` (pi 0.82.1's exact match over `list`); defaults to `initialize.defaultProfile`. The harness has no such lookup (`invalid_argument`).
+    """
+    sessionDir: NotRequired[str | None]
+    """
+    An explicit sessions directory (flat; filtered by header cwd).
+    """
+
+
+class ForkFromParams(TypedDict):
+    """
+    `session/forkFrom`: pi's `--fork`, a whole session copied into another project.
+    """
+
+    cwd: str
+    """
+    The new session's cwd.
+    """
+    durable: NotRequired[bool]
+    """
+    Sync the new file (and its directory) and every append to it before answering.
+    """
+    id: NotRequired[str | None]
+    """
+    A fixed id for the new session (validated as pi validates it).
+    """
+    profile: NotRequired[Profile | None]
+    """
+    `pi-cli` or `pi-1.6` (the new session's profile); defaults to `initialize.defaultProfile`, or `pi-cli` when that is `harness` (`forkFrom` is pi's SessionManager's).
+    """
+    sessionDir: NotRequired[str | None]
+    sourcePath: str
+
+
+class ForkParams(TypedDict):
+    """
+    `session/fork`: a new session from the path before a user message (`before`, pi's `/fork`) or up to an entry (`at`, pi's `/clone`).
+    """
+
+    durable: NotRequired[bool | None]
+    """
+    Sync the new session's file and every append to it before answering; default: as the session forked from.
+    """
+    entryId: str
+    position: NotRequired[ForkPosition]
+    sessionId: str
+
+
+class InfoResult(TypedDict):
+    entryCount: int
+    header: Any
+    leafId: NotRequired[str | None]
+    name: NotRequired[str | None]
+    path: NotRequired[str | None]
+    profile: Profile
+    sessionId: str
+    stats: SessionStats
+    written: bool
+
+
+class InitializeParams(TypedDict):
+    """
+    `initialize` params. Unknown members are ignored, so newer clients can talk to this server.
+    """
+
+    clientInfo: NotRequired[ClientInfo | None]
+    """
+    Who the client is.
+    """
+    defaultProfile: NotRequired[Profile]
+    """
+    The writing profile of new sessions when a method does not say.
+    """
+    deterministic: NotRequired[DeterministicParam | None]
+    """
+    `true`, `false`, or `{seed?, startTime?}`; replaces `--deterministic` when present.
+    """
+    hookTimeoutMs: NotRequired[int]
+    """
+    How long the server waits for a hook answer, in milliseconds.
+    """
+    hooks: NotRequired[list[str]]
+    """
+    The hooks (server -> client requests) the client answers; no others are ever sent.
+    """
+    processId: NotRequired[int | None]
+    """
+    The client's process id: when that process dies, the server exits.
+    """
+    sessionsRoot: NotRequired[str | None]
+    """
+    The root of the sessions directories (default `<agentDir>/sessions`).
+    """
+
+
+class InitializeResult(TypedDict):
+    """
+    The `initialize` result.
+    """
+
+    capabilities: Capabilities
+    """
+    What the server does beyond plain requests.
+    """
+    methods: list[str]
+    """
+    Every request method the client may call, sorted.
+    """
+    protocolVersion: str
+    """
+    [`PROTOCOL_VERSION`].
+    """
+    serverInfo: ServerInfo
+    """
+    Name and version of this program.
+    """
+    settings: ClientSettings
+    """
+    The settings in force, as the server understood them.
+    """
+
+
+class ListAllParams(TypedDict):
+    """
+    `session/listAll`: every project's sessions.
+    """
+
+    profile: NotRequired[Profile | None]
+    """
+    Whose listing: defaults to `initialize.defaultProfile`.
+    """
+    sessionDir: NotRequired[str | None]
+    """
+    pi-cli, pi-1.6: one directory listed alone instead of every project under the root; harness: the sessions root instead of the server's.
+    """
+
+
+class ListParams(TypedDict):
+    """
+    `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume` list, or the harness's `JsonlSessionRepo.list({cwd})`).
+    """
+
+    cwd: str
+    profile: NotRequired[Profile | None]
+    """
+    Whose listing: defaults to `initialize.defaultProfile`.
+    """
+    sessionDir: NotRequired[str | None]
+    """
+    An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`; harness: the sessions root instead of the server's.
+    """
+
+
+class ListResult(TypedDict):
+    sessions: list[Any]
+    """
+    pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
+    """
+    warnings: list[ListWarning]
+
+
+class OpenParams(TypedDict):
+    """
+    `session/open`: an existing file, for reading and appending.
+    """
+
+    cwd: NotRequired[str | None]
+    """
+    The cwd of a session started at a path that does not exist yet (pi-cli); defaults to the server's working directory.
+    """
+    durable: NotRequired[bool]
+    """
+    Sync every append to disk before answering it.
+    """
+    path: str
+    profile: NotRequired[Profile | None]
+
+
+class OpenedSession(TypedDict):
+    """
+    What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and `session/fork` return about the session now open.
+    """
+
+    header: Any
+    leafId: NotRequired[str | None]
+    path: NotRequired[str | None]
+    """
+    Where the session is written (`null` in memory).
+    """
+    profile: Profile
+    sessionId: str
+    warnings: list[Warning]
+    """
+    Lines the reader skipped or migrated, with their line numbers.
+    """
+    written: bool
+    """
+    Whether the file exists yet (pi-cli writes it at the first assistant message).
+    """
+
+
+class PrepareCompactionParams(TypedDict):
+    """
+    `session/prepareCompaction`: what pi would summarize if it compacted now.
+    """
+
+    customInstructions: NotRequired[str | None]
+    """
+    Appended to the history request as pi does (`Additional focus: ...`).
+    """
+    leafId: NotRequired[str | None]
+    """
+    Another position than the leaf; `null` for before the first entry. Nothing moves.
+    """
+    model: NotRequired[SummaryModelParam | None]
+    sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+    thinkingLevel: NotRequired[str | None]
+    """
+    Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness).
+    """
+
+
+class SummariesParam(TypedDict):
+    """
+    The answers to the preparation's requests, by `purpose`.
+    """
+
+    history: NotRequired[SummaryTextParam | None]
+    turnPrefix: NotRequired[SummaryTextParam | None]
+
+
+class TreeResult(TypedDict):
+    leafId: NotRequired[str | None]
+    rows: list[TreeRow]
+
+
+class CompactParams(TypedDict):
+    """
+    `session/compact`: compact at the leaf as pi does, with the model's answers.
+    """
+
+    customInstructions: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    """
+    The leaf the caller prepared at: if the leaf has moved since, nothing is written (`leaf_moved`).
+    """
+    reason: NotRequired[CompactReason | None]
+    """
+    Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
+    """
+    sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+    summaries: NotRequired[SummariesParam | None]
+    """
+    The model's answers to the preparation's requests.
+    """
+
+
+class ForkResult(TypedDict):
+    cancelled: bool
+    selectedText: NotRequired[str | None]
+    """
+    The forked user message's text, for the editor (`before` only).
+    """
+    session: NotRequired[OpenedSession | None]
+    """
+    The new session, now open (absent when cancelled).
+    """

@@ -1,0 +1,86 @@
+//! The Python client (`clients/python/`): its pytest suite against the built binary (whole
+//! sessions, the drift check of its generated modules, `mypy --strict`, the quick start, the
+//! wheel), run in the venv `tests/support/python.rs` installs, and the README's quick start.
+//!
+//! After a protocol change: `UPDATE_PYTHON_CLIENT=1 cargo test --test python_client`
+//! regenerates `clients/python/src/pi_session/{schema,_tables}.py` before the suite runs.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::python;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
+
+#[test]
+fn the_python_client_suite_passes() {
+    let Some(venv) = python::venv("the_python_client_suite_passes") else {
+        return;
+    };
+    if std::env::var_os("UPDATE_PYTHON_CLIENT").is_some_and(|v| v == "1") {
+        let output = venv
+            .python()
+            .arg("tools/generate.py")
+            .output()
+            .expect("run the generator");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        support::notice(String::from_utf8_lossy(&output.stdout).trim());
+    }
+    // Bounded: a client that hangs fails the test instead of holding up the suite.
+    let log_path = support::root().join("target/python-client/pytest.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut child = venv
+        .python()
+        .args(["-m", "pytest", "-q", "-rfEs"])
+        .env("PI_SESSION_BIN", BIN)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("run pytest");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert!(
+        status.is_some(),
+        "the Python client's tests ran over 600 s and were killed:\n{stdout}"
+    );
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the Python client's tests failed:\n{stdout}"
+    );
+    let summary = stdout.lines().last().unwrap_or_default();
+    // No test of the client may be skipped: the summary counts passes (and warnings) only.
+    let not_run = ["skipped", "xfailed", "xpassed", "deselected", "error"];
+    assert!(
+        summary.contains(" passed") && !not_run.iter().any(|word| summary.contains(word)),
+        "unexpected pytest summary: {summary}\n{stdout}"
+    );
+    support::notice(&format!("python client: {summary}"));
+}
+
+#[test]
+fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
+    let root = support::root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let example =
+        std::fs::read_to_string(python::client_dir().join("examples/quickstart.py")).unwrap();
+    assert!(
+        readme.contains(&format!("```python\n{example}```\n")),
+        "README.md must show clients/python/examples/quickstart.py verbatim in a python code block"
+    );
+}
