@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -1046,16 +1047,37 @@ fn a_second_sigterm_ends_the_waiting_within_a_second() {
     let path = PathBuf::from(created["path"].as_str().unwrap());
     let backlog = env_number("STOP_BACKLOG", 60_000);
     let stdin = server.stdin.take().unwrap();
-    let writer = thread::spawn(move || {
-        let mut stdin = std::io::BufWriter::with_capacity(1 << 20, stdin);
-        for i in 0..backlog {
-            if writeln!(stdin, "{}", append(1000 + i, &session, user("x"))).is_err() {
-                return;
+    // The signals must find requests waiting: wait until well over the server's read-ahead has
+    // reached its pipe (on a loaded machine a fixed sleep was not enough).
+    let flushed = Arc::new(AtomicU64::new(0));
+    let writer = thread::spawn({
+        let flushed = flushed.clone();
+        move || {
+            let mut stdin = std::io::BufWriter::with_capacity(1 << 16, stdin);
+            for i in 0..backlog {
+                if writeln!(stdin, "{}", append(1000 + i, &session, user("x"))).is_err() {
+                    return;
+                }
+                if i % 256 == 255 {
+                    if stdin.flush().is_err() {
+                        return;
+                    }
+                    flushed.store(i + 1, Ordering::SeqCst);
+                }
             }
+            let _ = stdin.flush();
         }
-        let _ = stdin.flush();
     });
-    thread::sleep(Duration::from_millis(800));
+    let waiting_since = Instant::now();
+    while flushed.load(Ordering::SeqCst) < backlog.min(4096) {
+        assert!(
+            waiting_since.elapsed() < Duration::from_secs(60),
+            "the writer could not hand the server {} requests in 60 s",
+            backlog.min(4096)
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    thread::sleep(Duration::from_millis(200));
     server.signal(libc::SIGTERM);
     thread::sleep(Duration::from_millis(300));
     server.signal(libc::SIGTERM);
