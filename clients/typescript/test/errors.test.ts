@@ -1,0 +1,74 @@
+// Errors arrive as PiSessionError with the server's code and data.kind; a binary that cannot
+// start says how to get one; type errors in params are caught by tsc (this file is typechecked).
+
+import { match, ok, rejects, strictEqual } from "node:assert/strict";
+import { test } from "node:test";
+
+import { ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
+
+import { spawnClient } from "./support.ts";
+
+test("application, params and lifecycle errors carry code and data.kind", async () => {
+  const pi = spawnClient();
+  // Before initialize the server refuses requests.
+  await rejects(pi.session.getInfo({ sessionId: "x" }), (error) => {
+    ok(error instanceof PiSessionError);
+    strictEqual(error.code, ErrorCodes.ServerNotInitialized);
+    strictEqual(error.method, "session/getInfo");
+    return true;
+  });
+  await pi.initialize({ deterministic: true });
+  await rejects(pi.session.getInfo({ sessionId: "nope" }), (error) => {
+    ok(error instanceof PiSessionError);
+    strictEqual(error.code, 1004);
+    strictEqual(error.kind, "session_not_found");
+    strictEqual(error.data?.kind, "session_not_found");
+    return true;
+  });
+  const { sessionId } = await pi.session.create({ cwd: "/tmp/project", inMemory: true });
+  await rejects(pi.session.getEntry({ sessionId, entryId: "00000000" }), (error) => {
+    ok(error instanceof PiSessionError);
+    strictEqual(error.kind, "entry_not_found");
+    return true;
+  });
+  // A value the types allow but the server refuses: the message names the parameter.
+  await rejects(pi.session.append({ sessionId, entry: { type: "no_such_kind" } }), (error) => {
+    ok(error instanceof PiSessionError);
+    strictEqual(error.code, ErrorCodes.InvalidParams);
+    strictEqual(error.kind, undefined);
+    match(error.message, /entry/);
+    return true;
+  });
+  // Params the types refuse never get sent (checked by `tsc --noEmit`, not at run time).
+  if (process.env.NEVER) {
+    // @ts-expect-error: `entry` is required
+    await pi.session.append({ sessionId });
+    // @ts-expect-error: `targetId` must be a string
+    await pi.session.navigateTree({ sessionId, targetId: 5 });
+    // @ts-expect-error: no such method
+    await pi.session.nothing({});
+    // @ts-expect-error: not a hook
+    pi.onHook("session_after_tree", () => undefined);
+  }
+  strictEqual(await pi.dispose(), 0);
+});
+
+test("hooks are registered before initialize, which declares them", async () => {
+  const pi = spawnClient();
+  await pi.initialize();
+  let thrown: unknown;
+  try {
+    pi.onHook("session_before_tree", () => undefined);
+  } catch (error) {
+    thrown = error;
+  }
+  ok(thrown instanceof Error);
+  match(thrown.message, /before it/);
+  strictEqual(await pi.dispose(), 0);
+});
+
+test("a binary that cannot start names the ways to provide one", async () => {
+  const pi = PiSession.spawn({ binary: "/nonexistent/pi-session", stderr: "ignore" });
+  await rejects(pi.initialize(), /PI_SESSION_BIN.*|cargo install/s);
+  strictEqual(await pi.dispose(), null);
+});
