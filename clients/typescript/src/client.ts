@@ -2,10 +2,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import {
   CancellationTokenSource,
   createMessageConnection,
+  ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
   type CancellationToken,
+  type Message,
   type MessageConnection,
+  type MessageWriter,
 } from "vscode-jsonrpc/node.js";
 
 import { findBinary, notFoundMessage } from "./binary.js";
@@ -89,6 +92,38 @@ export interface DisposeOptions {
 
 type Listener = (params: never) => void;
 
+/**
+ * The server's stdin as vscode-jsonrpc's writer, except that a failed write (the server has
+ * gone) is reported to `failed` instead of rejecting: vscode-jsonrpc rethrows a request's write
+ * failure where nothing can catch it, which would end the client's whole process.
+ */
+class ServerInput implements MessageWriter {
+  private readonly inner: StreamMessageWriter;
+  private readonly failed: (error: Error) => void;
+  constructor(stream: NodeJS.WritableStream, failed: (error: Error) => void) {
+    this.inner = new StreamMessageWriter(stream);
+    this.failed = failed;
+  }
+  get onError() {
+    return this.inner.onError;
+  }
+  get onClose() {
+    return this.inner.onClose;
+  }
+  write(message: Message): Promise<void> {
+    return this.inner.write(message).catch((error: Error) => this.failed(error));
+  }
+  end(): void {
+    this.inner.end();
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
+
+/** vscode-jsonrpc's codes for a request that never got its answer because the connection went. */
+const CONNECTION_LOST: readonly number[] = [-32099, -32097, -32096];
+
 /** The methods grouped by namespace: `client.session.append(...)`. */
 export type NamespacedMethods = { readonly [NS in Namespace]: NamespaceMethods<NS> };
 
@@ -112,6 +147,8 @@ export class PiSession {
   private readonly hooks = new Map<HookName, HookHandler<HookName>>();
   private readonly listeners = new Map<NotificationName, Set<Listener>>();
   private startError: Error | undefined;
+  /** Why the server can no longer answer, once it cannot. */
+  private gone: string | undefined;
   /** Settles once the process has started (or failed to: then with the reason). */
   private readonly started: Promise<void>;
   private state: "new" | "initializing" | "running" | "disposed" = "new";
@@ -148,14 +185,23 @@ export class PiSession {
           resolve(null);
         }
       });
-      child.once("exit", (code) => resolve(code));
+      child.once("exit", (code, signal) => {
+        this.gone ??= `it exited with ${code === null ? signal : `code ${code}`}`;
+        resolve(code);
+      });
     });
     // Writing to a server that has gone away must fail the request, not the process.
     child.stdin!.on("error", () => {});
+    const lost = (why: string) => {
+      this.gone ??= why;
+      this.connection.dispose(); // fails every request still waiting for an answer
+    };
     this.connection = createMessageConnection(
       new StreamMessageReader(child.stdout!),
-      new StreamMessageWriter(child.stdin!),
+      new ServerInput(child.stdin!, (error) => lost(`writing to it failed: ${error.message}`)),
     );
+    // Its output ended: every answer it sent has been read, no other will come.
+    this.connection.onClose(() => lost("its output ended"));
     for (const name of NOTIFICATION_NAMES) {
       this.connection.onNotification(name, (params: unknown) => {
         for (const listener of this.listeners.get(name) ?? []) {
@@ -259,11 +305,26 @@ export class PiSession {
     try {
       return await this.connection.sendRequest<Result<M>>(method, params ?? null, source.token);
     } catch (error) {
+      const answered = error instanceof ResponseError && !CONNECTION_LOST.includes(error.code);
+      if (this.gone !== undefined && !answered) {
+        throw new PiSessionError(
+          method,
+          ErrorCodes.ServerGone,
+          `the pi-session server is gone (${this.exitStatus() ?? this.gone}): no answer`,
+        );
+      }
       throw PiSessionError.from(method, error);
     } finally {
       signal?.removeEventListener("abort", abort);
       source.dispose();
     }
+  }
+
+  private exitStatus(): string | undefined {
+    const child = this.process;
+    if (child?.exitCode != null) return `it exited with code ${child.exitCode}`;
+    if (child?.signalCode != null) return `it was killed by ${child.signalCode}`;
+    return undefined;
   }
 
   /**

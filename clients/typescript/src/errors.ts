@@ -16,6 +16,9 @@ export const ErrorCodes = {
   InternalError: -32603,
   ServerNotInitialized: -32002,
   RequestCancelled: -32800,
+  /** Not the server's: the client's, when the server went away (exited, closed its output)
+   * before answering. Whether the request changed anything is unknown. */
+  ServerGone: -32097,
 } as const;
 
 /**

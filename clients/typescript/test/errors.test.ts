@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
 
-import { spawnClient } from "./support.ts";
+import { assistant, spawnClient, user } from "./support.ts";
 
 test("application, params and lifecycle errors carry code and data.kind", async () => {
   const pi = spawnClient();
@@ -70,5 +70,42 @@ test("hooks are registered before initialize, which declares them", async () => 
 test("a binary that cannot start names the ways to provide one", async () => {
   const pi = PiSession.spawn({ binary: "/nonexistent/pi-session", stderr: "ignore" });
   await rejects(pi.initialize(), /PI_SESSION_BIN.*|cargo install/s);
+  strictEqual(await pi.dispose(), null);
+});
+
+test("a server that dies fails waiting and later requests, and this process lives on", async () => {
+  const pi = spawnClient();
+  let hookCalled!: () => void;
+  const hookReached = new Promise<void>((resolve) => (hookCalled = resolve));
+  pi.onHook("session_before_tree", () => {
+    hookCalled();
+    return new Promise(() => {}); // never answers: the server dies first
+  });
+  // A handler that throws is an error answer: the server goes on as if it had none.
+  let forkHooks = 0;
+  pi.onHook("session_before_fork", () => {
+    forkHooks += 1;
+    throw new Error("the extension failed");
+  });
+  await pi.initialize({ deterministic: true });
+  const { sessionId } = await pi.session.create({ cwd: "/tmp/project", inMemory: true });
+  const say = (message: object) => pi.session.append({ sessionId, entry: { type: "message", message } });
+  const question = await say(user("What is 2+2?", 1));
+  await say(assistant("4", 2));
+  const fork = await pi.session.fork({ sessionId, entryId: question.entryId, position: "at" });
+  strictEqual(fork.cancelled, false);
+  strictEqual(forkHooks, 1);
+
+  const navigation = pi.session.navigateTree({ sessionId, targetId: question.entryId });
+  await hookReached;
+  pi.process!.kill("SIGKILL");
+  const gone = (error: unknown) => {
+    ok(error instanceof PiSessionError);
+    strictEqual(error.code, ErrorCodes.ServerGone);
+    match(error.message, /SIGKILL/);
+    return true;
+  };
+  await rejects(navigation, gone);
+  await rejects(pi.session.getInfo({ sessionId }), gone);
   strictEqual(await pi.dispose(), null);
 });
