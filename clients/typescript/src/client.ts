@@ -137,8 +137,8 @@ export interface PiSession extends NamespacedMethods {}
 export class PiSession {
   /** The JSON-RPC connection (vscode-jsonrpc) over the server's stdin/stdout. */
   readonly connection: MessageConnection;
-  /** The server process, when this client spawned it. */
-  readonly process: ChildProcess | undefined;
+  /** The server process. */
+  readonly process: ChildProcess;
   /** Resolves with the server's exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
   /** The `initialize` answer, once initialized. */
@@ -176,8 +176,9 @@ export class PiSession {
     });
     this.started.catch(() => {}); // the reason is thrown by the first request
     this.exited = new Promise((resolve) => {
-      child.once("error", (error: NodeJS.ErrnoException) => {
-        if (child.pid === undefined) {
+      // Also after the start (a failed kill): an unheard 'error' would end this process.
+      child.on("error", (error: NodeJS.ErrnoException) => {
+        if (child.pid === undefined && this.startError === undefined) {
           this.startError = new Error(notFoundMessage(binary, error.code ?? error.message), {
             cause: error,
           });
@@ -338,16 +339,18 @@ export class PiSession {
     const timeout = (ms: number) =>
       new Promise<"timeout">((resolve) => setTimeout(resolve, ms, "timeout").unref());
     const deadline = timeout(timeoutMs);
-    if (!this.startError && this.process?.exitCode === null) {
+    if (!this.startError && this.process.exitCode === null) {
+      // An error answer (a server never initialized refuses `shutdown`) or a server gone away
+      // does not stop the way out: `exit` ends the server whatever else it holds.
       try {
         await Promise.race([this.connection.sendRequest("shutdown", null), deadline, this.exited]);
+      } catch {}
+      try {
         await this.connection.sendNotification("exit");
-      } catch {
-        // The server went away or stopped answering: it is killed below if still there.
-      }
+      } catch {}
     }
     const ended = await Promise.race([this.exited, deadline]);
-    if (ended === "timeout" && this.process) {
+    if (ended === "timeout") {
       this.process.kill("SIGKILL");
     }
     this.connection.dispose();

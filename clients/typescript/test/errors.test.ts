@@ -53,6 +53,13 @@ test("application, params and lifecycle errors carry code and data.kind", async 
   strictEqual(await pi.dispose(), 0);
 });
 
+test("dispose of a client never initialized still ends the server at once", async () => {
+  const pi = spawnClient();
+  const started = Date.now();
+  strictEqual(await pi.dispose(), 1, "exit without a successful shutdown is exit code 1");
+  ok(Date.now() - started < 2000, "no wait for the kill timeout");
+});
+
 test("hooks are registered before initialize, which declares them", async () => {
   const pi = spawnClient();
   await pi.initialize();
