@@ -6,7 +6,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { METHOD_NAMES, PROTOCOL_VERSION, type BeforeTreeAnswer } from "pi-session-client";
+import {
+  METHOD_NAMES,
+  PROTOCOL_VERSION,
+  type BeforeCompactAnswer,
+  type BeforeTreeAnswer,
+} from "pi-session-client";
 
 import { assistant, spawnClient, temporaryDir, toolResult, user } from "./support.ts";
 
@@ -105,5 +110,47 @@ test("create, append, navigate with a vetoing then summarizing hook, fork, conte
     ["response", navigated.leafId],
     ["session_before_fork", "before"],
   ]);
+  strictEqual(await pi.dispose(), 0);
+});
+
+test("compact with the session_before_compact hook: a veto, then the hook's compaction and its event", async () => {
+  const pi = spawnClient();
+  const answers: BeforeCompactAnswer[] = [{ cancel: true }];
+  const seen: string[] = [];
+  pi.onHook("session_before_compact", (params) => {
+    const preparation = params.preparation as { firstKeptEntryId: string; tokensBefore: number };
+    seen.push(`hook ${params.reason}`);
+    return (answers.shift() ?? {
+      compaction: {
+        summary: "Written by the extension.",
+        firstKeptEntryId: preparation.firstKeptEntryId,
+        tokensBefore: preparation.tokensBefore,
+      },
+    });
+  });
+  pi.on("session_compact", (event) => seen.push(`event ${event.fromExtension}`));
+  await pi.initialize({ deterministic: true });
+  const { sessionId } = await pi.session.create({ cwd: "/tmp/project", inMemory: true });
+  let leaf = "";
+  for (const message of [
+    user("Summarize notes.txt", 1),
+    assistant("Reading it.", 2, "call_1"),
+    toolResult("call_1", "buy milk", 3),
+    assistant("One item: milk.", 4),
+    user("Now in French", 5),
+    assistant("Une chose : du lait.", 6),
+  ]) {
+    leaf = (await pi.session.append({ sessionId, entry: { type: "message", message } })).entryId;
+  }
+  const settings = { compaction: { keepRecentTokens: 8 } };
+  deepStrictEqual(await pi.session.compact({ sessionId, settings }), { cancelled: true, leafId: leaf });
+  const compacted = await pi.session.compact({ sessionId, settings, reason: "threshold" });
+  seen.push("response");
+  strictEqual(compacted.cancelled, false);
+  const entry = compacted.entry as { summary: string; fromHook: boolean; id: string };
+  strictEqual(entry.summary, "Written by the extension.");
+  strictEqual(entry.fromHook, true);
+  strictEqual(compacted.leafId, entry.id);
+  deepStrictEqual(seen, ["hook manual", "hook threshold", "event true", "response"]);
   strictEqual(await pi.dispose(), 0);
 });
