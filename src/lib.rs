@@ -2,7 +2,8 @@
 //!
 //! Layers, data flowing one way: `format` (one JSONL line <-> one entry) -> `store` (one
 //! session and its file) -> `repo` (sessions directories) -> `rpc` (the stdio sidecar) and
-//! `cli` (the command line).
+//! `cli` (the command line); `transcript` plays scripted exchanges with the sidecar (for
+//! `pi-session test` and the project's own tests).
 //!
 //! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
 //! [`Profile`] says which pi it reads and writes like), query it ([`Session::build_context`],
@@ -15,6 +16,7 @@ mod inspect;
 mod repo;
 mod rpc;
 mod store;
+mod transcript;
 
 pub use cli::run as run_cli;
 pub use format::json::JsValue;
@@ -40,7 +42,7 @@ pub mod internal {
         pub use crate::repo::{
             CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, Listing, PathEnv, Repo,
             RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, parse_date, paths,
-            render, session_file_name, settings_session_dir, validate_session_id,
+            render, session_file_name, settings_session_dir, summary_settings, validate_session_id,
         };
     }
     pub mod rpc {
@@ -51,11 +53,15 @@ pub mod internal {
             serve_stdio, sidecar,
         };
     }
+    pub mod transcript {
+        pub use crate::transcript::*;
+    }
     pub mod store {
         pub use crate::store::compaction;
         pub use crate::store::{
             ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
             StoreError, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
+            model_summary,
         };
     }
 }

@@ -2,20 +2,20 @@
 //!
 //! Each file in `tests/transcripts/` is one scenario in the transcript format
 //! (`protocol/transcripts.md`): the client's messages, raw bytes, pauses, file set-ups, and what
-//! the server must answer, as a count of messages or as inline expectations. The player
-//! (`tests/transcript/`, which `pi-session test` can share) plays it against an in-memory server
-//! on a paused clock (timeouts are instant and exact); this file starts the server, fails on a
-//! failed expectation with the player's report, and snapshots the whole exchange. A server
-//! message the script does not read fails the test.
+//! the server must answer, as a count of messages or as inline expectations. The player is the
+//! library's, the one `pi-session test` uses (`src/transcript/`); here it plays against an
+//! in-memory server on a paused clock (timeouts are instant and exact); this file starts the
+//! server, fails on a failed expectation with the player's report, and snapshots the whole
+//! exchange. A server message the script does not read fails the test. (`tests/cli_test.rs`
+//! plays the same files through the real binary and checks it gives the same exchanges.)
 //!
-//! A transcript runs against one of two servers (`server.state`): `"test"` (the default) offers
-//! test-only methods, registered here through the same seam the session methods use; they are
-//! not part of the production table. `"sidecar"` is the real sidecar (`pi-session --stdio`'s
-//! state and method table); its transcripts are the `session_*` files. Only `lifecycle` and
-//! `session_initialize` show `initialize`'s result in full.
+//! A transcript runs against one of two servers (`server.state`): `"sidecar"` (the default) is
+//! the real sidecar (`pi-session --stdio`'s state and method table); `"test"` offers test-only
+//! methods, registered here through the same seam the session methods use; they are not part of
+//! the production table. Only `lifecycle` and `session_initialize` show `initialize`'s result
+//! in full.
 
 mod support;
-mod transcript;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,10 +26,10 @@ use pi_session::internal::rpc::sidecar;
 use pi_session::internal::rpc::{
     HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
 };
+use pi_session::internal::transcript::{self, Failure, Peer, Places, StateKind, Tmp, Transcript};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::memory::TestClient;
-use transcript::{Peer, Places, StateKind, Tmp, Transcript};
 
 /// What the test methods change: named lists of values.
 #[derive(Default)]
@@ -190,16 +190,13 @@ fn test_methods() -> Methods<Lists> {
 
 /// Lets the player drive the in-memory client; the clock is tokio's (paused in these tests).
 impl Peer for TestClient {
-    async fn send(&mut self, message: &Value) {
-        TestClient::send(self, message).await;
-    }
-
-    async fn send_raw(&mut self, bytes: &[u8]) {
+    async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
         TestClient::send_raw(self, bytes).await;
+        Ok(())
     }
 
-    async fn recv(&mut self) -> Value {
-        TestClient::recv(self).await
+    async fn recv(&mut self) -> Result<Value, String> {
+        Ok(TestClient::recv(self).await)
     }
 
     async fn close_input(&mut self) {
@@ -217,7 +214,7 @@ fn transcript_path(name: &str) -> PathBuf {
 
 /// Plays a transcript against a fresh in-memory server: the exchange and the player's report of
 /// the first failed expectation, if any; the caller finishes the client.
-async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), String>, TestClient) {
+async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), Failure>, TestClient) {
     let transcript = Transcript::read(path).unwrap_or_else(|e| panic!("{e}"));
     let defaults = ServerOptions::default();
     let options = ServerOptions {
@@ -243,7 +240,7 @@ async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), String>, 
         ),
     };
     let places = Places {
-        tmp: Tmp::new(),
+        tmp: Tmp::new().unwrap(),
         fixtures: fixtures_dir(),
     };
     let (exchange, outcome) = transcript::play(&transcript, &mut client, &places).await;
@@ -255,7 +252,7 @@ async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), String>, 
 async fn run(name: &str) {
     let path = transcript_path(name);
     let (transcript, mut exchange, outcome, client) = play_file(&path).await;
-    if let Err(report) = outcome {
+    if let Err(Failure { line, report, .. }) = outcome {
         let last: Vec<String> = exchange
             .iter()
             .rev()
@@ -264,12 +261,20 @@ async fn run(name: &str) {
             .map(Value::to_string)
             .collect();
         panic!(
-            "{}: {report}\nthe exchange's last messages:\n{}",
+            "{}:{line}: {report}\nthe exchange's last messages:\n{}",
             path.display(),
             last.join("\n")
         );
     }
     let end = client.finish().await;
+    if let Some(wanted) = transcript.exit_code {
+        assert_eq!(
+            end.exit_code(),
+            wanted,
+            "{}: the exit status",
+            path.display()
+        );
+    }
     exchange.push(json!({
         "exit": { "code": end.exit_code(), "reason": end.reason.to_string() }
     }));
@@ -375,6 +380,7 @@ transcripts!(
     session_navigate_hook_unfit_answer,
     session_navigate_hook_veto,
     session_navigate_label_and_no_op,
+    session_navigate_model_summary,
     session_navigate_plain_moves,
     session_navigate_prepare,
     session_compaction_plan,
@@ -391,6 +397,7 @@ transcripts!(
     session_reads_context,
     session_reads_entries_paging,
     session_reads_tree,
+    session_settings_files,
 );
 
 /// The runner checks inline expectations: a transcript whose expectation is deliberately wrong
@@ -399,7 +406,9 @@ transcripts!(
 async fn a_wrong_expectation_fails_naming_the_message_and_member() {
     let path = transcript_path("must_fail/wrong_expectation");
     let (_, _, outcome, client) = play_file(&path).await;
-    let report = outcome.expect_err("the wrong expectation must fail the transcript");
+    let failure = outcome.expect_err("the wrong expectation must fail the transcript");
+    assert_eq!((failure.step, failure.line), (6, 10));
+    let report = failure.report;
     client.finish().await;
     let wanted = [
         "step 6 (expect): message 1 of 1 expected here",

@@ -7,21 +7,25 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod list;
+mod test;
 
 use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::profile::Profile;
 use crate::inspect::{self, LeafChoice, ReplayOutcome};
-use crate::store::compaction::{self, CompactionSettings, Detail};
+use crate::store::compaction::{self, Detail};
 use crate::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// How the command line ends, as its `--help` says.
 const EXIT_CODES: &str = "\
 Exit status:
-  0  success (`check`: the file is clean); also when the reader of the output goes away
-  1  an error (one line on stderr naming the file and the reason); `check` found problems
-  2  the command line was misused (unknown option, missing argument, malformed op script)";
+  0  success (`check`: the file is clean; `test`: every transcript passed); also when the
+     reader of the output goes away
+  1  an error (one line on stderr naming the file and the reason); `check` found problems;
+     `test`: a transcript failed
+  2  the command line was misused (unknown option, missing argument, malformed op script);
+     `test`: a transcript cannot be read or played (FILE:LINE on stderr), or no server starts";
 
 #[derive(Parser)]
 #[command(
@@ -110,10 +114,10 @@ enum Command {
         /// The model's context window: adds the context usage and whether pi would compact.
         #[arg(long)]
         window: Option<f64>,
-        /// settings.compaction.keepRecentTokens (pi's default 20000).
+        /// settings.compaction.keepRecentTokens (default: pi's settings.json, else 20000).
         #[arg(long)]
         keep: Option<f64>,
-        /// settings.compaction.reserveTokens (pi's default 16384).
+        /// settings.compaction.reserveTokens (default: pi's settings.json, else 16384).
         #[arg(long)]
         reserve: Option<f64>,
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
@@ -122,6 +126,9 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Play transcripts (protocol/transcripts.md) against a fresh `pi-session --stdio` each
+    /// and report every failed expectation: file, line, message and member.
+    Test(test::TestArgs),
     /// Print a completion script for a shell (e.g. `pi-session completions bash`).
     Completions { shell: clap_complete::Shell },
 }
@@ -304,15 +311,31 @@ fn try_main() -> Result<ExitCode, Failure> {
                 Some("null") => Leaf::Null,
                 Some(id) => Leaf::Id(id.into()),
             };
-            let mut settings = CompactionSettings::default();
-            settings.keep_recent_tokens = keep.unwrap_or(settings.keep_recent_tokens);
-            settings.reserve_tokens = reserve.unwrap_or(settings.reserve_tokens);
+            // The flags over pi's settings.json for the session's project, as the sidecar reads it.
+            let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
+                file: None,
+                error: e.into(),
+            })?;
+            let files =
+                crate::repo::summary_settings(&env, profile, &session.cwd()).map_err(|e| {
+                    Failure::Store {
+                        file: None,
+                        error: e.into(),
+                    }
+                })?;
+            let flags = crate::repo::SummarySettings {
+                compaction_keep_recent_tokens: keep,
+                compaction_reserve_tokens: reserve,
+                ..Default::default()
+            };
+            let settings = flags.over(files).compaction();
             let detail = if full { Detail::Full } else { Detail::Brief };
             let doc = compaction::plan_document(&mut session, &leaf, settings, window, detail)
                 .map_err(Failure::in_file(&file))?;
             emit(&(doc.stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Test(args) => test::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut script);

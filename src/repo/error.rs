@@ -16,6 +16,12 @@ pub enum RepoError {
     UnusableSessionId { id: String, reason: &'static str },
     /// A path argument that names no path (for instance a `file://` URL with a host).
     InvalidPath { input: String, reason: &'static str },
+    /// A member of pi's `settings.json` of a type pi cannot use.
+    InvalidSetting {
+        setting: String,
+        expected: &'static str,
+        file: String,
+    },
     /// The environment gives no home directory or no current directory.
     Environment { reason: String },
     /// A file that is not a `.jsonl` session file (a delete request for one).
@@ -39,7 +45,8 @@ impl RepoError {
         match self {
             RepoError::InvalidSessionId { .. }
             | RepoError::UnusableSessionId { .. }
-            | RepoError::InvalidPath { .. } => ErrorKind::InvalidArgument,
+            | RepoError::InvalidPath { .. }
+            | RepoError::InvalidSetting { .. } => ErrorKind::InvalidArgument,
             RepoError::NotASessionFile { .. } => ErrorKind::InvalidSession,
             RepoError::Locked { .. } => ErrorKind::Locked,
             RepoError::Environment { .. } | RepoError::Io { .. } => ErrorKind::Io,
@@ -65,6 +72,11 @@ impl fmt::Display for RepoError {
             RepoError::InvalidPath { input, reason } => {
                 write!(f, "invalid path {input:?}: {reason}")
             }
+            RepoError::InvalidSetting {
+                setting,
+                expected,
+                file,
+            } => write!(f, "{file}: `{setting}` must be {expected}"),
             RepoError::Environment { reason } => f.write_str(reason),
             RepoError::Locked { path } => write!(
                 f,

@@ -33,7 +33,7 @@ pub use paths::{PathEnv, SESSION_DIR_ENV, session_file_name, validate_session_id
 pub use placement::{Place, SessionRequest, cwd_for_open, new_session, session_path};
 pub use scan::SkipReason;
 pub use session_info::SessionInfo;
-pub use settings::settings_session_dir;
+pub use settings::{SummarySettings, settings_session_dir, summary_settings};
 
 /// Whether listings read and write the cache beside the sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,7 +25,9 @@ pub use file::try_write_lock;
 pub use fork::ForkPosition;
 pub use index::Leaf;
 pub use load::Warning;
-pub use navigate::{SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide};
+pub use navigate::{
+    SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, decide, model_summary,
+};
 pub use session::{NewSession, Session, SessionOptions};
 pub use stats::SessionStats;
 pub use sync::fsync_parent;

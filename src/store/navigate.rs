@@ -8,6 +8,7 @@ use crate::format::json::{JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::format::write::NewEntry;
 
+use super::compaction::{BranchBudget, BranchPlan};
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
 use super::session::Session;
@@ -377,5 +378,56 @@ fn leaf_value(leaf: &Leaf) -> JsValue {
     match leaf {
         Leaf::Id(id) => JsValue::from(&**id),
         Leaf::Null | Leaf::Undefined => JsValue::Null,
+    }
+}
+
+impl Session {
+    /// What pi's `generateBranchSummary` would be given for this navigation (`None` when it
+    /// would not run: no summary wanted, or nothing abandoned). pi 1.6's rules are not
+    /// implemented: `None` there.
+    pub fn branch_summary_plan(
+        &mut self,
+        preparation: &TreePreparation,
+        budget: BranchBudget,
+    ) -> StoreResult<Option<BranchPlan>> {
+        let profile = self.profile();
+        if profile == Profile::Pi16
+            || !preparation.user_wants_summary
+            || preparation.entries_to_summarize.is_empty()
+        {
+            return Ok(None);
+        }
+        // The harness passes no reserve, so pi-agent-core's default holds there.
+        let budget = match profile {
+            Profile::Harness => BranchBudget {
+                reserve_tokens: crate::store::compaction::DEFAULT_RESERVE_TOKENS,
+                ..budget
+            },
+            _ => budget,
+        };
+        let entries = preparation
+            .entries_to_summarize
+            .iter()
+            .map(|&p| self.entry_value(p))
+            .collect::<StoreResult<Vec<_>>>()?;
+        crate::store::compaction::prepare_branch_entries(profile, &entries, budget)
+            .map(Some)
+            .map_err(|m| {
+                StoreError::new(
+                    ErrorKind::InvalidSession,
+                    format!("pi cannot summarize this branch: {}", m.0),
+                )
+            })
+    }
+}
+
+/// The branch summary pi writes from its summarizing model's text (or, when the abandoned
+/// entries hold no message, without a model: "No content to summarize").
+pub fn model_summary(plan: &BranchPlan, text: &str, usage: Option<JsValue>) -> SummaryInput {
+    let (summary, details) = plan.written_summary(text);
+    SummaryInput {
+        summary,
+        details: Some(details),
+        usage: if plan.no_content() { None } else { usage },
     }
 }

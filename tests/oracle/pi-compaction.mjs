@@ -10,6 +10,10 @@
 // Case: {"op":"migrate","file":IN,"out":OUT}  SessionManager.open on a copy (v1/v2 -> v3)
 //       {"op":"usage","file","impl","leaf"?,"window"?}
 //       {"op":"prepare","file","impl","leaf"?,"settings"?,"customInstructions"?,"model"?,"thinkingLevel"?}
+//       {"op":"branch","file","target","contextWindow"?,"customInstructions"?,"replaceInstructions"?}
+//            pi-agent-core's harness tree summary: collectEntriesForBranchSummary from the leaf to
+//            `target`, generateBranchSummary with the fake model, and the branch_summary entry
+//            AgentHarness.navigateTree then writes (moveTo at the target's landing place).
 // A leaf of null means before the first entry.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -115,7 +119,41 @@ async function openHarness(c) {
 	return session;
 }
 
+async function branchSummary(c) {
+	const session = await openHarness(c);
+	const leafId = await session.getLeafId();
+	const { entries } = await h.collectEntriesForBranchSummary(session, leafId, c.target);
+	const rec = recorder();
+	const model = fakeModel({ contextWindow: c.contextWindow });
+	const r = await h.generateBranchSummary(entries, {
+		models: rec.models,
+		model,
+		signal: new AbortController().signal,
+		customInstructions: c.customInstructions,
+		replaceInstructions: c.replaceInstructions,
+	});
+	if (!r.ok) return { error: r.error.code ?? "error", message: r.error.message };
+	const target = await session.getEntry(c.target);
+	const landsOnParent =
+		(target.type === "message" && target.message.role === "user") || target.type === "custom_message";
+	const newLeafId = landsOnParent ? target.parentId : c.target;
+	const details = { readFiles: r.value.readFiles, modifiedFiles: r.value.modifiedFiles };
+	const id = await session.moveTo(newLeafId, {
+		summary: r.value.summary,
+		details,
+		usage: r.value.usage,
+		fromHook: false,
+	});
+	return {
+		entryIds: entries.map((e) => e.id),
+		requests: rec.requests,
+		answers: rec.answers,
+		line: JSON.stringify(await session.getEntry(id)),
+	};
+}
+
 async function run(c) {
+	if (c.op === "branch") return branchSummary(c);
 	if (c.op === "migrate") {
 		pi.SessionManager.open(c.out === undefined ? c.file : (copyFileSync(c.file, c.out), c.out), tmp);
 		return { done: true };

@@ -3,11 +3,15 @@
 //   node pi-navigate.mjs ORACLE_DIR one FILE TARGET OPTIONS_JSON -> one navigation
 //   node pi-navigate.mjs ORACLE_DIR batch JOBS_JSON              -> each job ([FILE, TARGET, OPTIONS]) in this process
 //
-// OPTIONS: {"summarize": bool, "summary": text, "label": text}; `summary` stands in for the summary a
-// `session_before_tree` extension returns (taken only when `summarize` is true, marked fromExtension).
+// OPTIONS: {"summarize": bool, "summary": text, "label": text, "customInstructions": text,
+// "replaceInstructions": bool, "modelText": text, "usage": object, "contextWindow": n, "reserveTokens": n};
+// `summary` stands in for the summary a `session_before_tree` extension returns (taken only when
+// `summarize` is true, marked fromExtension). `modelText` makes pi's own summarizer run
+// (`generateBranchSummary`) against a fake model (streamFn) that answers that text with `usage`; the
+// model has `contextWindow` and the settings' `branchSummary.reserveTokens` is `reserveTokens`.
 //
 // Prints {"copy", "oldLeafId", "commonAncestorId", "entriesToSummarize": [ids], "editorText", "newLeafId",
-// "summaryEntryId", "cancelled"}; a library error: {"error": message}, exit 1. `batch` prints one array of those.
+// "summaryEntryId", "cancelled", "requests": [{systemPrompt, text, options}]}; a library error: {"error": message}, exit 1. `batch` prints one array of those.
 //
 // PI_NAVIGATE_VERSION=1.6 runs pi 1.6.0's (the npm alias pi-coding-agent-1.6) instead of 0.82.1's.
 //
@@ -43,10 +47,32 @@ async function navigate(file, targetId, options = {}) {
 	const oldLeafId = sm.getLeafId();
 	let preparation;
 	let treeEvent;
+	const requests = [];
+	// The fake summarizing model: records what pi sends, answers `modelText`.
+	const streamFunction = async (model, context, requestOptions) => {
+		const { signal, sessionId, ...rest } = requestOptions ?? {};
+		requests.push({ systemPrompt: context.systemPrompt, text: context.messages[0].content[0].text, options: rest });
+		const message = {
+			role: "assistant",
+			content: [{ type: "text", text: options.modelText }],
+			api: model.api,
+			provider: model.provider,
+			model: model.id,
+			usage: options.usage,
+			stopReason: "stop",
+			timestamp: 0,
+		};
+		return { result: async () => message };
+	};
 	const host = {
 		sessionManager: sm,
-		model: { provider: "driver", id: "none" },
-		agent: { state: { messages: [] } },
+		model: { provider: "driver", id: "none", api: "fake", contextWindow: options.contextWindow },
+		agent: { state: { messages: [] }, streamFunction },
+		settingsManager: {
+			getBranchSummarySettings: () => ({ reserveTokens: options.reserveTokens ?? 16384, skipPrompt: false }),
+			getRetrySettings: () => ({ enabled: false, maxRetries: 0 }),
+		},
+		_summarizationRetryCallbacks: () => undefined,
 		_extensionRunner: {
 			hasHandlers: (type) => type === "session_before_tree",
 			emit: async (event) => {
@@ -59,7 +85,9 @@ async function navigate(file, targetId, options = {}) {
 			},
 		},
 		_getSummarizationRequestAuth: async () => {
-			throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
+			if (options.modelText === undefined)
+				throw new Error("driver: a summary is wanted but none was supplied (the driver has no model)");
+			return {};
 		},
 		// pi 1.6 refreshes the agent's context and tools from the session after the move, and
 		// wakes idle waiters: nothing of the session file, so no-ops here.
@@ -70,6 +98,8 @@ async function navigate(file, targetId, options = {}) {
 	const outcome = await AgentSession.prototype.navigateTree.call(host, targetId, {
 		summarize: options.summarize,
 		label: options.label,
+		customInstructions: options.customInstructions,
+		replaceInstructions: options.replaceInstructions,
 	});
 	const result = { copy, oldLeafId, cancelled: outcome.cancelled, newLeafId: sm.getLeafId() ?? null };
 	if (!preparation) return result;
@@ -80,6 +110,7 @@ async function navigate(file, targetId, options = {}) {
 		editorText: outcome.editorText ?? null,
 		summaryEntryId: outcome.summaryEntry?.id ?? null,
 		fromExtension: treeEvent?.fromExtension ?? null,
+		requests,
 	};
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
-use crate::repo::{Place, SessionRequest};
+use crate::repo::{PathEnv, Place, SessionRequest, SummarySettings};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
@@ -197,17 +197,46 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
     }
 }
 
+/// The branch summary pi would make for this navigation (if any), and its document.
+fn branch_summary(
+    env: &PathEnv,
+    session: &mut Session,
+    preparation: &store::TreePreparation,
+    p: &TreeParams,
+) -> Result<Option<(store::compaction::BranchPlan, serde_json::Value)>, RpcError> {
+    let settings = settings_in_force(env, session, p.settings.as_ref())?;
+    let budget = settings.branch_budget(p.context_window);
+    let Some(plan) = session.branch_summary_plan(preparation, budget)? else {
+        return Ok(None);
+    };
+    let request = plan
+        .request(p.custom_instructions.as_deref(), p.replace_instructions)
+        .map_err(|m| {
+            store_error(
+                ErrorKind::InvalidSession,
+                format!("pi cannot summarize this branch: {}", m.0),
+            )
+        })?;
+    let now = session.ids().now_millis() as f64;
+    let doc = plan.to_value(request.as_ref(), now).to_serde();
+    Ok(Some((plan, doc)))
+}
+
 pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         Ok(match session.prepare_tree(&tree_request(&p))? {
             None => PrepareTreeResult {
                 no_op: true,
                 preparation: None,
+                branch_summary: None,
             },
             Some(preparation) => PrepareTreeResult {
                 no_op: false,
                 preparation: Some(session.preparation_value(&preparation)?.to_serde()),
+                branch_summary: branch_summary(&env, session, &preparation, &p)?
+                    .map(|(_, doc)| doc),
             },
         })
     })
@@ -218,17 +247,22 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 /// (the session is not held while waiting), decide, apply, notify `session_tree`, answer.
 pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
     let request = tree_request(&p);
+    let params = p.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     let prepared = with_session(&ctx, &p.session_id, move |session| {
         Ok(match session.prepare_tree(&request)? {
             None => Err(leaf_id(session.leaf())),
             Some(preparation) => {
                 let payload = session.preparation_value(&preparation)?.to_serde();
-                Ok((preparation, payload, session.profile()))
+                // A branch pi's summarizer cannot read is refused only when its summary is
+                // needed (no finished summary, and the hook has not supplied one).
+                let plan = branch_summary(&env, session, &preparation, &params);
+                Ok((preparation, payload, plan, session.profile()))
             }
         })
     })
     .await?;
-    let (preparation, payload, profile) = match prepared {
+    let (preparation, payload, plan, profile) = match prepared {
         Ok(prepared) => prepared,
         // Already at the target: nothing to do, nothing written.
         Err(leaf_id) => {
@@ -240,9 +274,15 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
             });
         }
     };
+    let (plan, plan_doc) = match plan {
+        Ok(Some((plan, doc))) => (Ok(Some(plan)), Some(doc)),
+        Ok(None) => (Ok(None), None),
+        Err(e) => (Err(e), None),
+    };
     let hook = BeforeTreeHook {
         session_id: p.session_id.clone(),
         preparation: payload,
+        branch_summary: plan_doc,
     };
     let answer = match ctx.hook("session_before_tree", hook).await {
         HookOutcome::Cancelled => return Err(RpcError::request_cancelled()),
@@ -257,12 +297,26 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
         replace_instructions: a.replace_instructions,
         label: a.label,
     });
-    let decision = store::decide(
-        profile,
-        &preparation,
-        answer,
-        p.summary.as_ref().map(summary_input),
-    )?;
+    let hook_summary = answer.as_ref().is_some_and(|a| a.summary.is_some());
+    let supplied = match p.summary.as_ref() {
+        Some(ready) => Some(summary_input(ready)),
+        // pi's summarizer: "No content to summarize" without a model, else the model's text.
+        None if !hook_summary => match plan? {
+            Some(plan) if plan.no_content() => Some(store::model_summary(&plan, "", None)),
+            Some(plan) => p.model_summary.as_ref().map(|m| {
+                store::model_summary(&plan, &m.text, m.usage.as_ref().map(JsValue::from_serde))
+            }),
+            None if p.model_summary.is_some() && profile == Profile::Pi16 => {
+                return Err(store_error(
+                    ErrorKind::InvalidArgument,
+                    "modelSummary follows pi 0.82.1's generateBranchSummary; pi 1.6's is not implemented",
+                ));
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let decision = store::decide(profile, &preparation, answer, supplied)?;
     let applied = with_session_quick(&ctx, &p.session_id, move |session| {
         Ok((
             session.apply_navigation(&preparation, &decision)?,
@@ -736,16 +790,28 @@ pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError>
     Ok(DeleteResult { deleted })
 }
 
-fn compaction_settings(
-    p: Option<&CompactionSettingsParam>,
-) -> store::compaction::CompactionSettings {
-    let mut s = store::compaction::CompactionSettings::default();
-    if let Some(c) = p.map(|p| &p.compaction) {
-        s.enabled = c.enabled.unwrap_or(s.enabled);
-        s.reserve_tokens = c.reserve_tokens.unwrap_or(s.reserve_tokens);
-        s.keep_recent_tokens = c.keep_recent_tokens.unwrap_or(s.keep_recent_tokens);
+/// The request's `settings` translated; unset members stay unset.
+fn request_settings(p: Option<&CompactionSettingsParam>) -> SummarySettings {
+    let Some(p) = p else {
+        return SummarySettings::default();
+    };
+    SummarySettings {
+        compaction_enabled: p.compaction.enabled,
+        compaction_reserve_tokens: p.compaction.reserve_tokens,
+        compaction_keep_recent_tokens: p.compaction.keep_recent_tokens,
+        branch_summary_reserve_tokens: p.branch_summary.reserve_tokens,
     }
-    s
+}
+
+/// The settings in force for `session`: the request's over pi's `settings.json` files (global,
+/// then the project of the session's cwd), over pi's defaults.
+fn settings_in_force(
+    env: &PathEnv,
+    session: &Session,
+    p: Option<&CompactionSettingsParam>,
+) -> Result<SummarySettings, RpcError> {
+    let files = crate::repo::summary_settings(env, session.profile(), &session.cwd())?;
+    Ok(request_settings(p).over(files))
 }
 
 pub async fn get_context_usage(
@@ -753,9 +819,10 @@ pub async fn get_context_usage(
     p: ContextUsageParams,
 ) -> Result<ContextUsageResult, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
-        let settings = compaction_settings(p.settings.as_ref());
+        let settings = settings_in_force(&env, session, p.settings.as_ref())?.compaction();
         let usage = session.context_usage(&leaf)?;
         let e = &usage.estimate;
         let window = p.context_window;
@@ -793,9 +860,10 @@ pub async fn prepare_compaction(
     p: PrepareCompactionParams,
 ) -> Result<serde_json::Value, RpcError> {
     let id = p.session_id.clone();
+    let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
-        let settings = compaction_settings(p.settings.as_ref());
+        let settings = settings_in_force(&env, session, p.settings.as_ref())?.compaction();
         let preparation = session.prepare_compaction(&leaf, settings)?;
         let thinking_level = match p.thinking_level {
             Some(level) => Some(level),
@@ -834,9 +902,11 @@ fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
 /// `session_before_compact` hook (the session is not held while waiting), then write the hook's
 /// compaction or the one made from the request's `summaries`, notify `session_compact`, answer.
 pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
-    let settings = compaction_settings(p.settings.as_ref());
+    let env = ctx.state().registry.repo()?.env().clone();
+    let request_settings = p.settings.clone();
     let expected_leaf = p.leaf_id.clone();
     let prepared = with_session(&ctx, &p.session_id, move |session| {
+        let settings = settings_in_force(&env, session, request_settings.as_ref())?.compaction();
         let leaf = session.leaf().clone();
         if let Some(expected) = &expected_leaf
             && leaf.id() != Some(expected.as_str())

@@ -34,16 +34,21 @@ pub struct SidecarSettings {
 
 /// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SidecarCapabilities {
     /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
     /// accepted, as another name of `pi-cli`.
     pub profiles: Vec<Profile>,
+    /// pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree`
+    /// and `session_before_tree`, `modelSummary` in `session/navigateTree`.
+    pub branch_summaries: bool,
 }
 
 impl SidecarCapabilities {
     fn current() -> Self {
         SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
+            branch_summaries: true,
         }
     }
 }

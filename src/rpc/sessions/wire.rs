@@ -140,6 +140,13 @@ pub struct TreeParams {
     pub custom_instructions: Option<String>,
     pub replace_instructions: Option<bool>,
     pub label: Option<String>,
+    /// The summarizing model's answer to `branchSummary.request` (`session/prepareTree`):
+    /// written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
+    pub model_summary: Option<SummaryTextParam>,
+    /// The summarizing model's context window (pi's fallback when absent or 0: 128,000).
+    pub context_window: Option<f64>,
+    /// `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
+    pub settings: Option<CompactionSettingsParam>,
 }
 
 /// A branch summary written by someone with a model.
@@ -160,6 +167,11 @@ pub struct PrepareTreeResult {
     /// pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize,
     /// userWantsSummary, customInstructions?, replaceInstructions?, label?.
     pub preparation: Option<Json>,
+    /// What pi's `generateBranchSummary` would be given (when a summary is wanted and something
+    /// is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens,
+    /// fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_summary: Option<Json>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -179,6 +191,9 @@ pub struct NavigateResult {
 pub struct BeforeTreeHook {
     pub session_id: String,
     pub preparation: Json,
+    /// As in `session/prepareTree` (an addition beside pi's `preparation`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_summary: Option<Json>,
 }
 
 /// The `session_before_tree` hook's answer (every member optional).
@@ -503,6 +518,18 @@ pub struct DeleteResult {
 pub struct CompactionSettingsParam {
     #[serde(default)]
     pub compaction: CompactionSection,
+    #[serde(default)]
+    pub branch_summary: BranchSummarySection,
+}
+
+/// `settings.branchSummary`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchSummarySection {
+    pub reserve_tokens: Option<f64>,
+    /// Read by pi's interactive `/tree` only (whether to ask); accepted, not used here.
+    #[allow(dead_code)]
+    pub skip_prompt: Option<bool>,
 }
 
 /// `settings.compaction`.

@@ -3,6 +3,7 @@
 //! summarizing model gets. pi-cli follows pi-coding-agent's `core/compaction`; the harness
 //! follows pi-agent-core's `harness/compaction` (its own cut rules, `retainedTail`).
 
+mod branch;
 mod entry;
 mod estimate;
 mod files;
@@ -12,6 +13,10 @@ mod prompts;
 mod serialize;
 mod text;
 
+pub use branch::{
+    BranchBudget, BranchPlan, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS,
+    prepare_branch_entries,
+};
 pub use entry::{Summaries, SummaryProblem, SummaryText, combine_usage};
 pub use estimate::ContextEstimate;
 pub use files::FileOps;

@@ -310,6 +310,10 @@ export interface Capabilities {
    */
   batches: boolean;
   /**
+   * pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree` and `session_before_tree`, `modelSummary` in `session/navigateTree`.
+   */
+  branchSummaries: boolean;
+  /**
    * `$/cancelRequest` is understood in both directions.
    */
   cancelRequest: boolean;
@@ -740,16 +744,80 @@ export interface BranchWithSummaryParams {
  * via the `definition` "TreeParams".
  */
 export interface TreeParams {
+  /**
+   * The summarizing model's context window (pi's fallback when absent or 0: 128,000).
+   */
+  contextWindow?: number | null;
   customInstructions?: string | null;
   label?: string | null;
+  /**
+   * The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
+   */
+  modelSummary?: SummaryTextParam | null;
   replaceInstructions?: boolean | null;
   sessionId: string;
+  /**
+   * `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
+   */
+  settings?: CompactionSettingsParam | null;
   summarize?: boolean;
   /**
    * A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
    */
   summary?: SummaryParam | null;
   targetId: string;
+}
+/**
+ * A model's answer to one of `session/prepareCompaction`'s requests.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SummaryTextParam".
+ */
+export interface SummaryTextParam {
+  /**
+   * The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
+   */
+  text: string;
+  /**
+   * The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+   */
+  usage?: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionSettingsParam".
+ */
+export interface CompactionSettingsParam {
+  branchSummary?: BranchSummarySection;
+  compaction?: CompactionSection;
+}
+/**
+ * `settings.branchSummary`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchSummarySection".
+ */
+export interface BranchSummarySection {
+  reserveTokens?: number | null;
+  /**
+   * Read by pi's interactive `/tree` only (whether to ask); accepted, not used here.
+   */
+  skipPrompt?: boolean | null;
+}
+/**
+ * `settings.compaction`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionSection".
+ */
+export interface CompactionSection {
+  enabled?: boolean | null;
+  keepRecentTokens?: number | null;
+  reserveTokens?: number | null;
 }
 /**
  * A branch summary written by someone with a model.
@@ -769,6 +837,12 @@ export interface SummaryParam {
  * via the `definition` "PrepareTreeResult".
  */
 export interface PrepareTreeResult {
+  /**
+   * What pi's `generateBranchSummary` would be given (when a summary is wanted and something is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens, fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
+   */
+  branchSummary?: {
+    [k: string]: unknown | undefined;
+  };
   /**
    * The target already is the leaf: navigating would do nothing.
    */
@@ -998,26 +1072,6 @@ export interface ContextUsageParams {
   settings?: CompactionSettingsParam | null;
 }
 /**
- * pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CompactionSettingsParam".
- */
-export interface CompactionSettingsParam {
-  compaction?: CompactionSection;
-}
-/**
- * `settings.compaction`.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CompactionSection".
- */
-export interface CompactionSection {
-  enabled?: boolean | null;
-  keepRecentTokens?: number | null;
-  reserveTokens?: number | null;
-}
-/**
  * `session/getContextUsage`'s result.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1185,24 +1239,6 @@ export interface SummariesParam {
   turnPrefix?: SummaryTextParam | null;
 }
 /**
- * A model's answer to one of `session/prepareCompaction`'s requests.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SummaryTextParam".
- */
-export interface SummaryTextParam {
-  /**
-   * The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
-   */
-  text: string;
-  /**
-   * The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
-   */
-  usage?: {
-    [k: string]: unknown | undefined;
-  };
-}
-/**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "CompactResult".
  */
@@ -1223,6 +1259,12 @@ export interface CompactResult {
  * via the `definition` "BeforeTreeHook".
  */
 export interface BeforeTreeHook {
+  /**
+   * As in `session/prepareTree` (an addition beside pi's `preparation`).
+   */
+  branchSummary?: {
+    [k: string]: unknown | undefined;
+  };
   preparation: unknown;
   sessionId: string;
 }

@@ -1,137 +1,27 @@
-//! The transcript format (`protocol/transcripts.md`) and its player.
-//!
-//! A transcript is a client's side of a conversation with the server, with what the server
-//! must answer where the author wrote it down. [`play`] sends the client's messages through a
-//! [`Peer`], checks the inline expectations as it goes and returns the whole exchange, which
-//! the project's tests keep as an insta snapshot. Nothing here knows how the server is started
-//! or what it serves, so `pi-session test FILE` can play the same files through its own peer.
-
-#![allow(dead_code)] // Not every step kind is used by every caller.
-
-pub mod expect;
+//! Plays a transcript through a [`Peer`]: sends the client's messages with their
+//! placeholders filled, reads the server's, checks the inline expectations, and records the
+//! whole exchange.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use pi_session::internal::rpc::{Framing, WireFraming};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Transcript {
-    /// What the exchange shows.
-    pub description: String,
-    /// How the client frames what it sends (the server detects it unless `server.framing`).
-    #[serde(default = "ndjson")]
-    pub framing: WireFraming,
-    #[serde(default)]
-    pub server: ServerSetup,
-    /// Show the result of `initialize` in the exchange. It is long (every method) and the same
-    /// in every transcript, so only the lifecycle transcripts show it; the others record
-    /// `"[initialize result]"`.
-    #[serde(default)]
-    pub show_initialize_result: bool,
-    pub steps: Vec<Step>,
-}
+use super::expect;
+use super::format::{Expected, Step, Transcript};
+use super::tmp::Tmp;
+use crate::rpc::{WireFraming, encode_frame};
 
-fn ndjson() -> WireFraming {
-    WireFraming::Ndjson
-}
-
-impl Transcript {
-    /// Reads a transcript file; the error names the file and what is wrong.
-    pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-    }
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ServerSetup {
-    pub framing: Option<Framing>,
-    pub max_frame_bytes: Option<usize>,
-    #[serde(default)]
-    pub state: StateKind,
-}
-
-/// Which server the transcript talks to.
-#[derive(Default, Deserialize, Clone, Copy)]
-#[serde(rename_all = "camelCase")]
-pub enum StateKind {
-    /// The project's test-only methods (`tests/rpc_transcripts.rs`).
-    #[default]
-    Test,
-    /// The real sidecar: every `session/*` method.
-    Sidecar,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub enum Step {
-    /// One message, framed.
-    Send(Value),
-    /// `[id, method, params]`: a request, recorded in full.
-    Request((Value, String, Value)),
-    /// `[method, params]`: a notification, recorded in full.
-    Notify((String, Value)),
-    /// `[id, result]`: the client's answer to a hook, recorded in full.
-    Answer((Value, Value)),
-    /// Text sent as it is (for malformed frames).
-    SendRaw(String),
-    /// Bytes in hex sent as they are (for non-UTF-8 input).
-    SendHex(String),
-    /// Read server messages, in order: a count, or the messages expected (patterns, see
-    /// [`expect`]), each checked as it is read.
-    Expect(Expected),
-    /// Read this many server messages, recording the values of these member names (anywhere
-    /// in their `result`) as `[not reproducible]`: for what even the deterministic mode leaves
-    /// random.
-    ExpectRedacting { count: usize, members: Vec<String> },
-    /// Read this many server messages whose relative order is not guaranteed; they are
-    /// recorded sorted.
-    ExpectUnordered(usize),
-    /// Let the clock run.
-    SleepMs(u64),
-    /// End the server's input.
-    CloseInput,
-    /// Writes a file (`path` relative to the temporary directory) with this text.
-    WriteFile { path: String, text: String },
-    /// Copies a file from the fixtures (`from`) into the temporary directory (`to`).
-    CopyFixture { from: String, to: String },
-    /// Holds an exclusive lock on a file, as another process writing to it would, until the
-    /// transcript ends.
-    LockFile(String),
-    /// Records every file under a directory (relative to the temporary directory, recursively)
-    /// with its lines, each parsed as JSON where it is JSON.
-    Files(String),
-    /// Records the names and line counts of the files under a directory.
-    ListFiles(String),
-    /// Sets a file's modification time (`path` relative to the temporary directory) to
-    /// `seconds` after 2026-01-01T00:00:00Z.
-    SetMtime { path: String, seconds: u64 },
-}
-
-/// What an `expect` step reads.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub enum Expected {
-    /// This many messages, recorded but not checked here.
-    Count(usize),
-    /// These messages, in this order.
-    Messages(Vec<Value>),
-}
-
-/// The server, as the player sees it.
+/// The server, as the player sees it: bytes in, messages out, and a clock.
 #[allow(async_fn_in_trait)] // Used with concrete types only; no `Send` bound is needed.
 pub trait Peer {
-    async fn send(&mut self, message: &Value);
-    async fn send_raw(&mut self, bytes: &[u8]);
-    /// The next server message (failing when none comes).
-    async fn recv(&mut self) -> Value;
+    /// Sends bytes as they are (the player frames messages itself).
+    async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String>;
+    /// The next server message; an error says why none came (timeout, end of output, a frame
+    /// that is not JSON).
+    async fn recv(&mut self) -> Result<Value, String>;
     async fn close_input(&mut self);
     async fn sleep(&mut self, duration: Duration);
 }
@@ -144,6 +34,15 @@ pub struct Places {
     pub fixtures: PathBuf,
 }
 
+/// Why a transcript failed: the step (1-based), its line in the file, and the report (which
+/// starts with `step N (kind): `).
+#[derive(Debug)]
+pub struct Failure {
+    pub step: usize,
+    pub line: usize,
+    pub report: String,
+}
+
 /// Plays `transcript` through `peer`: returns the exchange so far (client and server messages
 /// and the other steps, paths shown as `${tmp}`) and, when an expectation failed or a step
 /// could not be played, a report naming the step, the message and the member.
@@ -151,9 +50,10 @@ pub async fn play(
     transcript: &Transcript,
     peer: &mut impl Peer,
     places: &Places,
-) -> (Vec<Value>, Result<(), String>) {
+) -> (Vec<Value>, Result<(), Failure>) {
     let mut player = Player {
         places,
+        framing: transcript.framing,
         results: BTreeMap::new(),
         methods: BTreeMap::new(),
         locks: Vec::new(),
@@ -163,7 +63,11 @@ pub async fn play(
     };
     for (index, step) in transcript.steps.iter().enumerate() {
         if let Err(failure) = player.step(step, peer).await {
-            let failure = format!("step {} ({}): {failure}", index + 1, step_kind(step));
+            let failure = Failure {
+                step: index + 1,
+                line: transcript.step_lines.get(index).copied().unwrap_or(0),
+                report: format!("step {} ({}): {failure}", index + 1, step.kind()),
+            };
             return (player.exchange, Err(failure));
         }
     }
@@ -172,7 +76,9 @@ pub async fn play(
 
 struct Player<'a> {
     places: &'a Places,
-    /// The result of every response, by request id, for `${@ID.path}`.
+    framing: WireFraming,
+    /// For `${@ID.path}`: the result of every response by request id, and the params of every
+    /// request the server sent (hooks) by its id.
     results: BTreeMap<String, Value>,
     /// The method of every request sent, by id, to name responses in reports.
     methods: BTreeMap<String, String>,
@@ -202,22 +108,22 @@ impl Player<'_> {
                 self.send(&message, peer).await?;
             }
             Step::SendRaw(text) => {
-                peer.send_raw(text.as_bytes()).await;
+                peer.send_raw(text.as_bytes()).await?;
                 self.exchange.push(json!({ "clientRaw": text }));
             }
             Step::SendHex(hex) => {
-                peer.send_raw(&decode_hex(hex)?).await;
+                peer.send_raw(&decode_hex(hex)?).await?;
                 self.exchange.push(json!({ "clientHex": hex }));
             }
             Step::Expect(Expected::Count(count)) => {
-                for _ in 0..*count {
-                    let message = self.recv(peer).await;
+                for index in 0..*count {
+                    let message = self.recv(peer, index, *count).await?;
                     self.record(message);
                 }
             }
             Step::Expect(Expected::Messages(patterns)) => {
                 for (index, pattern) in patterns.iter().enumerate() {
-                    let message = self.recv(peer).await;
+                    let message = self.recv(peer, index, patterns.len()).await?;
                     let pattern = self.fill(pattern)?;
                     let found = expect::differences(&pattern, &message);
                     if !found.is_empty() {
@@ -235,8 +141,8 @@ impl Player<'_> {
                 }
             }
             Step::ExpectRedacting { count, members } => {
-                for _ in 0..*count {
-                    let mut message = self.recv(peer).await;
+                for index in 0..*count {
+                    let mut message = self.recv(peer, index, *count).await?;
                     if let Some(result) = message.get_mut("result") {
                         *result = redact_members(result.take(), members);
                     }
@@ -245,8 +151,8 @@ impl Player<'_> {
             }
             Step::ExpectUnordered(count) => {
                 let mut messages = Vec::new();
-                for _ in 0..*count {
-                    messages.push(self.recv(peer).await);
+                for index in 0..*count {
+                    messages.push(self.recv(peer, index, *count).await?);
                 }
                 messages.sort_by_key(Value::to_string);
                 for message in messages {
@@ -263,7 +169,7 @@ impl Player<'_> {
             }
             Step::WriteFile { path, text } => {
                 let target = tmp.path(path);
-                std::fs::create_dir_all(target.parent().unwrap())
+                create_parent(&target)
                     .and_then(|()| std::fs::write(&target, text))
                     .map_err(|e| format!("{path}: {e}"))?;
                 self.exchange
@@ -272,8 +178,8 @@ impl Player<'_> {
             Step::CopyFixture { from, to } => {
                 let source = self.places.fixtures.join(from);
                 let target = tmp.path(to);
-                std::fs::create_dir_all(target.parent().unwrap())
-                    .and_then(|()| std::fs::copy(&source, &target))
+                create_parent(&target)
+                    .and_then(|()| std::fs::copy(&source, &target).map(drop))
                     .map_err(|e| format!("{}: {e}", source.display()))?;
                 self.exchange
                     .push(json!({ "copyFixture": { "from": from, "to": to } }));
@@ -291,7 +197,7 @@ impl Player<'_> {
             }
             Step::Files(dir) => {
                 let files: BTreeMap<String, Value> = tmp
-                    .files(dir)
+                    .files(dir)?
                     .into_iter()
                     .map(|(name, text)| {
                         let lines = text
@@ -305,7 +211,7 @@ impl Player<'_> {
             }
             Step::ListFiles(dir) => {
                 let files: BTreeMap<String, usize> = tmp
-                    .files(dir)
+                    .files(dir)?
                     .into_iter()
                     .map(|(name, text)| (name, text.lines().count()))
                     .collect();
@@ -325,27 +231,48 @@ impl Player<'_> {
         Ok(())
     }
 
-    /// Sends a message with its placeholders filled and records it as the transcript wrote it.
+    /// Sends a message, framed, with its placeholders filled; records it with the directory
+    /// shown as `${tmp}`.
     async fn send(&mut self, message: &Value, peer: &mut impl Peer) -> Result<(), String> {
         let message = self.places.tmp.fill(&self.fill(message)?);
         if let (Some(id), Some(method)) = (message.get("id"), message.get("method")) {
             let method = method.as_str().unwrap_or_default().to_owned();
             self.methods.insert(id_key(id), method);
         }
-        peer.send(&message).await;
+        let mut bytes = Vec::new();
+        encode_frame(self.framing, message.to_string().as_bytes(), &mut bytes);
+        peer.send_raw(&bytes).await?;
         self.exchange
             .push(json!({ "client": self.places.tmp.hide(message) }));
         Ok(())
     }
 
-    /// The next server message with the directory shown as `${tmp}`; its result remembered.
-    async fn recv(&mut self, peer: &mut impl Peer) -> Value {
-        let message = self.places.tmp.hide(peer.recv().await);
+    /// The next server message (number `index` of the `count` the step reads) with the
+    /// directory shown as `${tmp}`; its result or params remembered for `${@ID.path}`.
+    async fn recv(
+        &mut self,
+        peer: &mut impl Peer,
+        index: usize,
+        count: usize,
+    ) -> Result<Value, String> {
+        let message = peer.recv().await.map_err(|why| {
+            format!(
+                "message {} of {count} expected here (server message {}): {why}",
+                index + 1,
+                self.read + 1
+            )
+        })?;
+        let message = self.places.tmp.hide(message);
         self.read += 1;
-        if let (Some(id), Some(result)) = (message.get("id"), message.get("result")) {
-            self.results.insert(id_key(id), result.clone());
+        let remembered = match (message.get("id"), message.get("method")) {
+            (Some(id), None) => message.get("result").map(|result| (id, result)),
+            (Some(id), Some(_)) => message.get("params").map(|params| (id, params)),
+            _ => None,
+        };
+        if let Some((id, value)) = remembered {
+            self.results.insert(id_key(id), value.clone());
         }
-        message
+        Ok(message)
     }
 
     fn record(&mut self, mut message: Value) {
@@ -362,9 +289,9 @@ impl Player<'_> {
         self.exchange.push(json!({ "server": message }));
     }
 
-    /// `${@ID.path}` -> the earlier result it names, in every string of `value`.
+    /// `${@ID.path}` -> the earlier result it names, everywhere in `value`.
     fn fill(&self, value: &Value) -> Result<Value, String> {
-        try_map_strings(value.clone(), &|s| fill_results(s, &self.results))
+        fill_references(value.clone(), &self.results)
     }
 
     /// "server message 7, the response to request 3 (session/append)".
@@ -385,25 +312,10 @@ impl Player<'_> {
     }
 }
 
-fn step_kind(step: &Step) -> &'static str {
-    match step {
-        Step::Send(_) => "send",
-        Step::Request(_) => "request",
-        Step::Notify(_) => "notify",
-        Step::Answer(_) => "answer",
-        Step::SendRaw(_) => "sendRaw",
-        Step::SendHex(_) => "sendHex",
-        Step::Expect(_) => "expect",
-        Step::ExpectRedacting { .. } => "expectRedacting",
-        Step::ExpectUnordered(_) => "expectUnordered",
-        Step::SleepMs(_) => "sleepMs",
-        Step::CloseInput => "closeInput",
-        Step::WriteFile { .. } => "writeFile",
-        Step::CopyFixture { .. } => "copyFixture",
-        Step::LockFile(_) => "lockFile",
-        Step::Files(_) => "files",
-        Step::ListFiles(_) => "listFiles",
-        Step::SetMtime { .. } => "setMtime",
+fn create_parent(path: &std::path::Path) -> std::io::Result<()> {
+    match path.parent() {
+        Some(parent) => std::fs::create_dir_all(parent),
+        None => Ok(()),
     }
 }
 
@@ -412,77 +324,54 @@ fn id_key(id: &Value) -> String {
     id.as_str().map_or_else(|| id.to_string(), str::to_owned)
 }
 
-/// The transcript's temporary directory, written `${tmp}` in scripts and exchanges.
-pub struct Tmp {
-    dir: tempfile::TempDir,
-    text: String,
+/// Fills `${@ID.path}` everywhere in `value`. A string that is one reference and nothing else
+/// becomes the value referred to, whatever its type; inside a longer string (or a member name)
+/// a reference must name a string or a number, written in.
+fn fill_references(value: Value, results: &BTreeMap<String, Value>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(s) => match whole_reference(&s) {
+            Some(reference) => lookup(reference, results)?.clone(),
+            None => Value::String(fill_in_text(&s, results)?),
+        },
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| fill_references(v, results))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| Ok((fill_in_text(&k, results)?, fill_references(v, results)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other,
+    })
 }
 
-impl Tmp {
-    const PLACEHOLDER: &'static str = "${tmp}";
+/// `ID.path` when `text` is exactly `${@ID.path}`.
+fn whole_reference(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix("${@")?.strip_suffix('}')?;
+    (!inner.contains('}')).then_some(inner)
+}
 
-    pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        // The canonical path, as the server resolves paths.
-        let text = dir
-            .path()
-            .canonicalize()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_owned();
-        Tmp { dir, text }
-    }
-
-    pub fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    /// `${tmp}` -> the directory, in every string of a message.
-    fn fill(&self, message: &Value) -> Value {
-        map_strings(message.clone(), &|s| {
-            s.replace(Self::PLACEHOLDER, &self.text)
-        })
-    }
-
-    /// The directory -> `${tmp}`, in every string of a message.
-    fn hide(&self, message: Value) -> Value {
-        map_strings(message, &|s| s.replace(&self.text, Self::PLACEHOLDER))
-    }
-
-    /// Every file under `dir`, by path relative to it, with its text.
-    fn files(&self, dir: &str) -> Vec<(String, String)> {
-        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    walk(root, &path, out);
-                } else {
-                    let name = path
-                        .strip_prefix(root)
-                        .unwrap()
-                        .to_str()
-                        .unwrap()
-                        .to_owned();
-                    let bytes = std::fs::read(&path).unwrap();
-                    out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
-                }
-            }
+/// The member at `path` (dot-separated names and array indices) of what `ID` left.
+fn lookup<'a>(reference: &str, results: &'a BTreeMap<String, Value>) -> Result<&'a Value, String> {
+    let mut parts = reference.split('.');
+    let id = parts.next().unwrap_or_default();
+    let mut value = results
+        .get(id)
+        .ok_or_else(|| format!("${{@{reference}}}: no result for request {id} yet"))?;
+    for part in parts {
+        value = match part.parse::<usize>() {
+            Ok(index) => value.get(index),
+            Err(_) => value.get(part),
         }
-        let root = self.path(dir);
-        let mut out = Vec::new();
-        walk(&root, &root, &mut out);
-        out.sort();
-        out
+        .ok_or_else(|| format!("${{@{reference}}}: no member {part:?} in {value}"))?;
     }
+    Ok(value)
 }
 
-/// `${@ID.path}`: the member at `path` (dot-separated keys and array indices) of the result of
-/// request `ID`.
-fn fill_results(text: &str, results: &BTreeMap<String, Value>) -> Result<String, String> {
+fn fill_in_text(text: &str, results: &BTreeMap<String, Value>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${@") {
@@ -492,21 +381,14 @@ fn fill_results(text: &str, results: &BTreeMap<String, Value>) -> Result<String,
             .ok_or_else(|| format!("unterminated placeholder in {text:?}"))?
             + start;
         let reference = &rest[start + 3..end];
-        let mut parts = reference.split('.');
-        let id = parts.next().unwrap_or_default();
-        let mut value = results
-            .get(id)
-            .ok_or_else(|| format!("${{@{reference}}}: no result for request {id} yet"))?;
-        for part in parts {
-            value = match part.parse::<usize>() {
-                Ok(index) => value.get(index),
-                Err(_) => value.get(part),
-            }
-            .ok_or_else(|| format!("${{@{reference}}}: no member {part:?} in {value}"))?;
-        }
-        match value {
+        match lookup(reference, results)? {
             Value::String(s) => out.push_str(s),
-            other => return Err(format!("${{@{reference}}} is not a string: {other}")),
+            Value::Number(n) => out.push_str(&n.to_string()),
+            other => {
+                return Err(format!(
+                    "${{@{reference}}} inside a longer string must be a string or a number, not {other}"
+                ));
+            }
         }
         rest = &rest[end + 1..];
     }
@@ -537,31 +419,6 @@ fn redact_members(value: Value, members: &[String]) -> Value {
     }
 }
 
-fn map_strings(value: Value, f: &dyn Fn(&str) -> String) -> Value {
-    try_map_strings(value, &|s| Ok(f(s))).unwrap()
-}
-
-fn try_map_strings(
-    value: Value,
-    f: &dyn Fn(&str) -> Result<String, String>,
-) -> Result<Value, String> {
-    Ok(match value {
-        Value::String(s) => Value::String(f(&s)?),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|v| try_map_strings(v, f))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| Ok((f(&k)?, try_map_strings(v, f)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        other => other,
-    })
-}
-
 fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     digits
@@ -573,4 +430,33 @@ fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
                 .ok_or_else(|| format!("not hex: {:?}", String::from_utf8_lossy(pair)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_keep_their_type_when_they_are_the_whole_string() {
+        let mut results = BTreeMap::new();
+        results.insert(
+            "3".to_owned(),
+            json!({"entryId": "ab", "n": 7, "rows": [{"id": "x"}]}),
+        );
+        results.insert("s1".to_owned(), json!({"preparation": {"targetId": "t"}}));
+        let filled = fill_references(
+            json!({"a": "${@3.entryId}", "n": "${@3.n}", "row": "${@3.rows.0}",
+                   "text": "id ${@3.rows.0.id} n=${@3.n}", "hook": "${@s1.preparation.targetId}"}),
+            &results,
+        )
+        .unwrap();
+        assert_eq!(
+            filled,
+            json!({"a": "ab", "n": 7, "row": {"id": "x"}, "text": "id x n=7", "hook": "t"})
+        );
+        let error = fill_references(json!("${@4.x}"), &results).unwrap_err();
+        assert!(error.contains("no result for request 4"), "{error}");
+        let error = fill_references(json!("a ${@3.rows}"), &results).unwrap_err();
+        assert!(error.contains("must be a string or a number"), "{error}");
+    }
 }
