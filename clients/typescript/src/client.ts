@@ -308,6 +308,10 @@ export class PiSession {
     } catch (error) {
       const answered = error instanceof ResponseError && !CONNECTION_LOST.includes(error.code);
       if (this.gone !== undefined && !answered) {
+        // Its output may end a moment before its exit is reported: wait (briefly) for the
+        // exit status, the more useful reason.
+        const brief = new Promise((resolve) => setTimeout(resolve, 1000).unref());
+        await Promise.race([this.exited, brief]);
         throw new PiSessionError(
           method,
           ErrorCodes.ServerGone,
