@@ -148,11 +148,73 @@ fn measure(wire: Wire, appends: u64) -> Figures {
     }
 }
 
+/// Per-request latency of sequential `session/append`s (ndjson), durable or not: the session's
+/// file in `target/bench` (this disk), each append acknowledged after its fsync when durable.
+/// Returns the sorted latencies in milliseconds.
+fn latencies(durable: bool, appends: u64) -> Vec<f64> {
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::tempdir_in(&base).expect("temp dir");
+    let mut child = Command::new(BIN)
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn pi-session");
+    let mut input = BufWriter::new(child.stdin.take().unwrap());
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut call = |message: Value| {
+        input.write_all(&frame(Wire::Ndjson, &message)).unwrap();
+        input.flush().unwrap();
+        read(Wire::Ndjson, &mut output)
+    };
+    call(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
+    let created = call(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "session/create",
+        "params": {"cwd": "/bench", "sessionDir": dir.path(), "durable": durable}}),
+    );
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    let mut times = Vec::with_capacity(appends as usize);
+    for id in 1..=appends {
+        let started = Instant::now();
+        let answer = call(append(id, &session));
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(answer["id"], id, "{answer}");
+    }
+    call(json!({"jsonrpc": "2.0", "id": 0, "method": "shutdown"}));
+    input
+        .write_all(&frame(
+            Wire::Ndjson,
+            &json!({"jsonrpc": "2.0", "method": "exit"}),
+        ))
+        .unwrap();
+    input.flush().unwrap();
+    assert!(child.wait().unwrap().success());
+    times.sort_by(f64::total_cmp);
+    times
+}
+
 fn main() {
     let appends: u64 = std::env::var("APPENDS")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20_000);
+    let timed: u64 = std::env::var("LATENCY_APPENDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2_000);
+    println!("session/append latency over stdio (ndjson, one at a time), {timed} appends each");
+    for durable in [false, true] {
+        let times = latencies(durable, timed);
+        let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+        println!(
+            "  durable {durable:<5}: p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms",
+            at(0.5),
+            at(0.99),
+            times[times.len() - 1]
+        );
+    }
     println!("session/append round trips over stdio, {appends} appends each, no fsync");
     for (name, wire) in [("ndjson", Wire::Ndjson), ("lsp", Wire::Lsp)] {
         let figures = measure(wire, appends);

@@ -8,9 +8,17 @@
 //! removed before every run, so every file is read) and warm (cache in place). The OS page
 //! cache is warm for everyone. Run with `cargo bench --bench listing`; the data is generated
 //! once under `target/bench-data/` (set `BENCH_RUNS` to change the number of runs).
+//!
+//! Three ways of listing are timed: the library call (`Repo::list`, rows in memory), the whole
+//! command `pi-session list --json` (a fresh process printing pi's rows), and `session/list`
+//! over stdio to a running server, from the request written to the last byte of the answer
+//! read (the client does not parse it), with pi's full rows and with `fields` (a picker's
+//! members, no `allMessagesText`). The release binary must be built
+//! (`cargo build --release`); `cargo bench` builds it when it builds this benchmark.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pi_session::internal::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
@@ -126,6 +134,157 @@ fn main() {
         );
     }
     println!("pi: best of its runs; this program: median. Ratios are pi / this program.");
+    end_to_end(&root, runs);
+}
+
+/// Named ways of listing, each returning the bytes it produced.
+type Cases<'a> = Vec<(&'a str, Box<dyn FnMut() -> usize + 'a>)>;
+
+/// The fields a session picker asks for.
+const PICKER_FIELDS: &str = r#"["path","id","name","modified","messageCount","firstMessage"]"#;
+
+/// `list --json` as a process and `session/list` over stdio, cold and warm, beside pi.
+fn end_to_end(root: &Path, runs: usize) {
+    let binary = root.join("target/release/pi-session");
+    if !binary.exists() {
+        eprintln!(
+            "NOTICE: no {} (cargo build --release); end-to-end figures skipped",
+            binary.display()
+        );
+        return;
+    }
+    println!();
+    println!(
+        "{:<7} {:<26} {:>9} {:>9} {:>9} {:>8} {:>8} {:>11}",
+        "data", "what", "pi ms", "cold ms", "warm ms", "cold x", "warm x", "answer MB"
+    );
+    for dataset in DATASETS {
+        let dir = root
+            .join("target/bench-data")
+            .join(dataset.name)
+            .join("--home-dev-project--");
+        if !dir.exists() {
+            continue;
+        }
+        let dir_text = dir.to_str().unwrap();
+        let pi = pi_runs(root, dir_text, runs.min(3)).map(|(_, t)| best(&t));
+        let clear = || {
+            let _ = std::fs::remove_file(dir.join(CACHE_FILE_NAME));
+        };
+        let cli = || {
+            let out = Command::new(&binary)
+                .args(["list", "--json", "--cwd", CWD, "--session-dir", dir_text])
+                .stderr(Stdio::null())
+                .output()
+                .expect("run pi-session list");
+            assert!(out.status.success(), "pi-session list failed");
+            out.stdout.len()
+        };
+        let mut server = Server::start(&binary);
+        let list_full = format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}"}}"#);
+        let list_picker =
+            format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}","fields":{PICKER_FIELDS}}}"#);
+        let cases: Cases<'_> = vec![
+            ("list --json (process)", Box::new(cli)),
+            (
+                "session/list",
+                Box::new(|| server.request("session/list", &list_full)),
+            ),
+        ];
+        report_cases(dataset.name, cases, runs, pi, &clear);
+        let cases: Cases<'_> = vec![(
+            "session/list fields",
+            Box::new(|| server.request("session/list", &list_picker)),
+        )];
+        report_cases(dataset.name, cases, runs, pi, &clear);
+    }
+    println!("cold: cache removed before each run; warm: cache in place. Ratios: pi / this.");
+}
+
+fn report_cases(name: &str, cases: Cases<'_>, runs: usize, pi: Option<Duration>, clear: &dyn Fn()) {
+    let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
+    let ratio = |ours: Duration| {
+        pi.map_or("-".to_string(), |p| {
+            format!("{:.0}x", p.as_secs_f64() / ours.as_secs_f64())
+        })
+    };
+    for (what, mut run) in cases {
+        let cold = time_runs(runs, || {
+            clear();
+            run()
+        });
+        let warm = time_runs(runs, &mut run);
+        println!(
+            "{:<7} {:<26} {:>9} {:>9} {:>9} {:>8} {:>8} {:>11.1}",
+            name,
+            what,
+            pi.map_or("-".to_string(), ms),
+            ms(median(&cold.1)),
+            ms(median(&warm.1)),
+            ratio(median(&cold.1)),
+            ratio(median(&warm.1)),
+            warm.0 as f64 / 1_048_576.0,
+        );
+    }
+}
+
+/// A `pi-session --stdio` server, initialized, answering one request at a time.
+struct Server {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl Server {
+    fn start(binary: &Path) -> Server {
+        let mut child = Command::new(binary)
+            .arg("--stdio")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start pi-session --stdio");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Server {
+            child,
+            input,
+            output,
+            next_id: 1,
+            line: String::new(),
+        };
+        server.request("initialize", "{}");
+        server
+    }
+
+    /// Sends one request and reads its answer whole: the answer's length in bytes.
+    fn request(&mut self, method: &str, params: &str) -> usize {
+        let id = self.next_id;
+        self.next_id += 1;
+        writeln!(
+            self.input,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        )
+        .unwrap();
+        self.input.flush().unwrap();
+        self.line.clear();
+        self.output.read_line(&mut self.line).unwrap();
+        assert!(
+            self.line.contains(r#""result""#),
+            "{method} failed: {}",
+            &self.line[..self.line.len().min(300)]
+        );
+        self.line.len()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, r#"{{"jsonrpc":"2.0","method":"exit"}}"#);
+        let _ = self.child.wait();
+    }
 }
 
 fn threads() -> usize {

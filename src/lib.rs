@@ -40,9 +40,10 @@ pub mod internal {
     }
     pub mod repo {
         pub use crate::repo::{
-            CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, Listing, PathEnv, Repo,
-            RepoError, SESSION_DIR_ENV, SessionInfo, SkipReason, fork_file, parse_date, paths,
-            render, session_file_name, settings_session_dir, summary_settings, validate_session_id,
+            CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, ListField, ListSelection,
+            Listing, PathEnv, Pi16Feature, Pi16Mark, Pi16Note, Repo, RepoError, SESSION_DIR_ENV,
+            SessionInfo, SkipReason, fork_file, parse_date, paths, render, search,
+            session_file_name, settings_session_dir, summary_settings, validate_session_id,
         };
     }
     pub mod rpc {

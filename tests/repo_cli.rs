@@ -285,3 +285,83 @@ fn list_takes_the_session_dir_from_settings_as_each_pi_reads_it() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sessionDir"));
 }
+
+#[test]
+fn list_searches_pages_and_picks_fields() {
+    let world = world_with_sessions();
+    let json = |args: &[&str]| -> Value {
+        let out = pi_session(&world, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let found = json(&[
+        "list",
+        "--cwd",
+        "/p",
+        "--json",
+        "--query",
+        "unnamed",
+        "--fields",
+        "id,firstMessage",
+    ]);
+    assert_eq!(
+        found,
+        serde_json::json!([{"id": "b", "firstMessage": "unnamed question"}])
+    );
+    let named = json(&[
+        "list", "--cwd", "/p", "--json", "--named", "--fields", "name,id",
+    ]);
+    assert_eq!(
+        named,
+        serde_json::json!([{"id": "a", "name": "Named session"}])
+    );
+    let page = json(&[
+        "list", "--cwd", "/p", "--json", "--offset", "1", "--limit", "1", "--fields", "id",
+    ]);
+    assert_eq!(page, serde_json::json!([{"id": "a"}]));
+    for bad in [
+        &["list", "--query", "re:("][..],
+        &["list", "--fields", "id,nope"],
+        &["list", "--profile", "harness", "--query", "x"],
+    ] {
+        let out = pi_session(&world, bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
+
+#[test]
+fn list_warns_of_what_only_pi_16_writes_unless_profile_pi_16() {
+    let world = World::new();
+    let dir = world.home.join(".pi/agent/sessions/--p--");
+    write_file(
+        &dir.join("new.jsonl"),
+        format!(
+            "{}\n{}\n{}\n",
+            header("n", "/p", "2026-01-01T00:00:00.000Z"),
+            message("u", "user", "hello", 1_767_300_000_000),
+            r#"{"type":"usage","id":"g","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","kind":"cache_warm"}"#
+        ),
+        10,
+    );
+    for (profile, warned) in [("pi-cli", true), ("harness", true), ("pi-1.6", false)] {
+        let out = pi_session(
+            &world,
+            &["list", "--cwd", "/p", "--json", "--profile", profile],
+        );
+        assert!(out.status.success(), "{profile}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let expected = format!(
+            "new.jsonl line 3: a usage entry, which only pi 1.6 writes; profile {profile} does not \
+             read it as pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows"
+        );
+        assert_eq!(stderr.contains(&expected), warned, "{profile}: {stderr}");
+        if !warned {
+            assert!(!stderr.contains("pi 1.6"), "{profile}: {stderr}");
+        }
+    }
+}

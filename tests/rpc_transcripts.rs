@@ -365,6 +365,7 @@ transcripts!(
     session_fork_unknown_session,
     session_fork_veto,
     session_list,
+    session_list_select,
     session_pi16_profile,
     session_moves_harness,
     session_moves_pi_cli,

@@ -4,8 +4,10 @@
 use std::process::ExitCode;
 
 use crate::format::profile::Profile;
+use crate::repo::search::{NameFilter, SearchQuery, SearchSort};
 use crate::repo::{
-    CachePolicy, HarnessListing, Repo, RepoError, SESSION_DIR_ENV, render, settings_session_dir,
+    CachePolicy, HarnessListing, ListField, ListSelection, Repo, RepoError, SESSION_DIR_ENV,
+    render, settings_session_dir,
 };
 use clap::Args;
 
@@ -34,6 +36,44 @@ pub struct ListArgs {
     /// Read every file; neither use nor update the listing cache.
     #[arg(long)]
     no_cache: bool,
+    /// Only the sessions pi's /resume search finds for this query (fuzzy words, "quoted
+    /// phrases", or re:PATTERN), best match first (see --sort).
+    #[arg(long, value_name = "QUERY")]
+    query: Option<String>,
+    /// With --query: relevance (default: best match first) or recent (newest first).
+    #[arg(long, value_name = "ORDER", value_parser = parse_sort)]
+    sort: Option<SearchSort>,
+    /// Only sessions with a name.
+    #[arg(long)]
+    named: bool,
+    /// With --json: only these SessionInfo members, comma-separated (for example
+    /// path,id,name,modified,firstMessage).
+    #[arg(long, value_name = "FIELDS", value_delimiter = ',', value_parser = parse_field)]
+    fields: Option<Vec<ListField>>,
+    /// Skip this many sessions (after searching).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: usize,
+    /// Show at most this many sessions.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+}
+
+fn parse_sort(text: &str) -> Result<SearchSort, String> {
+    match text {
+        "relevance" => Ok(SearchSort::Relevance),
+        "recent" => Ok(SearchSort::Recent),
+        _ => Err("expected relevance or recent".into()),
+    }
+}
+
+fn parse_field(text: &str) -> Result<ListField, String> {
+    ListField::ALL
+        .into_iter()
+        .find(|f| f.name() == text)
+        .ok_or_else(|| {
+            let names: Vec<_> = ListField::ALL.iter().map(|f| f.name()).collect();
+            format!("expected one of {}", names.join(", "))
+        })
 }
 
 #[derive(Args, Debug)]
@@ -62,7 +102,30 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     let cwd = args
         .cwd
         .unwrap_or_else(|| repo.env().process_cwd().to_string());
+    let query = match args.query.as_deref().map(SearchQuery::parse) {
+        None => None,
+        Some(Ok(query)) => query,
+        Some(Err(e)) => return Err(Failure::Usage(format!("--query: {e}"))),
+    };
+    let selection = ListSelection {
+        query,
+        sort: args.sort.unwrap_or_default(),
+        names: if args.named {
+            NameFilter::Named
+        } else {
+            NameFilter::All
+        },
+        offset: args.offset,
+        limit: args.limit,
+    };
     if args.profile == Profile::Harness {
+        if !selection.is_everything() || args.fields.is_some() {
+            return Err(Failure::Usage(
+                "--profile harness lists headers only: --query, --named, --fields, --offset and \
+                 --limit need pi-cli or pi-1.6"
+                    .into(),
+            ));
+        }
         let project = (!args.all).then_some(cwd.as_str());
         let listing = repo
             .harness_list(project, args.session_dir.as_deref())
@@ -76,12 +139,19 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     } else {
         repo.list_as(args.profile, &cwd, session_dir)
     };
-    let listing = listed.map_err(fail)?;
+    let mut listing = listed.map_err(fail)?;
+    listing.select(&selection);
     for warning in &listing.warnings {
         warn(format_args!("skipped {warning}"));
     }
+    for note in &listing.pi16_notes {
+        warn(format_args!("{note}"));
+    }
     let text = if args.json {
-        render::listing_json(&listing.sessions)
+        match &args.fields {
+            Some(fields) => render::listing_json_fields(&listing.sessions, fields),
+            None => render::listing_json(&listing.sessions),
+        }
     } else {
         render::listing_table(&listing.sessions)
     };
@@ -139,6 +209,9 @@ fn session_dir(
 fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failure> {
     for skip in &listing.skipped {
         warn(format_args!("skipped {}", skip.reason));
+    }
+    for note in &listing.pi16_notes {
+        warn(format_args!("{note}"));
     }
     let text = if json {
         let rows: Vec<_> = listing.sessions.iter().map(|s| s.to_js_value()).collect();

@@ -42,6 +42,10 @@ struct Cli {
     #[command(flatten)]
     server: crate::rpc::StdioArgs,
 
+    /// Neither use nor write the persisted index (also PI_SESSION_NO_INDEX=1).
+    #[arg(long, global = true)]
+    no_index: bool,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -238,8 +242,14 @@ pub fn run() -> ExitCode {
 
 fn try_main() -> Result<ExitCode, Failure> {
     let cli = Cli::parse();
+    if cli.no_index {
+        crate::store::index_file::turn_off();
+    }
     let command = match cli.command {
-        Some(command) if !cli.stdio => command,
+        Some(command) if !cli.stdio => {
+            crate::rpc::logging::init_cli_logging();
+            command
+        }
         Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
         None if cli.stdio => serve(cli.server),
         None => {
@@ -364,8 +374,8 @@ fn serve(args: crate::rpc::StdioArgs) -> ! {
 
 /// Opens `file` read-only, its reading warnings on stderr.
 fn open(file: &Path, profile: Profile) -> Result<Session, Failure> {
-    let session = Session::open_read_only(file, SessionOptions::with_profile(profile))
-        .map_err(Failure::in_file(file))?;
+    let options = SessionOptions::with_profile(profile).with_configured_index();
+    let session = Session::open_read_only(file, options).map_err(Failure::in_file(file))?;
     for warning in session.warnings() {
         warn(format_args!("{}: {}", file.display(), warning.message));
     }
@@ -373,8 +383,8 @@ fn open(file: &Path, profile: Profile) -> Result<Session, Failure> {
 }
 
 fn check(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
-    let findings = inspect::check_file(file, SessionOptions::with_profile(profile))
-        .map_err(Failure::in_file(file))?;
+    let options = SessionOptions::with_profile(profile).with_configured_index();
+    let findings = inspect::check_file(file, options).map_err(Failure::in_file(file))?;
     let problems = findings.iter().filter(|f| !f.is_note).count();
     let mut report = String::new();
     for f in &findings {

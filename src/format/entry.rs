@@ -171,29 +171,57 @@ pub struct LineFacts {
     pub payload: Payload,
 }
 
+/// Every name [`LineFacts::pi16_feature`] gives (a persisted index names them).
+pub const PI16_FEATURES: [&str; 4] = [
+    "a context_edit entry",
+    "a usage entry",
+    "a system-role message",
+    "a compaction carrying a systemMessage",
+];
+
 impl LineFacts {
     /// What in this line only pi 1.6 writes (and only the pi-1.6 profile reads as it means),
     /// or `None` when every pi reads the line alike.
     pub fn pi16_feature(&self) -> Option<&'static str> {
         match (&self.kind, &self.payload) {
-            (Kind::ContextEdit, _) => Some("a context_edit entry"),
-            (Kind::Usage, _) => Some("a usage entry"),
+            (Kind::ContextEdit, _) => Some(PI16_FEATURES[0]),
+            (Kind::Usage, _) => Some(PI16_FEATURES[1]),
             (
                 _,
                 Payload::Message {
                     role: Role::System, ..
                 },
-            ) => Some("a system-role message"),
+            ) => Some(PI16_FEATURES[2]),
             (
                 _,
                 Payload::Compaction {
                     has_system_message: true,
                     ..
                 },
-            ) => Some("a compaction carrying a systemMessage"),
+            ) => Some(PI16_FEATURES[3]),
             _ => None,
         }
     }
+}
+
+/// The warning a reader gives for `feature` (a [`LineFacts::pi16_feature`] text) found first on
+/// `line` and on `count` lines in all, read in `profile` (any profile but pi-1.6). One text for
+/// every reader (open, check, context, listings), so a client can match on it.
+pub fn pi16_warning(
+    profile: super::profile::Profile,
+    feature: &str,
+    line: u64,
+    count: u64,
+) -> String {
+    let more = match count {
+        0 | 1 => String::new(),
+        n => format!(" ({} more line(s) like it)", n - 1),
+    };
+    format!(
+        "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not read it as \
+         pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
+        profile.name()
+    )
 }
 
 /// How a physical line reads.

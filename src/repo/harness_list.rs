@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::format::js_date::parse_date;
 use crate::format::json::{self, JsObject, JsValue};
+use crate::format::profile::Profile;
+use crate::repo::listing::Pi16Note;
 use crate::repo::paths::join;
 use crate::repo::scan::open_regular;
 use crate::repo::{Repo, RepoError};
@@ -63,6 +65,9 @@ pub struct HarnessSkip {
 pub struct HarnessListing {
     pub sessions: Vec<HarnessSession>,
     pub skipped: Vec<HarnessSkip>,
+    /// Listed files holding what only pi 1.6 writes, which the harness does not read as pi
+    /// 1.6 does (found by reading every listed file through the listing cache).
+    pub pi16_notes: Vec<Pi16Note>,
 }
 
 impl Repo {
@@ -84,17 +89,27 @@ impl Repo {
             None => project_dirs(&root)?,
         };
         let mut listing = HarnessListing::default();
-        for dir in dirs {
-            if std::fs::symlink_metadata(&dir).is_err() {
+        for dir in &dirs {
+            if std::fs::symlink_metadata(dir).is_err() {
                 continue;
             }
-            for path in session_files(&dir)? {
+            for path in session_files(dir)? {
                 match read_header(&path)? {
                     Ok(session) => listing.sessions.push(session),
                     Err(reason) => listing.skipped.push(HarnessSkip { path, reason }),
                 }
             }
         }
+        // The harness reads only headers; whether the rest holds what only pi 1.6 writes comes
+        // from pi's listing scan of the same directories (cached like any listing).
+        let (_, pi16_files) = self.list_dirs(&dirs);
+        let listed: std::collections::HashSet<&str> =
+            listing.sessions.iter().map(|s| s.path.as_str()).collect();
+        let pi16_files = pi16_files
+            .into_iter()
+            .filter(|(path, _)| path.to_str().is_some_and(|p| listed.contains(p)))
+            .collect();
+        listing.pi16_notes = Pi16Note::of_files(Profile::Harness, pi16_files);
         // `new Date(b.createdAt) - new Date(a.createdAt)`, stable; invalid dates go last
         // (the harness's comparator gives NaN for them, which is no order at all).
         listing

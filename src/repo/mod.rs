@@ -19,6 +19,8 @@ mod placement;
 mod recent;
 pub mod render;
 mod scan;
+pub mod search;
+mod select;
 mod session_info;
 mod settings;
 mod stamp;
@@ -28,11 +30,12 @@ pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
 pub use fork::{fork_file, fork_from, fork_session};
 pub use harness_list::HarnessListing;
-pub use listing::Listing;
+pub use listing::{Listing, Pi16Note};
 pub use paths::{PathEnv, SESSION_DIR_ENV, session_file_name, validate_session_id};
 pub use placement::{Place, SessionRequest, cwd_for_open, new_session, session_path};
-pub use scan::SkipReason;
-pub use session_info::SessionInfo;
+pub use scan::{Pi16Feature, Pi16Mark, SkipReason};
+pub use select::{ListSelection, page};
+pub use session_info::{ListField, SessionInfo};
 pub use settings::{SummarySettings, settings_session_dir, summary_settings};
 
 /// Whether listings read and write the cache beside the sessions.

@@ -4,7 +4,7 @@ use chrono::{Local, TimeZone};
 
 use crate::format::js_date::JsDate;
 use crate::format::json::JsValue;
-use crate::repo::session_info::SessionInfo;
+use crate::repo::session_info::{ListField, SessionInfo};
 
 /// The widest a title gets in the table before it is cut with `…`.
 const TITLE_WIDTH: usize = 60;
@@ -13,6 +13,14 @@ const TITLE_WIDTH: usize = 60;
 pub fn listing_json(sessions: &[SessionInfo]) -> String {
     let array = JsValue::Array(sessions.iter().map(SessionInfo::to_js_value).collect());
     let mut out = array.stringify_pretty(2);
+    out.push('\n');
+    out
+}
+
+/// [`listing_json`] with only `fields` of each row.
+pub fn listing_json_fields(sessions: &[SessionInfo], fields: &[ListField]) -> String {
+    let rows = sessions.iter().map(|s| s.to_js_value_fields(fields));
+    let mut out = JsValue::Array(rows.collect()).stringify_pretty(2);
     out.push('\n');
     out
 }

@@ -34,3 +34,11 @@ pub fn init_logging(log_file: Option<&Path>) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// For command-line commands: logs to stderr only when `PI_SESSION_LOG` asks for them (their
+/// stderr carries the reading warnings, which must not be doubled by log lines).
+pub fn init_cli_logging() {
+    if std::env::var_os(LOG_ENV).is_some_and(|v| !v.is_empty()) {
+        let _ = init_logging(None);
+    }
+}

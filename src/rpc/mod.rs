@@ -14,7 +14,7 @@ mod error;
 mod framing;
 mod hooks;
 mod lifecycle;
-mod logging;
+pub(crate) mod logging;
 mod memory;
 mod message;
 mod methods;

@@ -150,6 +150,14 @@ impl Index {
         }
     }
 
+    pub fn with_capacity(entries: usize) -> Index {
+        Index {
+            records: Vec::with_capacity(entries),
+            by_id: HashMap::with_capacity(entries),
+            ..Index::default()
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<u32> {
         self.by_id.get(id).copied()
     }

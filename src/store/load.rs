@@ -3,6 +3,7 @@
 //! harness's rules, the first bad line is an error).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::format::entry::{
     Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value, is_torn, read_line,
@@ -14,12 +15,41 @@ use crate::format::profile::Profile;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Record};
+use super::index_file;
 use super::line_stream::{Span, last_newline, scan_lines, too_long};
 use super::session::SessionOptions;
 use crate::format::ids::{EntryIdStyle, IdSource};
 
 /// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
+
+/// The version of this reader's rules (what a line's facts are, which lines are skipped and
+/// with which warning). A persisted index written under other rules is rebuilt: bump it with
+/// any change to what reading a file produces.
+pub const PARSE_RULES_VERSION: u32 = 1;
+
+/// The reader's state after the file's last complete line: what a persisted index keeps, so
+/// that a later open resumes reading there (a last line without its newline is read again).
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// Bytes `0..end` are whole lines, all read.
+    pub end: u64,
+    pub lines: u64,
+    /// How many of the index's records come from those lines.
+    pub records: usize,
+    pub warnings: Vec<Warning>,
+    pub non_blank: u64,
+    pub pi16_features: Vec<(&'static str, u64, u64)>,
+    /// Where the header line is.
+    pub header_span: (u64, u64),
+}
+
+/// Where a load starts: from nothing, or from a persisted index's checkpoint.
+pub struct Resume {
+    pub header: JsValue,
+    pub index: Index,
+    pub checkpoint: Checkpoint,
+}
 
 /// A line the lenient reader skipped, with why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -40,6 +70,10 @@ pub struct Loaded {
     pub migrated_lines: Option<Vec<String>>,
     /// The version the file had when a migration ran.
     pub migrated_from: Option<f64>,
+    /// The reader's state after the last complete line (`None` after a migration).
+    pub checkpoint: Option<Checkpoint>,
+    /// The persisted index this load used or wrote.
+    pub persisted: Option<Persisted>,
 }
 
 /// Why a file could not be loaded as a session, beyond I/O.
@@ -55,21 +89,104 @@ pub enum LoadOutcome {
 /// A last line without its newline that does not parse (torn by a crash or a full disk, or
 /// still being written by another program) is not read, in both profiles: a warning names it,
 /// and the file records that the index stops before it (see [`follow`]).
+///
+/// With `options.index_dir`, the persisted index is used when it is valid for the file (only
+/// the bytes after it are read) and written when the read went further than it.
 pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
+    let Some(place) = options
+        .index_dir
+        .clone()
+        .and_then(|dir| index_file::Place::of(dir, file.path(), options))
+    else {
+        return load_from(file, options, None);
+    };
+    let restored = index_file::restore(&place, file, options);
+    let resumed_at = restored.as_ref().map(|r| r.resume.checkpoint.end);
+    if let Some(at) = resumed_at {
+        tracing::debug!(
+            "{}: persisted index used, reading from byte {at} of {}",
+            file.path().display(),
+            file.len()
+        );
+    }
+    let generation = restored
+        .as_ref()
+        .map_or_else(rand::random::<u64>, |r| r.generation);
+    let mut outcome = match restored {
+        None => load_from(file, options, None)?,
+        Some(restored) => match load_from(file, options, Some(restored.resume)) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // What the new bytes say is an error a full read would give too; but a doubt
+                // about the index must never become the answer: read it all again.
+                tracing::info!(
+                    "{}: resumed read failed ({e}); reading it whole",
+                    file.path().display()
+                );
+                load_from(file, options, None)?
+            }
+        },
+    };
+    if let LoadOutcome::Loaded(loaded) = &mut outcome
+        && let Some(point) = &loaded.checkpoint
+    {
+        if resumed_at != Some(point.end) {
+            index_file::save(&place, file, options, point, &loaded.index, generation);
+        }
+        loaded.persisted = Some(Persisted {
+            place: Arc::new(place),
+            generation,
+            records: point.records,
+        });
+    }
+    Ok(outcome)
+}
+
+/// Where a session's persisted index is, for what is filed beside it (stats).
+#[derive(Debug, Clone)]
+pub struct Persisted {
+    pub place: Arc<index_file::Place>,
+    pub generation: u64,
+    /// Entries the persisted index covers.
+    pub records: usize,
+}
+
+/// [`load`], resuming from a persisted index's checkpoint when one is given: only the bytes
+/// after it are read, by the same reader, so the outcome is what a full read gives.
+pub fn load_from(
+    file: &mut SessionFile,
+    options: &SessionOptions,
+    resume: Option<Resume>,
+) -> StoreResult<LoadOutcome> {
     let (profile, max_line_bytes) = (options.profile, options.max_line_bytes);
     if file.is_empty() {
         return Ok(LoadOutcome::Empty);
     }
-    file.set_indexed(0, 0);
     let path = file.path().to_path_buf();
     let path = path.as_path();
-    let mut reader = Reader::new(profile, path, None, Index::default(), false);
+    let mut reader = match resume {
+        None => {
+            file.set_indexed(0, 0);
+            Reader::new(profile, path, None, Index::default(), false)
+        }
+        Some(resume) => {
+            let point = resume.checkpoint;
+            file.set_indexed(point.end, point.lines);
+            let mut reader = Reader::new(profile, path, Some(resume.header), resume.index, false);
+            reader.warnings = point.warnings;
+            reader.non_blank = point.non_blank;
+            reader.pi16_features = point.pi16_features;
+            reader.header_span = Some(point.header_span);
+            reader
+        }
+    };
     reader.read_to(file, file.len(), true, max_line_bytes)?;
     let Reader {
         header,
         mut index,
         mut warnings,
         pi16_features,
+        checkpoint,
         ..
     } = reader;
     warnings.extend(pi16_warnings(profile, pi16_features));
@@ -104,6 +221,8 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
             warnings,
             migrated_lines: Some(lines),
             migrated_from: Some(from),
+            checkpoint: None,
+            persisted: None,
         })));
     }
     Ok(LoadOutcome::Loaded(Box::new(Loaded {
@@ -112,6 +231,8 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
         warnings,
         migrated_lines: None,
         migrated_from: None,
+        checkpoint,
+        persisted: None,
     })))
 }
 
@@ -165,6 +286,10 @@ struct Reader<'a> {
     pi16_features: Vec<(&'static str, u64, u64)>,
     /// Reading lines appended after open: refusals become warnings.
     following: bool,
+    /// Where the header line is (offset, length).
+    header_span: Option<(u64, u64)>,
+    /// The state after the last complete line read.
+    checkpoint: Option<Checkpoint>,
 }
 
 impl<'a> Reader<'a> {
@@ -184,7 +309,22 @@ impl<'a> Reader<'a> {
             non_blank: 0,
             pi16_features: Vec::new(),
             following,
+            header_span: None,
+            checkpoint: None,
         }
+    }
+
+    fn checkpoint(&self, file: &SessionFile) -> Option<Checkpoint> {
+        let (end, lines) = file.indexed();
+        Some(Checkpoint {
+            end,
+            lines,
+            records: self.index.len(),
+            warnings: self.warnings.clone(),
+            non_blank: self.non_blank,
+            pi16_features: self.pi16_features.clone(),
+            header_span: self.header_span?,
+        })
     }
 
     /// Reads from where `file`'s index stops up to `end`, and records the new stop.
@@ -197,6 +337,7 @@ impl<'a> Reader<'a> {
     ) -> StoreResult<()> {
         let (start, lines) = file.indexed();
         if end <= start {
+            self.checkpoint = self.checkpoint(file);
             return Ok(());
         }
         let complete_end = last_newline(file, start, end)?.map_or(start, |p| p + 1);
@@ -213,6 +354,7 @@ impl<'a> Reader<'a> {
             })?;
             file.set_indexed(complete_end, last_line);
         }
+        self.checkpoint = self.checkpoint(file);
         if end == complete_end {
             return Ok(());
         }
@@ -280,6 +422,7 @@ impl<'a> Reader<'a> {
                 return Err(not_a_session(self.path));
             }
             self.header = Some(json::parse_bytes(bytes).map_err(|_| not_a_session(self.path))?);
+            self.header_span = Some((offset, bytes.len() as u64));
             return Ok(());
         }
         if facts.kind == Kind::Session {
@@ -302,6 +445,7 @@ impl<'a> Reader<'a> {
     ) -> StoreResult<()> {
         if self.header.is_none() {
             self.header = Some(strict_header(self.path, bytes, line_number)?);
+            self.header_span = Some((offset, bytes.len() as u64));
             return Ok(());
         }
         if self.following
@@ -410,20 +554,12 @@ fn pi16_warnings(
     profile: Profile,
     features: Vec<(&'static str, u64, u64)>,
 ) -> impl Iterator<Item = Warning> {
-    features.into_iter().map(move |(feature, line, count)| {
-        let more = match count {
-            1 => String::new(),
-            n => format!(" ({} more line(s) like it)", n - 1),
-        };
-        Warning {
+    features
+        .into_iter()
+        .map(move |(feature, line, count)| Warning {
             line,
-            message: format!(
-                "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not \
-                 read it as pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
-                profile.name()
-            ),
-        }
-    })
+            message: crate::format::entry::pi16_warning(profile, feature, line, count),
+        })
 }
 
 /// The harness's header checks, with its messages.

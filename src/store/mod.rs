@@ -8,6 +8,7 @@ mod error;
 mod file;
 mod fork;
 mod index;
+pub mod index_file;
 mod line_stream;
 mod load;
 mod navigate;

@@ -24,6 +24,8 @@ pub struct SessionOptions {
     pub durable: bool,
     pub max_line_bytes: usize,
     pub ids: Arc<IdSource>,
+    /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
+    pub index_dir: Option<Arc<Path>>,
 }
 
 impl Default for SessionOptions {
@@ -33,6 +35,7 @@ impl Default for SessionOptions {
             durable: false,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             ids: Arc::new(IdSource::system()),
+            index_dir: None,
         }
     }
 }
@@ -42,6 +45,15 @@ impl SessionOptions {
         SessionOptions {
             profile,
             ..SessionOptions::default()
+        }
+    }
+
+    /// Uses (and keeps) the persisted index where the environment puts it, unless it is
+    /// turned off there or for this process.
+    pub fn with_configured_index(self) -> Self {
+        SessionOptions {
+            index_dir: super::index_file::configured_dir(false),
+            ..self
         }
     }
 }
@@ -78,6 +90,10 @@ pub struct Session {
     flushed: bool,
     read_only: bool,
     warnings: Vec<Warning>,
+    /// The persisted index this session was read with, if any.
+    pub(super) persisted: Option<load::Persisted>,
+    /// Stats over the first N entries, so a later call counts only what was added.
+    pub(super) stats_memo: std::sync::Mutex<Option<(usize, super::stats::SessionStats)>>,
 }
 
 impl Session {
@@ -113,6 +129,7 @@ impl Session {
                 );
                 session.read_only = true;
                 session.file = Some(file);
+                session.persisted = loaded.persisted;
                 if let Some(from) = loaded.migrated_from {
                     session.warnings.push(Warning {
                         line: 0,
@@ -192,8 +209,11 @@ impl Session {
             mut warnings,
             migrated_lines,
             migrated_from,
+            persisted,
+            ..
         } = *loaded;
         let mut session = Session::from_parts(path, options, header, index, Vec::new());
+        session.persisted = persisted;
         match migrated_lines {
             None => session.file = Some(file),
             Some(lines) => {
@@ -217,6 +237,7 @@ impl Session {
                     .naming(path));
                 };
                 session.index = reloaded.index;
+                session.persisted = reloaded.persisted;
                 session.leaf = session.index.leaf.clone().unwrap_or(Leaf::Null);
                 session.file = Some(file);
             }
@@ -248,6 +269,8 @@ impl Session {
             flushed: false,
             read_only: false,
             warnings: Vec::new(),
+            persisted: None,
+            stats_memo: Default::default(),
         };
         if session.options.profile == Profile::Harness
             && let Some(path) = &session.path
@@ -279,6 +302,8 @@ impl Session {
             flushed: true,
             read_only: false,
             warnings,
+            persisted: None,
+            stats_memo: Default::default(),
         }
     }
 
@@ -795,6 +820,8 @@ impl Session {
     pub(super) fn replace_index(&mut self, index: Index) {
         self.leaf = index.leaf.clone().unwrap_or(Leaf::Null);
         self.index = index;
+        self.persisted = None;
+        self.stats_memo = Default::default();
     }
 
     /// Gives an unwritten session its file: written now when `now` or when it holds an

@@ -6,6 +6,7 @@ use crate::format::json::JsValue;
 use crate::format::profile::Profile;
 
 use super::error::StoreResult;
+use super::index_file;
 use super::session::Session;
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -44,10 +45,35 @@ impl SessionStats {
 }
 
 impl Session {
-    /// Reads the bodies of the entries that carry usage (messages, compactions, summaries).
+    /// Counts over every entry. Entries counted before (by this session, or by an earlier
+    /// process and filed beside the persisted index) are not read again: only the bodies of
+    /// later entries that carry usage (messages, compactions, summaries) are.
     pub fn stats(&self) -> StoreResult<SessionStats> {
-        let mut stats = SessionStats::default();
-        for position in 0..self.len() as u32 {
+        let mut memo = self.stats_memo.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut counted, mut stats) = match memo.take() {
+            Some((n, stats)) if n <= self.len() => (n, stats),
+            _ => self
+                .persisted
+                .as_ref()
+                .and_then(|p| index_file::load_stats(&p.place, p.generation))
+                .filter(|(n, _)| *n <= self.len())
+                .unwrap_or_default(),
+        };
+        if let Some(persisted) = &self.persisted
+            && counted < persisted.records
+        {
+            self.count(&mut stats, counted, persisted.records)?;
+            counted = persisted.records;
+            index_file::save_stats(&persisted.place, persisted.generation, counted, &stats);
+        }
+        self.count(&mut stats, counted, self.len())?;
+        *memo = Some((self.len(), stats.clone()));
+        Ok(stats)
+    }
+
+    /// Adds entries `from..to` to `stats`, in order (sums continue exactly as one pass).
+    fn count(&self, stats: &mut SessionStats, from: usize, to: usize) -> StoreResult<()> {
+        for position in from as u32..to as u32 {
             let record = self.record(position);
             match (&record.facts.payload, record.kind()) {
                 (Payload::Message { role, .. }, _) => {
@@ -94,6 +120,6 @@ impl Session {
                 _ => {}
             }
         }
-        Ok(stats)
+        Ok(())
     }
 }

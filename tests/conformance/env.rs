@@ -24,7 +24,10 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 
 /// Runs `pi-session ARGS`.
 pub fn ours(args: &[&str]) -> Outcome {
+    // Every answer of the suite goes through the persisted index (fresh at a file's first
+    // read, current at the next); `index.rs` compares with and without it.
     let output = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .env("PI_SESSION_INDEX_DIR", work_dir().join("index-suite"))
         .args(args)
         .output()
         .expect("pi-session runs");

@@ -21,6 +21,7 @@ mod env;
 mod files;
 mod fixtures;
 mod generated;
+mod index;
 mod leaves;
 mod normalize;
 mod replays;

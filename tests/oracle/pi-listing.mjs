@@ -14,10 +14,15 @@
 //   node target/oracle/pi-listing.mjs find-by-id ID --cwd CWD [--session-dir DIR]     (1.6 only)
 //   node target/oracle/pi-listing.mjs settings --cwd CWD      (settings.json's sessionDir)
 //   node target/oracle/pi-listing.mjs harness-list [--cwd CWD] --session-dir ROOT
+//   node target/oracle/pi-listing.mjs search --cwd CWD [--session-dir DIR]  (queries on stdin)
 //
 // `--version 1.6` runs pi 1.6.0's code (the `pi-coding-agent-1.6` alias in the install) instead
 // of 0.82.1's. `harness-list` is pi-agent-core's `JsonlSessionRepo.list` over the sessions root
 // ROOT (whose rows are printed as they are, `createdAt` and all).
+//
+// `search` lists like `list`, then runs pi's /resume search (`filterAndSortSessions` of the
+// session selector) once per stdin line, a JSON `{query, sort, nameFilter}`, printing for each
+// the paths it keeps, in its order.
 //
 // `recent` is `findMostRecentSession` called the way `continueRecent` calls it (read-only);
 // `continue` really calls `continueRecent` and reports the file it opened, which may migrate
@@ -188,6 +193,22 @@ switch (command) {
 			times.push(performance.now() - start);
 		}
 		print({ sessions: count, millis: times });
+		break;
+	}
+	case "search": {
+		const search = await import(
+			pathToFileURL(join(CORE, "../modes/interactive/components/session-selector-search.js")).href
+		);
+		const sessions = await SessionManager.list(cwd, sessionDir);
+		const { readFileSync } = await import("node:fs");
+		const results = readFileSync(0, "utf8")
+			.split("\n")
+			.filter((line) => line.trim())
+			.map((line) => {
+				const { query, sort, nameFilter } = JSON.parse(line);
+				return search.filterAndSortSessions(sessions, query, sort, nameFilter).map((s) => s.path);
+			});
+		print({ results });
 		break;
 	}
 	case "find-by-id":

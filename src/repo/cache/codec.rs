@@ -5,7 +5,8 @@
 //! payload: record count u64, then per record:
 //!   file name | size, mtime ns, ctime ns, inode, device | scanned-at ns | tag u8
 //!   tag 1 (session): id? | cwd | name? | parentSession? | created? | modified? | message count
-//!                    | first message | all messages text
+//!                    | first message | all messages text | pi 1.6 marks: count u8, then per mark
+//!                    feature u8 | first line u64 | line count u64
 //!   tag 2 (skipped): reason u8 | line u64
 //! ```
 //! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte.
@@ -18,14 +19,15 @@ use std::path::PathBuf;
 use super::{CacheEntry, CachedOutcome};
 use crate::format::js_date::JsDate;
 use crate::format::json::{self, JsValue};
-use crate::repo::scan::SkipReason;
+use crate::repo::scan::{Pi16Feature, Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
 
 const MAGIC: &[u8; 8] = b"PISLCACH";
 /// Bumped whenever the format or the meaning of a record changes (for instance when the scan
 /// learns to read something differently); any other version is ignored and rebuilt.
-pub(crate) const VERSION: u32 = 1;
+/// 2: sessions carry what only pi 1.6 writes (the listing warns of it in other profiles).
+pub(crate) const VERSION: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
 
 const TAG_SESSION: u8 = 1;
@@ -54,7 +56,7 @@ pub(crate) fn encode<'a>(
         }
         put_u64(&mut payload, entry.scanned_at_ns as u64);
         match &entry.outcome {
-            CachedOutcome::Session(info) => {
+            CachedOutcome::Session(info, marks) => {
                 payload.push(TAG_SESSION);
                 put_opt_json(&mut payload, info.id.as_ref());
                 put_text(&mut payload, &info.cwd);
@@ -65,6 +67,12 @@ pub(crate) fn encode<'a>(
                 put_u64(&mut payload, info.message_count);
                 put_text(&mut payload, &info.first_message);
                 put_text(&mut payload, &info.all_messages_text);
+                payload.push(marks.len() as u8);
+                for mark in marks {
+                    payload.push(feature_code(mark.feature));
+                    put_u64(&mut payload, mark.line);
+                    put_u64(&mut payload, mark.count);
+                }
             }
             CachedOutcome::Skipped(reason) => {
                 payload.push(TAG_SKIPPED);
@@ -119,18 +127,30 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<(String, CacheEntry)>, DecodeEr
         };
         let scanned_at_ns = r.u64()? as i64;
         let outcome = match r.u8()? {
-            TAG_SESSION => CachedOutcome::Session(Box::new(SessionInfo {
-                path: PathBuf::new(),
-                id: r.opt_json()?,
-                cwd: r.text()?,
-                name: r.opt_text()?,
-                parent_session_path: r.opt_json()?,
-                created: r.opt_date()?,
-                modified: r.opt_date()?,
-                message_count: r.u64()?,
-                first_message: r.text()?,
-                all_messages_text: r.text()?,
-            })),
+            TAG_SESSION => {
+                let info = SessionInfo {
+                    path: PathBuf::new(),
+                    id: r.opt_json()?,
+                    cwd: r.text()?,
+                    name: r.opt_text()?,
+                    parent_session_path: r.opt_json()?,
+                    created: r.opt_date()?,
+                    modified: r.opt_date()?,
+                    message_count: r.u64()?,
+                    first_message: r.text()?,
+                    all_messages_text: r.text()?,
+                };
+                let marks = (0..r.u8()?)
+                    .map(|_| {
+                        Ok(Pi16Mark {
+                            feature: feature_from_code(r.u8()?)?,
+                            line: r.u64()?,
+                            count: r.u64()?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, DecodeError>>()?;
+                CachedOutcome::Session(Box::new(info), marks)
+            }
             TAG_SKIPPED => {
                 let code = r.u8()?;
                 let line = r.u64()?;
@@ -174,6 +194,22 @@ fn reason_from_code(code: u8, line: u64) -> Result<SkipReason, DecodeError> {
         5 => SkipReason::NameNotString { line },
         _ => return Err(DecodeError::Corrupt("unknown skip reason")),
     })
+}
+
+fn feature_code(feature: Pi16Feature) -> u8 {
+    match feature {
+        Pi16Feature::ContextEdit => 1,
+        Pi16Feature::Usage => 2,
+        Pi16Feature::SystemMessage => 3,
+        Pi16Feature::CompactionSystemMessage => 4,
+    }
+}
+
+fn feature_from_code(code: u8) -> Result<Pi16Feature, DecodeError> {
+    Pi16Feature::ALL
+        .into_iter()
+        .find(|f| feature_code(*f) == code)
+        .ok_or(DecodeError::Corrupt("unknown pi 1.6 feature"))
 }
 
 fn put_u64(out: &mut Vec<u8>, n: u64) {
@@ -322,18 +358,32 @@ mod tests {
                 CacheEntry {
                     stamp,
                     scanned_at_ns: 99,
-                    outcome: CachedOutcome::Session(Box::new(SessionInfo {
-                        path: PathBuf::new(),
-                        id: Some(json::parse(r#""x\ud83d""#).unwrap()),
-                        cwd: "/w".into(),
-                        name: None,
-                        parent_session_path: Some(JsValue::Number(1.5)),
-                        created: JsDate::from_millis(-3.0),
-                        modified: JsDate::INVALID,
-                        message_count: 3,
-                        first_message: "héllo".into(),
-                        all_messages_text: "héllo there".into(),
-                    })),
+                    outcome: CachedOutcome::Session(
+                        Box::new(SessionInfo {
+                            path: PathBuf::new(),
+                            id: Some(json::parse(r#""x\ud83d""#).unwrap()),
+                            cwd: "/w".into(),
+                            name: None,
+                            parent_session_path: Some(JsValue::Number(1.5)),
+                            created: JsDate::from_millis(-3.0),
+                            modified: JsDate::INVALID,
+                            message_count: 3,
+                            first_message: "héllo".into(),
+                            all_messages_text: "héllo there".into(),
+                        }),
+                        vec![
+                            Pi16Mark {
+                                feature: Pi16Feature::SystemMessage,
+                                line: 2,
+                                count: 3,
+                            },
+                            Pi16Mark {
+                                feature: Pi16Feature::CompactionSystemMessage,
+                                line: 9,
+                                count: 1,
+                            },
+                        ],
+                    ),
                 },
             ),
             (

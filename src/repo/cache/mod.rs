@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 
-use crate::repo::scan::SkipReason;
+use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
 use crate::store::safe_file;
@@ -33,7 +33,7 @@ pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 /// directory was named by the caller) or why it has none.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum CachedOutcome {
-    Session(Box<SessionInfo>),
+    Session(Box<SessionInfo>, Vec<Pi16Mark>),
     Skipped(SkipReason),
 }
 

@@ -12,7 +12,7 @@ pub(crate) use dir::session_file_names;
 
 use crate::format::profile::Profile;
 use crate::repo::paths::join;
-use crate::repo::scan::SkipReason;
+use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
 use crate::repo::{CachePolicy, Repo, RepoError};
@@ -24,7 +24,56 @@ use plan::DirPlan;
 pub struct Listing {
     pub sessions: Vec<SessionInfo>,
     pub warnings: Vec<ListWarning>,
+    /// Listed files holding what only pi 1.6 writes, in a profile that reads them otherwise
+    /// (none in pi-1.6): pi lists them as it lists any file, but opening them in this profile
+    /// would not show what pi 1.6 shows.
+    pub pi16_notes: Vec<Pi16Note>,
     pub stats: ListStats,
+}
+
+/// A listed file with a feature only pi 1.6 writes, read in `profile`, which does not read it
+/// as pi 1.6 does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pi16Note {
+    pub path: PathBuf,
+    pub profile: Profile,
+    pub mark: Pi16Mark,
+}
+
+impl Pi16Note {
+    /// The store's warning for the same lines (`line N: ..., use profile pi-1.6 ...`).
+    pub fn message(&self) -> String {
+        let mark = &self.mark;
+        crate::format::entry::pi16_warning(
+            self.profile,
+            mark.feature.describe(),
+            mark.line,
+            mark.count,
+        )
+    }
+
+    /// The notes of `files` (each with its marks) read in `profile`: none in pi-1.6.
+    pub(crate) fn of_files(profile: Profile, files: Vec<(PathBuf, Vec<Pi16Mark>)>) -> Vec<Self> {
+        if profile == Profile::Pi16 {
+            return Vec::new();
+        }
+        files
+            .into_iter()
+            .flat_map(|(path, marks)| {
+                marks.into_iter().map(move |mark| Pi16Note {
+                    path: path.clone(),
+                    profile,
+                    mark,
+                })
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Pi16Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.path.display(), self.message())
+    }
 }
 
 /// How the listing got its rows: files read now, and rows taken from the cache.
@@ -64,12 +113,16 @@ impl Repo {
         session_dir: Option<&str>,
     ) -> Result<Listing, RepoError> {
         let dir = self.env().session_dir_as(profile, cwd, session_dir)?;
-        let mut listing = self.list_dirs(&[dir.path]);
+        let (mut listing, mut pi16_files) = self.list_dirs(&[dir.path]);
         if let Some(filter) = &dir.cwd_filter {
             listing
                 .sessions
                 .retain(|s| self.env().cwd_matches(&s.cwd, filter));
+            let listed: std::collections::HashSet<&PathBuf> =
+                listing.sessions.iter().map(|s| &s.path).collect();
+            pi16_files.retain(|(path, _)| listed.contains(path));
         }
+        listing.pi16_notes = Pi16Note::of_files(profile, pi16_files);
         if profile == Profile::Pi16 {
             sort_by_name_descending(&mut listing.sessions);
         }
@@ -114,7 +167,8 @@ impl Repo {
                 }
             }
         };
-        let mut listing = self.list_dirs(&dirs);
+        let (mut listing, pi16_files) = self.list_dirs(&dirs);
+        listing.pi16_notes = Pi16Note::of_files(profile, pi16_files);
         if profile == Profile::Pi16 {
             if over_root {
                 self.sort_by_mtime_then_name(&mut listing.sessions);
@@ -145,8 +199,9 @@ impl Repo {
         sessions.extend(keyed.into_iter().map(|(_, info)| info));
     }
 
-    /// The rows of every session file in `dirs`, in directory then name order (unsorted).
-    fn list_dirs(&self, dirs: &[String]) -> Listing {
+    /// The rows of every session file in `dirs`, in directory then name order (unsorted), and
+    /// the listed files holding what only pi 1.6 writes.
+    pub(crate) fn list_dirs(&self, dirs: &[String]) -> (Listing, Vec<(PathBuf, Vec<Pi16Mark>)>) {
         let use_cache = self.cache_policy() == CachePolicy::ReadWrite;
         let mut warnings = Vec::new();
         let mut jobs = Vec::new();
@@ -163,14 +218,23 @@ impl Repo {
             .map(Some)
             .collect();
         let mut sessions = Vec::new();
+        let mut pi16_files = Vec::new();
         for plan in plans {
-            plan.finish(&mut scans, use_cache, &mut sessions, &mut warnings);
+            plan.finish(
+                &mut scans,
+                use_cache,
+                &mut sessions,
+                &mut warnings,
+                &mut pi16_files,
+            );
         }
-        Listing {
+        let listing = Listing {
             sessions,
             warnings,
+            pi16_notes: Vec::new(),
             stats,
-        }
+        };
+        (listing, pi16_files)
     }
 }
 

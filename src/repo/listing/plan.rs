@@ -8,7 +8,7 @@ use super::parallel::{ScanDone, ScanJob};
 use super::{ListWarning, dir::session_file_names, unreadable};
 use crate::repo::cache::{CacheEntry, CachedOutcome, DirCache};
 use crate::repo::paths::{PathEnv, join};
-use crate::repo::scan::SkipReason;
+use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
 
@@ -17,7 +17,7 @@ enum Source {
     Cache,
     /// To be read: the index of its job.
     Scan(usize),
-    Known(Box<Result<SessionInfo, SkipReason>>),
+    Known(Box<Result<(SessionInfo, Vec<Pi16Mark>), SkipReason>>),
 }
 
 struct PlannedFile {
@@ -107,14 +107,15 @@ impl DirPlan {
             .count()
     }
 
-    /// Takes this directory's read results, updates its cache, and appends its rows and
-    /// warnings in file name order.
+    /// Takes this directory's read results, updates its cache, and appends its rows,
+    /// warnings and files holding what only pi 1.6 writes, in file name order.
     pub(super) fn finish(
         mut self,
         scans: &mut [Option<ScanDone>],
         use_cache: bool,
         sessions: &mut Vec<SessionInfo>,
         warnings: &mut Vec<ListWarning>,
+        pi16_files: &mut Vec<(PathBuf, Vec<Pi16Mark>)>,
     ) {
         for file in &mut self.files {
             let Source::Scan(job) = file.source else {
@@ -131,13 +132,13 @@ impl DirPlan {
                             &file.name,
                             done.scan.stamp,
                             done.started_ns,
-                            Ok(&summary.info),
+                            Ok((&summary.info, &summary.pi16)),
                         );
                     } else {
                         // Whatever was stored for this name no longer describes the file.
                         self.cache.remove(&file.name);
                     }
-                    Ok(summary.info)
+                    Ok((summary.info, summary.pi16))
                 }
                 Err(reason) => {
                     // An unreadable file may be readable next time: never remembered.
@@ -172,15 +173,18 @@ impl DirPlan {
             let outcome = match file.source {
                 Source::Known(outcome) => *outcome,
                 Source::Cache => match self.cache.take(&file.name) {
-                    Some(CachedOutcome::Session(info)) => Ok(*info),
+                    Some(CachedOutcome::Session(info, marks)) => Ok((*info, marks)),
                     Some(CachedOutcome::Skipped(reason)) => Err(reason),
                     None => Err(unreadable_reason("its cached row went missing")),
                 },
                 Source::Scan(_) => Err(unreadable_reason("it was not read")),
             };
             match outcome {
-                Ok(mut info) => {
+                Ok((mut info, marks)) => {
                     info.path = PathBuf::from(file.path);
+                    if !marks.is_empty() {
+                        pi16_files.push((info.path.clone(), marks));
+                    }
                     sessions.push(info);
                 }
                 Err(reason) => warnings.push(ListWarning {
@@ -198,14 +202,14 @@ fn remember(
     name: &str,
     stamp: Option<FileStamp>,
     scanned_at_ns: i64,
-    outcome: Result<&SessionInfo, &SkipReason>,
+    outcome: Result<(&SessionInfo, &Vec<Pi16Mark>), &SkipReason>,
 ) {
     let Some(stamp) = stamp else {
         cache.remove(name);
         return;
     };
     let outcome = match outcome {
-        Ok(info) => CachedOutcome::Session(Box::new(info.clone())),
+        Ok((info, marks)) => CachedOutcome::Session(Box::new(info.clone()), marks.clone()),
         Err(reason) => CachedOutcome::Skipped(reason.clone()),
     };
     cache.record(

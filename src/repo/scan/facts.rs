@@ -8,12 +8,16 @@ use crate::format::js_date::{JsDate, ParsedDate, parse_date};
 use crate::format::json::{self, JsValue};
 use crate::format::write::js_trim;
 
-/// The `type` of an entry, for the three values the listing cares about.
+/// The `type` of an entry, for the values the listing cares about (the last three only to
+/// notice what only pi 1.6 writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Session,
     Message,
     SessionInfo,
+    Compaction,
+    ContextEdit,
+    Usage,
     Other,
 }
 
@@ -23,9 +27,62 @@ impl Kind {
             "session" => Kind::Session,
             "message" => Kind::Message,
             "session_info" => Kind::SessionInfo,
+            "compaction" => Kind::Compaction,
+            "context_edit" => Kind::ContextEdit,
+            "usage" => Kind::Usage,
             _ => Kind::Other,
         }
     }
+}
+
+/// What in an entry only pi 1.6 writes: the listing of a profile that reads such a file
+/// otherwise than pi 1.6 says so. The same four things as
+/// [`crate::format::entry::LineFacts::pi16_feature`], with the same texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pi16Feature {
+    ContextEdit,
+    Usage,
+    SystemMessage,
+    CompactionSystemMessage,
+}
+
+impl Pi16Feature {
+    pub const ALL: [Pi16Feature; 4] = [
+        Pi16Feature::ContextEdit,
+        Pi16Feature::Usage,
+        Pi16Feature::SystemMessage,
+        Pi16Feature::CompactionSystemMessage,
+    ];
+
+    /// What the store's readers call it in their warnings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Pi16Feature::ContextEdit => "a context_edit entry",
+            Pi16Feature::Usage => "a usage entry",
+            Pi16Feature::SystemMessage => "a system-role message",
+            Pi16Feature::CompactionSystemMessage => "a compaction carrying a systemMessage",
+        }
+    }
+
+    /// The feature of an entry of `kind` whose `message.role` is `"system"` (`system_role`)
+    /// and whose `systemMessage` is truthy (`system_message`).
+    pub(crate) fn of(kind: Kind, system_role: bool, system_message: bool) -> Option<Self> {
+        match kind {
+            Kind::ContextEdit => Some(Pi16Feature::ContextEdit),
+            Kind::Usage => Some(Pi16Feature::Usage),
+            Kind::Message if system_role => Some(Pi16Feature::SystemMessage),
+            Kind::Compaction if system_message => Some(Pi16Feature::CompactionSystemMessage),
+            _ => None,
+        }
+    }
+}
+
+/// A pi-1.6-only feature of a listed file: where it first occurs, and on how many lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pi16Mark {
+    pub feature: Pi16Feature,
+    pub line: u64,
+    pub count: u64,
 }
 
 /// A field that JavaScript hands to `new Date(value)`.
@@ -122,6 +179,7 @@ pub(crate) struct EntryFacts<'a> {
     pub name: NameFact<'a>,
     pub message: MessageFact<'a>,
     pub timestamp: TimeInput<'a>,
+    pub pi16: Option<Pi16Feature>,
 }
 
 /// The header fields `buildSessionInfo` reports. Kept as values, since pi passes `id` and
@@ -179,11 +237,15 @@ pub(crate) fn entry_from_value(value: &JsValue) -> EntryFacts<'static> {
         Some(JsValue::String(s)) => NameFact::Text(Cow::Owned(s.to_string_lossy().into_owned())),
         Some(_) => NameFact::NotString,
     };
+    let message = value.get("message");
+    let system_role = message.is_some_and(|m| is_string(m.get("role"), "system"));
+    let system_message = value.get("systemMessage").is_some_and(JsValue::is_truthy);
     EntryFacts {
         kind,
         name,
-        message: message_from_value(value.get("message")),
+        message: message_from_value(message),
         timestamp: TimeInput::from_value(value.get("timestamp")),
+        pi16: Pi16Feature::of(kind, system_role, system_message),
     }
 }
 

@@ -15,7 +15,8 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::facts::{ContentFact, EntryFacts, Kind, MessageFact, NameFact, TimeInput};
+use super::facts::{ContentFact, EntryFacts, Kind, MessageFact, NameFact, Pi16Feature, TimeInput};
+use crate::format::entry::raw_truthy;
 
 /// The facts of an object line, or `None` when the exact reader must decide.
 pub(crate) fn entry_facts(line: &[u8]) -> Option<EntryFacts<'_>> {
@@ -48,6 +49,7 @@ enum Key {
     Role,
     Content,
     Text,
+    SystemMessage,
     Other,
 }
 
@@ -68,6 +70,7 @@ impl<'de> Deserialize<'de> for Key {
                     "role" => Key::Role,
                     "content" => Key::Content,
                     "text" => Key::Text,
+                    "systemMessage" => Key::SystemMessage,
                     _ => Key::Other,
                 })
             }
@@ -333,7 +336,10 @@ fn chat_role(role: &Option<Cow<'_, str>>) -> Option<bool> {
     }
 }
 
-fn message_from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<MessageFact<'de>, A::Error> {
+/// The message's facts, and whether its `role` is `"system"` (pi 1.6's system prompt).
+fn message_from_map<'de, A: MapAccess<'de>>(
+    mut map: A,
+) -> Result<(MessageFact<'de>, bool), A::Error> {
     // `None`: no `role` key yet; `Some(None)`: a role that is not a string.
     let mut role: Option<Option<Cow<'de, str>>> = None;
     let mut content = ContentSlot::Absent;
@@ -357,11 +363,12 @@ fn message_from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<MessageFact<'d
             }
         }
     }
+    let system = matches!(&role, Some(Some(r)) if r == "system");
     let Some(user) = role.as_ref().and_then(chat_role) else {
-        return Ok(MessageFact::Inert);
+        return Ok((MessageFact::Inert, system));
     };
     let content = match content {
-        ContentSlot::Absent => return Ok(MessageFact::Inert),
+        ContentSlot::Absent => return Ok((MessageFact::Inert, system)),
         ContentSlot::Read(fact) => fact,
         ContentSlot::Raw(raw) => {
             serde_json::from_str::<ContentValue>(raw.get())
@@ -371,24 +378,26 @@ fn message_from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<MessageFact<'d
         // A later duplicate `role` key turned it into a chat message after all.
         ContentSlot::Skipped => return Err(give_up()),
     };
-    Ok(MessageFact::Chat {
+    let chat = MessageFact::Chat {
         user,
         timestamp,
         content,
-    })
+    };
+    Ok((chat, system))
 }
 
-struct MessageValue<'a>(MessageFact<'a>);
+/// A message's facts, and whether it is a `system`-role message.
+struct MessageValue<'a>(MessageFact<'a>, bool);
 
 any_value_visitor! {
     MessageVisitor<'de> => MessageValue<'de>, "a message";
-    str(_s) => Ok(MessageValue(MessageFact::Inert));
-    number(_n) => Ok(MessageValue(MessageFact::Inert));
-    float => Ok(MessageValue(MessageFact::Inert));
-    bool(_b) => Ok(MessageValue(MessageFact::Inert));
-    null => Ok(MessageValue(MessageFact::Nullish));
-    seq(seq) => drain_seq(seq).map(|_| MessageValue(MessageFact::Inert));
-    map(map) => message_from_map(map).map(MessageValue);
+    str(_s) => Ok(MessageValue(MessageFact::Inert, false));
+    number(_n) => Ok(MessageValue(MessageFact::Inert, false));
+    float => Ok(MessageValue(MessageFact::Inert, false));
+    bool(_b) => Ok(MessageValue(MessageFact::Inert, false));
+    null => Ok(MessageValue(MessageFact::Nullish, false));
+    seq(seq) => drain_seq(seq).map(|_| MessageValue(MessageFact::Inert, false));
+    map(map) => message_from_map(map).map(|(fact, system)| MessageValue(fact, system));
 }
 
 impl<'de> Deserialize<'de> for MessageValue<'de> {
@@ -412,6 +421,8 @@ impl<'de> Deserialize<'de> for FastEntry<'de> {
                 let mut name = NameFact::Unset;
                 let mut message = MessageFact::Nullish;
                 let mut message_skipped = false;
+                let mut system_role = false;
+                let mut system_message = false;
                 let mut timestamp = TimeInput::Undefined;
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
@@ -425,8 +436,12 @@ impl<'de> Deserialize<'de> for FastEntry<'de> {
                             message_skipped = true;
                         }
                         Key::Message => {
-                            message = map.next_value::<MessageValue>()?.0;
+                            let value = map.next_value::<MessageValue>()?;
+                            (message, system_role) = (value.0, value.1);
                             message_skipped = false;
+                        }
+                        Key::SystemMessage => {
+                            system_message = raw_truthy(map.next_value::<&RawValue>()?.get());
                         }
                         Key::Timestamp => timestamp = map.next_value::<TimeValue>()?.0,
                         _ => {
@@ -444,6 +459,7 @@ impl<'de> Deserialize<'de> for FastEntry<'de> {
                     name,
                     message,
                     timestamp,
+                    pi16: Pi16Feature::of(kind, system_role, system_message),
                 }))
             }
         }
@@ -494,6 +510,38 @@ mod tests {
             r#"{"type":"message","message":{"role":"user","content":"x","timestamp":"s"}}"#,
         ] {
             assert!(agree(line), "fast path gave up on {line}");
+        }
+    }
+
+    #[test]
+    fn pi16_features_are_found_as_the_store_finds_them() {
+        use crate::format::entry::{LineRead, read_line};
+        for line in [
+            r#"{"type":"context_edit","id":"e","targetId":"u","replacement":null}"#,
+            r#"{"type":"usage","id":"g","kind":"cache_warm"}"#,
+            r#"{"type":"message","id":"s","message":{"role":"system","content":"p"}}"#,
+            r#"{"message":{"content":null,"role":"system"},"type":"message"}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":{"role":"system"}}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":""}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":0}"#,
+            r#"{"type":"compaction","id":"c","systemMessage":"x","systemMessage":null}"#,
+            r#"{"type":"custom","id":"x","message":{"role":"system"},"systemMessage":1}"#,
+            r#"{"type":"message","id":"m","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"usage","note":"\ud800"}"#,
+        ] {
+            let store = match read_line(line.as_bytes()) {
+                LineRead::Entry(facts) => facts.pi16_feature(),
+                other => panic!("{line}: {other:?}"),
+            };
+            let exact = exact(line).pi16.map(Pi16Feature::describe);
+            assert_eq!(exact, store, "exact path: {line}");
+            if let Some(fast) = entry_facts(line.as_bytes()) {
+                assert_eq!(
+                    fast.pi16.map(Pi16Feature::describe),
+                    store,
+                    "fast path: {line}"
+                );
+            }
         }
     }
 

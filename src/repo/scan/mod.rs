@@ -16,6 +16,7 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+pub use facts::{Pi16Feature, Pi16Mark};
 pub(crate) use summary::Summary;
 
 use crate::repo::stamp::FileStamp;

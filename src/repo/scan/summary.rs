@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::SkipReason;
-use super::facts::{ContentFact, EntryFacts, HeaderFacts, Kind, MessageFact};
+use super::facts::{ContentFact, EntryFacts, HeaderFacts, Kind, MessageFact, Pi16Mark};
 use crate::format::js_date::JsDate;
 use crate::repo::session_info::SessionInfo;
 
@@ -16,6 +16,7 @@ pub(crate) struct SummaryBuilder {
     name: Option<String>,
     last_activity: Option<f64>,
     uses_local_time: bool,
+    pi16: Vec<Pi16Mark>,
 }
 
 /// A scanned session, and whether its dates were read as local time (which makes the result
@@ -23,6 +24,8 @@ pub(crate) struct SummaryBuilder {
 pub(crate) struct Summary {
     pub info: SessionInfo,
     pub uses_local_time: bool,
+    /// What only pi 1.6 writes, per feature in order of first appearance.
+    pub pi16: Vec<Pi16Mark>,
 }
 
 impl SummaryBuilder {
@@ -36,11 +39,22 @@ impl SummaryBuilder {
             name: None,
             last_activity: None,
             uses_local_time: false,
+            pi16: Vec::new(),
         }
     }
 
     /// Takes one entry. `Err` where pi's code throws, which drops the whole session.
     pub(crate) fn add(&mut self, entry: EntryFacts<'_>, line: u64) -> Result<(), SkipReason> {
+        if let Some(feature) = entry.pi16 {
+            match self.pi16.iter_mut().find(|m| m.feature == feature) {
+                Some(mark) => mark.count += 1,
+                None => self.pi16.push(Pi16Mark {
+                    feature,
+                    line,
+                    count: 1,
+                }),
+            }
+        }
         if entry.kind == Kind::SessionInfo {
             // Latest wins, including explicit clears.
             self.name = entry
@@ -123,6 +137,7 @@ impl SummaryBuilder {
                 all_messages_text: self.all_messages_text,
             },
             uses_local_time,
+            pi16: self.pi16,
         }
     }
 }

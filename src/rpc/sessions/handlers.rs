@@ -5,7 +5,8 @@ use std::path::Path;
 
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
-use crate::repo::{PathEnv, Place, SessionRequest, SummarySettings};
+use crate::repo::search::SearchQuery;
+use crate::repo::{ListSelection, PathEnv, Place, SessionRequest, SummarySettings, page};
 use crate::rpc::{HookOutcome, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
@@ -628,31 +629,96 @@ pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
 // ---------------------------------------------------------------------------------------------
 // Sessions directories
 
-fn listing_result(listing: crate::repo::Listing) -> ListResult {
+/// pi's rows (only `fields` when asked), the selected page of them, and every warning.
+fn listing_result(
+    mut listing: crate::repo::Listing,
+    selection: &ListSelectionParams,
+) -> Result<ListResult, RpcError> {
+    let query = match selection.query.as_deref().map(SearchQuery::parse) {
+        None => None,
+        Some(Ok(query)) => query,
+        Some(Err(e)) => {
+            return Err(store_error(
+                ErrorKind::InvalidArgument,
+                format!("'query': {e}"),
+            ));
+        }
+    };
+    let total = listing.select(&ListSelection {
+        query,
+        sort: selection.sort.unwrap_or_default(),
+        names: selection.name_filter.unwrap_or_default(),
+        offset: to_usize(selection.offset),
+        limit: selection.limit.map(|l| to_usize(Some(l))),
+    });
     let warnings = listing.warnings.iter().map(|w| ListWarning {
         path: w.path.to_string_lossy().into_owned(),
         reason: w.reason.to_string(),
+        line: None,
+        use_profile: None,
     });
-    list_result(listing.sessions.iter().map(|s| s.to_js_value()), warnings)
+    let warnings = warnings.chain(pi16_warnings(&listing.pi16_notes)).collect();
+    let fields = selection.fields.as_deref();
+    Ok(ListResult {
+        sessions: listing
+            .sessions
+            .into_iter()
+            .map(|row| row.into_json(fields))
+            .collect(),
+        warnings,
+        total: selection.pages().then_some(total as u64),
+    })
 }
 
-fn harness_listing_result(listing: crate::repo::HarnessListing) -> ListResult {
+fn harness_listing_result(
+    listing: crate::repo::HarnessListing,
+    selection: &ListSelectionParams,
+) -> Result<ListResult, RpcError> {
+    if selection.fields.is_some() || selection.query.is_some() || selection.name_filter.is_some() {
+        return Err(store_error(
+            ErrorKind::InvalidArgument,
+            "'fields', 'query', 'nameFilter': the harness's listing has no SessionInfo rows to \
+             select from (use offset and limit, or profile pi-cli or pi-1.6)",
+        ));
+    }
+    let (rows, total) = page(
+        listing.sessions,
+        to_usize(selection.offset),
+        selection.limit.map(|l| to_usize(Some(l))),
+    );
+    // As in pi's listings, the pi 1.6 warnings follow the rows returned.
+    let shown: std::collections::HashSet<&str> = rows.iter().map(|s| s.path.as_str()).collect();
+    let notes: Vec<_> = listing
+        .pi16_notes
+        .iter()
+        .filter(|n| n.path.to_str().is_some_and(|p| shown.contains(p)))
+        .cloned()
+        .collect();
     let warnings = listing.skipped.into_iter().map(|skip| ListWarning {
         path: skip.path,
         reason: skip.reason,
+        line: None,
+        use_profile: None,
     });
-    list_result(listing.sessions.iter().map(|s| s.to_js_value()), warnings)
+    let warnings = warnings.chain(pi16_warnings(&notes)).collect();
+    Ok(ListResult {
+        sessions: rows.iter().map(|s| s.to_js_value().to_serde()).collect(),
+        warnings,
+        total: selection.pages().then_some(total as u64),
+    })
 }
 
-/// Rows as pi builds them, then what was skipped and why.
-fn list_result(
-    rows: impl Iterator<Item = JsValue>,
-    warnings: impl Iterator<Item = ListWarning>,
-) -> ListResult {
-    ListResult {
-        sessions: rows.map(|row| row.to_serde()).collect(),
-        warnings: warnings.collect(),
-    }
+fn to_usize(n: Option<u64>) -> usize {
+    n.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListWarning> + '_ {
+    notes.iter().map(|note| ListWarning {
+        path: note.path.to_string_lossy().into_owned(),
+        reason: note.message(),
+        line: Some(note.mark.line),
+        use_profile: Some(Profile::Pi16),
+    })
 }
 
 fn profile_or_default(ctx: &Ctx, profile: Option<Profile>) -> Profile {
@@ -664,10 +730,13 @@ pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {
         let dir = p.session_dir.as_deref();
-        Ok(match profile {
-            Profile::Harness => harness_listing_result(repo.harness_list(Some(&p.cwd), dir)?),
-            _ => listing_result(repo.list_as(profile, &p.cwd, dir)?),
-        })
+        let selection = p.selection();
+        match profile {
+            Profile::Harness => {
+                harness_listing_result(repo.harness_list(Some(&p.cwd), dir)?, &selection)
+            }
+            _ => listing_result(repo.list_as(profile, &p.cwd, dir)?, &selection),
+        }
     })
     .await
 }
@@ -677,10 +746,11 @@ pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<ListResult, RpcError
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {
         let dir = p.session_dir.as_deref();
-        Ok(match profile {
-            Profile::Harness => harness_listing_result(repo.harness_list(None, dir)?),
-            _ => listing_result(repo.list_all_as(profile, dir)?),
-        })
+        let selection = p.selection();
+        match profile {
+            Profile::Harness => harness_listing_result(repo.harness_list(None, dir)?, &selection),
+            _ => listing_result(repo.list_all_as(profile, dir)?, &selection),
+        }
     })
     .await
 }

@@ -21,7 +21,7 @@ use jsonrpc_core::Params;
 pub use registry::Registry;
 
 /// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarSettings {
     /// The root of the sessions directories (default `<agentDir>/sessions`).
@@ -30,6 +30,24 @@ pub struct SidecarSettings {
     /// The writing profile of new sessions when a method does not say.
     #[serde(default)]
     pub default_profile: Profile,
+    /// `false`: neither use nor write the persisted index for this connection's sessions
+    /// (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+    #[serde(default = "index_on")]
+    pub index: bool,
+}
+
+fn index_on() -> bool {
+    true
+}
+
+impl Default for SidecarSettings {
+    fn default() -> Self {
+        SidecarSettings {
+            sessions_root: None,
+            default_profile: Profile::default(),
+            index: true,
+        }
+    }
 }
 
 /// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
@@ -39,16 +57,48 @@ pub struct SidecarCapabilities {
     /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
     /// accepted, as another name of `pi-cli`.
     pub profiles: Vec<Profile>,
+    /// Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
+    pub persisted_index: bool,
     /// pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree`
     /// and `session_before_tree`, `modelSummary` in `session/navigateTree`.
     pub branch_summaries: bool,
+    /// What `session/list` and `session/listAll` select beside pi's rows.
+    pub listing: ListingCapabilities,
+}
+
+/// `capabilities.listing`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingCapabilities {
+    /// The names `fields` may take (pi's `SessionInfo` members, in pi's key order).
+    pub fields: Vec<crate::repo::ListField>,
+    /// `query` is matched server-side as pi's `/resume` search.
+    pub query: bool,
+    /// The values of `sort`.
+    pub sort: Vec<crate::repo::search::SearchSort>,
+    /// The values of `nameFilter`.
+    pub name_filter: Vec<crate::repo::search::NameFilter>,
+    /// `offset`/`limit` are taken and `total` answered.
+    pub paging: bool,
+    /// Listed files holding what only pi 1.6 writes are warned of (`line`, `useProfile`).
+    pub pi16_warnings: bool,
 }
 
 impl SidecarCapabilities {
     fn current() -> Self {
+        use crate::repo::search::{NameFilter, SearchSort};
         SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
+            persisted_index: true,
             branch_summaries: true,
+            listing: ListingCapabilities {
+                fields: crate::repo::ListField::ALL.to_vec(),
+                query: true,
+                sort: vec![SearchSort::Relevance, SearchSort::Recent],
+                name_filter: vec![NameFilter::All, NameFilter::Named],
+                paging: true,
+                pi16_warnings: true,
+            },
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct Registry {
     sessions: Mutex<HashMap<String, OpenSession>>,
     ids: OnceLock<Arc<IdSource>>,
     repo: OnceLock<Repo>,
+    /// Where sessions' persisted indexes live (`None`: turned off).
+    index_dir: OnceLock<Option<Arc<std::path::Path>>>,
 }
 
 /// A registered session and its file (kept apart so finding a session by path never waits for
@@ -52,6 +54,10 @@ impl Registry {
             None => IdSource::system(),
         };
         let _ = self.ids.set(Arc::new(ids));
+        let off = !settings.index;
+        let _ = self
+            .index_dir
+            .set(crate::store::index_file::configured_dir(off));
         Ok(())
     }
 
@@ -74,6 +80,10 @@ impl Registry {
         SessionOptions {
             profile,
             ids: self.ids(),
+            index_dir: self
+                .index_dir
+                .get_or_init(|| crate::store::index_file::configured_dir(false))
+                .clone(),
             ..SessionOptions::default()
         }
     }

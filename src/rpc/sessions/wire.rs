@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::format::profile::Profile;
+use crate::repo::ListField;
+use crate::repo::search::{NameFilter, SearchSort};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
@@ -417,6 +419,21 @@ pub struct ListParams {
     pub session_dir: Option<String>,
     /// Whose listing: defaults to `initialize.defaultProfile`.
     pub profile: Option<Profile>,
+    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
+    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+    pub fields: Option<Vec<ListField>>,
+    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
+    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+    pub query: Option<String>,
+    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
+    /// view) or `recent` (newest first, as pi's recent view).
+    pub sort: Option<SearchSort>,
+    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
+    pub name_filter: Option<NameFilter>,
+    /// Rows to skip (after searching and sorting); default 0.
+    pub offset: Option<u64>,
+    /// At most this many rows; default: all.
+    pub limit: Option<u64>,
 }
 
 /// `session/listAll`: every project's sessions.
@@ -428,6 +445,21 @@ pub struct ListAllParams {
     pub session_dir: Option<String>,
     /// Whose listing: defaults to `initialize.defaultProfile`.
     pub profile: Option<Profile>,
+    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
+    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+    pub fields: Option<Vec<ListField>>,
+    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
+    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+    pub query: Option<String>,
+    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
+    /// view) or `recent` (newest first, as pi's recent view).
+    pub sort: Option<SearchSort>,
+    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
+    pub name_filter: Option<NameFilter>,
+    /// Rows to skip (after searching and sorting); default 0.
+    pub offset: Option<u64>,
+    /// At most this many rows; default: all.
+    pub limit: Option<u64>,
 }
 
 /// `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
@@ -450,11 +482,19 @@ pub struct FindByIdResult {
     pub path: Option<String>,
 }
 
-/// A file the listing passed over, and why.
+/// A file the listing passed over, and why; or a listed file holding what only pi 1.6 writes,
+/// in a profile that does not read it as pi 1.6 does (then `line` and `useProfile` are set).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ListWarning {
     pub path: String,
     pub reason: String,
+    /// The first line holding the pi 1.6 feature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The profile that reads the file as its pi wrote it (`pi-1.6`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_profile: Option<Profile>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -465,7 +505,51 @@ pub struct ListResult {
     /// `createdAt` first.
     pub sessions: Vec<Json>,
     pub warnings: Vec<ListWarning>,
+    /// How many rows matched before `offset`/`limit` were applied; present when any of
+    /// `query`, `nameFilter`, `offset`, `limit` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
 }
+
+/// What `session/list` and `session/listAll` select, beside where they look.
+#[derive(Debug, Clone, Default)]
+pub struct ListSelectionParams {
+    pub fields: Option<Vec<ListField>>,
+    pub query: Option<String>,
+    pub sort: Option<SearchSort>,
+    pub name_filter: Option<NameFilter>,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+impl ListSelectionParams {
+    /// Whether `total` is part of the answer.
+    pub fn pages(&self) -> bool {
+        self.query.is_some()
+            || self.name_filter.is_some()
+            || self.offset.is_some()
+            || self.limit.is_some()
+    }
+}
+
+macro_rules! selection_of {
+    ($t:ty) => {
+        impl $t {
+            pub fn selection(&self) -> ListSelectionParams {
+                ListSelectionParams {
+                    fields: self.fields.clone(),
+                    query: self.query.clone(),
+                    sort: self.sort,
+                    name_filter: self.name_filter,
+                    offset: self.offset,
+                    limit: self.limit,
+                }
+            }
+        }
+    };
+}
+selection_of!(ListParams);
+selection_of!(ListAllParams);
 
 /// `session/continueRecent`: pi's `--continue`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
