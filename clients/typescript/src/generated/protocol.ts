@@ -24,6 +24,37 @@ export type DeterministicParam =
       startTime?: string | null;
     };
 /**
+ * A member of pi's `SessionInfo`, named as pi names it: what a client asks for in `fields`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ListField".
+ */
+export type ListField =
+  | "path"
+  | "id"
+  | "cwd"
+  | "name"
+  | "parentSessionPath"
+  | "created"
+  | "modified"
+  | "messageCount"
+  | "firstMessage"
+  | "allMessagesText";
+/**
+ * Which sessions the picker offers before the query is applied.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NameFilter".
+ */
+export type NameFilter = "all" | "named";
+/**
+ * How matches are ordered, as pi's selector orders them with a query.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SearchSort".
+ */
+export type SearchSort = "relevance" | "recent";
+/**
  * The framing actually in use on the wire, once decided.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -246,6 +277,10 @@ export interface InitializeParams {
    */
   hooks?: string[];
   /**
+   * `false`: neither use nor write the persisted index for this connection's sessions (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+   */
+  index?: boolean;
+  /**
    * The client's process id: when that process dies, the server exits.
    */
   processId?: number | null;
@@ -326,6 +361,10 @@ export interface Capabilities {
    */
   hooks: string[];
   /**
+   * What `session/list` and `session/listAll` select beside pi's rows.
+   */
+  listing: ListingCapabilities;
+  /**
    * The frame size limit in bytes.
    */
   maxFrameBytes: number;
@@ -342,9 +381,45 @@ export interface Capabilities {
    */
   notifications: string[];
   /**
+   * Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
+   */
+  persistedIndex: boolean;
+  /**
    * The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
    */
   profiles: Profile[];
+}
+/**
+ * `capabilities.listing`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ListingCapabilities".
+ */
+export interface ListingCapabilities {
+  /**
+   * The names `fields` may take (pi's `SessionInfo` members, in pi's key order).
+   */
+  fields: ListField[];
+  /**
+   * The values of `nameFilter`.
+   */
+  nameFilter: NameFilter[];
+  /**
+   * `offset`/`limit` are taken and `total` answered.
+   */
+  paging: boolean;
+  /**
+   * Listed files holding what only pi 1.6 writes are warned of (`line`, `useProfile`).
+   */
+  pi16Warnings: boolean;
+  /**
+   * `query` is matched server-side as pi's `/resume` search.
+   */
+  query: boolean;
+  /**
+   * The values of `sort`.
+   */
+  sort: SearchSort[];
 }
 /**
  * `serverInfo`.
@@ -393,6 +468,10 @@ export interface ClientSettings {
    * The hooks the client answers.
    */
   hooks: string[];
+  /**
+   * `false`: neither use nor write the persisted index for this connection's sessions (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+   */
+  index?: boolean;
   /**
    * The parent process watched for life, if any.
    */
@@ -565,13 +644,37 @@ export interface ForkFromParams {
 export interface ListParams {
   cwd: string;
   /**
+   * Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id", "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+   */
+  fields?: ListField[] | null;
+  /**
+   * At most this many rows; default: all.
+   */
+  limit?: number | null;
+  /**
+   * `all` (default) or `named` (only sessions with a name, as pi's name filter).
+   */
+  nameFilter?: NameFilter | null;
+  /**
+   * Rows to skip (after searching and sorting); default 0.
+   */
+  offset?: number | null;
+  /**
    * Whose listing: defaults to `initialize.defaultProfile`.
    */
   profile?: Profile | null;
   /**
+   * pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`, or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+   */
+  query?: string | null;
+  /**
    * An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`; harness: the sessions root instead of the server's.
    */
   sessionDir?: string | null;
+  /**
+   * With `query`: `relevance` (default: best match first, then newest, as pi's default view) or `recent` (newest first, as pi's recent view).
+   */
+  sort?: SearchSort | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -582,17 +685,29 @@ export interface ListResult {
    * pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
    */
   sessions: unknown[];
+  /**
+   * How many rows matched before `offset`/`limit` were applied; present when any of `query`, `nameFilter`, `offset`, `limit` was given.
+   */
+  total?: number | null;
   warnings: ListWarning[];
 }
 /**
- * A file the listing passed over, and why.
+ * A file the listing passed over, and why; or a listed file holding what only pi 1.6 writes, in a profile that does not read it as pi 1.6 does (then `line` and `useProfile` are set).
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ListWarning".
  */
 export interface ListWarning {
+  /**
+   * The first line holding the pi 1.6 feature.
+   */
+  line?: number | null;
   path: string;
   reason: string;
+  /**
+   * The profile that reads the file as its pi wrote it (`pi-1.6`).
+   */
+  useProfile?: Profile | null;
 }
 /**
  * `session/listAll`: every project's sessions.
@@ -602,13 +717,37 @@ export interface ListWarning {
  */
 export interface ListAllParams {
   /**
+   * Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id", "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+   */
+  fields?: ListField[] | null;
+  /**
+   * At most this many rows; default: all.
+   */
+  limit?: number | null;
+  /**
+   * `all` (default) or `named` (only sessions with a name, as pi's name filter).
+   */
+  nameFilter?: NameFilter | null;
+  /**
+   * Rows to skip (after searching and sorting); default 0.
+   */
+  offset?: number | null;
+  /**
    * Whose listing: defaults to `initialize.defaultProfile`.
    */
   profile?: Profile | null;
   /**
+   * pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`, or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+   */
+  query?: string | null;
+  /**
    * pi-cli, pi-1.6: one directory listed alone instead of every project under the root; harness: the sessions root instead of the server's.
    */
   sessionDir?: string | null;
+  /**
+   * With `query`: `relevance` (default: best match first, then newest, as pi's default view) or `recent` (newest first, as pi's recent view).
+   */
+  sort?: SearchSort | null;
 }
 /**
  * `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
