@@ -1,12 +1,13 @@
 //! Real clients in other languages drive the built binary: the Python example from the README
-//! (standard library only) and a Node program on vscode-jsonrpc, the library under VS Code's
-//! language client. The Python one fails without python3 (unless `PI_SESSION_NO_PYTHON=1`,
-//! see `tests/support/python.rs`); the Node one runs on the oracle's Node (installed by the
-//! suite, see `tests/support/oracle.rs`). The typed Python client is `tests/python_client.rs`.
+//! (standard library only) and the TypeScript client of `clients/typescript/` (on
+//! vscode-jsonrpc, the library under VS Code's language client). The Python one fails without
+//! python3 (unless `PI_SESSION_NO_PYTHON=1`, see `tests/support/python.rs`); the TypeScript one
+//! runs on the oracle's Node (installed by the suite, see `tests/support/oracle.rs`) and fails
+//! without npm. The typed Python client is `tests/python_client.rs`.
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
@@ -47,23 +48,107 @@ fn the_readme_shows_the_python_example_as_it_is_tested() {
     );
 }
 
+/// The TypeScript client (`clients/typescript/`), installed into `target/node-clients/typescript`
+/// (`npm ci` once per lockfile, like the oracle) and run on the oracle's Node 22.
+struct TypeScriptClient {
+    dir: PathBuf,
+    node: &'static Path,
+}
+
+impl TypeScriptClient {
+    /// `None` only when the oracle is opted out of (`PI_SESSION_NO_ORACLE=1`); without npm the
+    /// test fails, saying what to install.
+    fn install(test: &str) -> Option<Self> {
+        let oracle = support::oracle(test)?;
+        let dir = Path::new(ROOT).join("target/node-clients/typescript");
+        support::oracle::install(&Path::new(ROOT).join("clients/typescript"), &dir);
+        Some(TypeScriptClient {
+            dir,
+            node: oracle.node(),
+        })
+    }
+
+    /// Runs `node ARGS` in the installed package; panics with its output unless it succeeds.
+    fn run(&self, what: &str, args: &[&str]) -> String {
+        let output = Command::new(self.node)
+            .args(args)
+            .current_dir(&self.dir)
+            .env("PI_SESSION_BIN", BIN)
+            .output()
+            .expect("run node");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{what} failed:\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout.into_owned()
+    }
+}
+
+/// `clients/typescript/src/generated/protocol.ts` is what the generator makes from the
+/// committed `protocol/schema.json`: a method added in Rust (and to the schema) without
+/// regenerating the client fails here, naming the command to run.
 #[test]
-fn the_vscode_jsonrpc_client_runs() {
-    let Some(oracle) = support::oracle("the_vscode_jsonrpc_client_runs") else {
+fn the_typescript_client_is_generated_from_the_committed_schema() {
+    let Some(client) =
+        TypeScriptClient::install("the_typescript_client_is_generated_from_the_committed_schema")
+    else {
         return;
     };
-    let dir = Path::new(ROOT).join("target/node-clients/vscode-client");
-    support::oracle::install(&Path::new(ROOT).join("tests/node/vscode-client"), &dir);
-    let output = Command::new(oracle.node())
-        .arg(dir.join("client.mjs"))
-        .arg(BIN)
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+    let root = Path::new(ROOT);
+    let schema = root.join("protocol/schema.json");
+    let generated = root.join("clients/typescript/src/generated/protocol.ts");
+    client.run(
+        "the TypeScript client's drift check (run `npm run generate` in clients/typescript)",
+        &[
+            "scripts/generate.mjs",
+            "--check",
+            "--schema",
+            support::path_str(&schema),
+            "--out",
+            support::path_str(&generated),
+        ],
     );
-    assert_eq!(stdout, "vscode-jsonrpc client: ok\n");
+}
+
+/// The TypeScript client builds (`tsc`, declarations included), its tests and the README's
+/// quick start typecheck (`tsc --noEmit`), and its suite (`node --test`) drives this binary
+/// through whole scenarios: hooks, events, errors, cancellation, hook timeouts, dispose.
+#[test]
+fn the_typescript_client_suite_passes() {
+    let Some(client) = TypeScriptClient::install("the_typescript_client_suite_passes") else {
+        return;
+    };
+    let tsc = "node_modules/typescript/bin/tsc";
+    client.run("tsc (build)", &[tsc, "-p", "tsconfig.json"]);
+    assert!(
+        client.dir.join("dist/index.d.ts").exists(),
+        "tsc wrote no declarations"
+    );
+    client.run("tsc --noEmit (tests)", &[tsc, "-p", "tsconfig.test.json"]);
+    let report = client.run(
+        "the TypeScript client's tests",
+        &["--test", "--test-timeout=60000", "test/**/*.test.ts"],
+    );
+    let passed = report
+        .lines()
+        .find_map(|l| l.strip_prefix("# pass "))
+        .and_then(|n| n.trim().parse::<u32>().ok());
+    assert!(
+        passed.is_some_and(|n| n >= 10),
+        "expected the whole suite to run:\n{report}"
+    );
+}
+
+#[test]
+fn the_readme_shows_the_typescript_quick_start_as_it_is_tested() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let example =
+        std::fs::read_to_string(Path::new(ROOT).join("clients/typescript/examples/quickstart.ts"))
+            .unwrap();
+    assert!(
+        readme.contains(&format!("```ts\n{example}```\n")),
+        "README.md must show clients/typescript/examples/quickstart.ts verbatim in a ts code block"
+    );
 }

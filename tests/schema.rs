@@ -1,6 +1,7 @@
 //! `protocol/schema.json` is generated from the Rust types: this test fails when the committed
 //! file differs from what the code generates, or when the schema leaves out a method, hook or
-//! notification the server offers. Regenerate with `UPDATE_SCHEMA=1 cargo test --test schema`.
+//! notification the server offers. Regenerate with `scripts/regenerate-protocol.sh` (the schema
+//! and the clients' types made from it) or `UPDATE_SCHEMA=1 cargo test --test schema`.
 
 use std::path::Path;
 
@@ -31,7 +32,7 @@ fn the_committed_schema_is_what_the_code_generates() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "protocol/schema.json is out of date with the Rust types: run `UPDATE_SCHEMA=1 cargo test --test schema` and commit the result"
+        "protocol/schema.json is out of date with the Rust types: run `scripts/regenerate-protocol.sh` (the schema, then the clients' types made from it; the schema alone: `UPDATE_SCHEMA=1 cargo test --test schema`) and commit the result"
     );
 }
 

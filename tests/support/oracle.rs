@@ -82,9 +82,9 @@ impl Oracle {
     }
 }
 
-/// Copies the files of `source` (a folder with `package.json` and `package-lock.json`) into
-/// `dest` and runs `npm ci` there unless `dest` was installed from the same lockfile. Safe to
-/// call from concurrent threads and processes.
+/// Copies `source` (a folder with `package.json` and `package-lock.json`, and maybe subfolders
+/// of sources: see [`copy_tree`]) into `dest` and runs `npm ci` there unless `dest` was
+/// installed from the same lockfile. Safe to call from concurrent threads and processes.
 pub fn install(source: &Path, dest: &Path) {
     let npm = Command::new("npm").arg("--version").output();
     if !npm.is_ok_and(|o| o.status.success()) {
@@ -98,16 +98,7 @@ pub fn install(source: &Path, dest: &Path) {
     fs::create_dir_all(dest).unwrap();
     let lock = fs::File::create(dest.join(".install.lock")).unwrap();
     lock.lock().expect("locking the oracle install");
-    for entry in fs::read_dir(source).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            let target = dest.join(path.file_name().unwrap());
-            let text = fs::read(&path).unwrap();
-            if fs::read(&target).ok().as_ref() != Some(&text) {
-                fs::write(&target, text).unwrap();
-            }
-        }
-    }
+    copy_tree(source, dest, false);
     let stamp = dest.join("node_modules/.pi-session-installed-lock.json");
     let lockfile = fs::read(dest.join("package-lock.json")).unwrap();
     if fs::read(&stamp).ok() != Some(lockfile.clone()) {
@@ -126,4 +117,43 @@ pub fn install(source: &Path, dest: &Path) {
         fs::write(&stamp, lockfile).unwrap();
     }
     lock.unlock().unwrap();
+}
+
+/// What a copy of a package leaves out: what npm installs and what the package builds.
+const NOT_COPIED: [&str; 2] = ["node_modules", "dist"];
+
+/// Copies the files of `source` into `dest`, writing only those that changed, and its
+/// subfolders (but [`NOT_COPIED`]) likewise. Inside subfolders (`prune`), files and folders that
+/// `source` no longer has are removed, so a deleted test or source does not live on in the
+/// copy; the top folder keeps what else is there (the install's lock and whatever drivers
+/// write).
+fn copy_tree(source: &Path, dest: &Path, prune: bool) {
+    fs::create_dir_all(dest).unwrap();
+    let mut names = Vec::new();
+    for entry in fs::read_dir(source).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        let target = dest.join(&name);
+        if path.is_file() {
+            let text = fs::read(&path).unwrap();
+            if fs::read(&target).ok().as_ref() != Some(&text) {
+                fs::write(&target, text).unwrap();
+            }
+        } else if path.is_dir() && !NOT_COPIED.iter().any(|n| name == *n) {
+            copy_tree(&path, &target, true);
+        }
+        names.push(name);
+    }
+    if prune {
+        for entry in fs::read_dir(dest).unwrap() {
+            let path = entry.unwrap().path();
+            if !names.contains(&path.file_name().unwrap().to_owned()) {
+                if path.is_dir() {
+                    fs::remove_dir_all(&path).unwrap();
+                } else {
+                    fs::remove_file(&path).unwrap();
+                }
+            }
+        }
+    }
 }
