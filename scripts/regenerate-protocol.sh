@@ -21,6 +21,6 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 npm run --silent generate
 
-echo "regenerate: clients/python/pi_session/{schema,_tables}.py (UPDATE_PYTHON_CLIENT=1 cargo test --test python_client)"
+echo "regenerate: clients/python/src/pi_session/{schema,_tables}.py (UPDATE_PYTHON_CLIENT=1 cargo test --test python_client)"
 cd "$root"
 UPDATE_PYTHON_CLIENT=1 cargo test --quiet --test python_client

@@ -58,7 +58,7 @@ from .schema import (
     TreeResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.3"
+PROTOCOL_TITLE = "pi-session protocol 0.4"
 METHODS = (
     "initialize",
     "session/append",

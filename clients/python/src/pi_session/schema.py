@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PiSessionProtocol03: TypeAlias = Any
+PiSessionProtocol04: TypeAlias = Any
 """
 Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
 """
@@ -42,6 +42,10 @@ class BeforeTreeHook(TypedDict):
     The `session_before_tree` hook's params.
     """
 
+    branchSummary: NotRequired[Any]
+    """
+    As in `session/prepareTree` (an addition beside pi's `preparation`).
+    """
     preparation: Any
     sessionId: str
 
@@ -62,6 +66,18 @@ class BranchPathParams(TypedDict):
 
     entryId: NotRequired[str | None]
     sessionId: str
+
+
+class BranchSummarySection(TypedDict):
+    """
+    `settings.branchSummary`.
+    """
+
+    reserveTokens: NotRequired[float | None]
+    skipPrompt: NotRequired[bool | None]
+    """
+    Read by pi's interactive `/tree` only (whether to ask); accepted, not used here.
+    """
 
 
 class BranchWithSummaryParams(TypedDict):
@@ -166,6 +182,7 @@ class CompactionSettingsParam(TypedDict):
     pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
     """
 
+    branchSummary: NotRequired[BranchSummarySection]
     compaction: NotRequired[CompactionSection]
 
 
@@ -396,13 +413,27 @@ class LeafResult(TypedDict):
     leafId: NotRequired[str | None]
 
 
-class ListWarning(TypedDict):
-    """
-    A file the listing passed over, and why.
-    """
+ListField: TypeAlias = Literal[
+    'path',
+    'id',
+    'cwd',
+    'name',
+    'parentSessionPath',
+    'created',
+    'modified',
+    'messageCount',
+    'firstMessage',
+    'allMessagesText',
+]
+"""
+A member of pi's `SessionInfo`, named as pi names it: what a client asks for in `fields`.
+"""
 
-    path: str
-    reason: str
+
+NameFilter: TypeAlias = Literal['all'] | Literal['named']
+"""
+Which sessions the picker offers before the query is applied.
+"""
 
 
 class NavigateResult(TypedDict):
@@ -417,6 +448,10 @@ class PrepareTreeResult(TypedDict):
     `session/prepareTree`: what a navigation would abandon, without moving.
     """
 
+    branchSummary: NotRequired[Any]
+    """
+    What pi's `generateBranchSummary` would be given (when a summary is wanted and something is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens, fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
+    """
     noOp: bool
     """
     The target already is the leaf: navigating would do nothing.
@@ -436,6 +471,12 @@ Which pi implementation a session reads and writes like.
 RequestId: TypeAlias = int | str
 """
 A request id: a string or a non-negative integer.
+"""
+
+
+SearchSort: TypeAlias = Literal['relevance'] | Literal['recent']
+"""
+How matches are ordered, as pi's selector orders them with a query.
 """
 
 
@@ -536,10 +577,22 @@ class TreeParams(TypedDict):
     `session/prepareTree` and `session/navigateTree`.
     """
 
+    contextWindow: NotRequired[float | None]
+    """
+    The summarizing model's context window (pi's fallback when absent or 0: 128,000).
+    """
     customInstructions: NotRequired[str | None]
     label: NotRequired[str | None]
+    modelSummary: NotRequired[SummaryTextParam | None]
+    """
+    The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
+    """
     replaceInstructions: NotRequired[bool | None]
     sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+    """
+    `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
+    """
     summarize: NotRequired[bool]
     summary: NotRequired[SummaryParam | None]
     """
@@ -649,49 +702,6 @@ class CancelRequest(TypedDict):
     """
 
 
-class Capabilities(TypedDict):
-    """
-    `capabilities` in the `initialize` result.
-    """
-
-    batches: bool
-    """
-    Batches are refused.
-    """
-    cancelRequest: bool
-    """
-    `$/cancelRequest` is understood in both directions.
-    """
-    clientNotifications: list[str]
-    """
-    Notifications the client may send, sorted.
-    """
-    hooks: list[str]
-    """
-    Hooks the server may send (only those the client declared are ever sent), sorted.
-    """
-    maxFrameBytes: int
-    """
-    The frame size limit in bytes.
-    """
-    maxPendingRequests: int
-    """
-    Requests read and not yet answered above which no new request starts (backpressure).
-    """
-    maxUnsentBytes: int
-    """
-    Bytes of output not yet read by the client above which no new request starts.
-    """
-    notifications: list[str]
-    """
-    Notifications the server may send, sorted.
-    """
-    profiles: list[Profile]
-    """
-    The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
-    """
-
-
 class ClientSettings(TypedDict):
     """
     What the client and the command line settled on; every method can read it.
@@ -720,6 +730,10 @@ class ClientSettings(TypedDict):
     hooks: list[str]
     """
     The hooks the client answers.
+    """
+    index: NotRequired[bool]
+    """
+    `false`: neither use nor write the persisted index for this connection's sessions (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
     """
     processId: NotRequired[int | None]
     """
@@ -897,6 +911,10 @@ class InitializeParams(TypedDict):
     """
     The hooks (server -> client requests) the client answers; no others are ever sent.
     """
+    index: NotRequired[bool]
+    """
+    `false`: neither use nor write the persisted index for this connection's sessions (default `true`: on, unless the server runs with `--no-index` or `PI_SESSION_NO_INDEX`).
+    """
     processId: NotRequired[int | None]
     """
     The client's process id: when that process dies, the server exits.
@@ -907,45 +925,42 @@ class InitializeParams(TypedDict):
     """
 
 
-class InitializeResult(TypedDict):
-    """
-    The `initialize` result.
-    """
-
-    capabilities: Capabilities
-    """
-    What the server does beyond plain requests.
-    """
-    methods: list[str]
-    """
-    Every request method the client may call, sorted.
-    """
-    protocolVersion: str
-    """
-    [`PROTOCOL_VERSION`].
-    """
-    serverInfo: ServerInfo
-    """
-    Name and version of this program.
-    """
-    settings: ClientSettings
-    """
-    The settings in force, as the server understood them.
-    """
-
-
 class ListAllParams(TypedDict):
     """
     `session/listAll`: every project's sessions.
     """
 
+    fields: NotRequired[list[ListField] | None]
+    """
+    Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id", "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+    """
+    limit: NotRequired[int | None]
+    """
+    At most this many rows; default: all.
+    """
+    nameFilter: NotRequired[NameFilter | None]
+    """
+    `all` (default) or `named` (only sessions with a name, as pi's name filter).
+    """
+    offset: NotRequired[int | None]
+    """
+    Rows to skip (after searching and sorting); default 0.
+    """
     profile: NotRequired[Profile | None]
     """
     Whose listing: defaults to `initialize.defaultProfile`.
     """
+    query: NotRequired[str | None]
+    """
+    pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`, or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+    """
     sessionDir: NotRequired[str | None]
     """
     pi-cli, pi-1.6: one directory listed alone instead of every project under the root; harness: the sessions root instead of the server's.
+    """
+    sort: NotRequired[SearchSort | None]
+    """
+    With `query`: `relevance` (default: best match first, then newest, as pi's default view) or `recent` (newest first, as pi's recent view).
     """
 
 
@@ -955,22 +970,86 @@ class ListParams(TypedDict):
     """
 
     cwd: str
+    fields: NotRequired[list[ListField] | None]
+    """
+    Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id", "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+    """
+    limit: NotRequired[int | None]
+    """
+    At most this many rows; default: all.
+    """
+    nameFilter: NotRequired[NameFilter | None]
+    """
+    `all` (default) or `named` (only sessions with a name, as pi's name filter).
+    """
+    offset: NotRequired[int | None]
+    """
+    Rows to skip (after searching and sorting); default 0.
+    """
     profile: NotRequired[Profile | None]
     """
     Whose listing: defaults to `initialize.defaultProfile`.
+    """
+    query: NotRequired[str | None]
+    """
+    pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`, or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
     """
     sessionDir: NotRequired[str | None]
     """
     An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`; harness: the sessions root instead of the server's.
     """
+    sort: NotRequired[SearchSort | None]
+    """
+    With `query`: `relevance` (default: best match first, then newest, as pi's default view) or `recent` (newest first, as pi's recent view).
+    """
 
 
-class ListResult(TypedDict):
-    sessions: list[Any]
+class ListWarning(TypedDict):
     """
-    pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
+    A file the listing passed over, and why; or a listed file holding what only pi 1.6 writes, in a profile that does not read it as pi 1.6 does (then `line` and `useProfile` are set).
     """
-    warnings: list[ListWarning]
+
+    line: NotRequired[int | None]
+    """
+    The first line holding the pi 1.6 feature.
+    """
+    path: str
+    reason: str
+    useProfile: NotRequired[Profile | None]
+    """
+    The profile that reads the file as its pi wrote it (`pi-1.6`).
+    """
+
+
+class ListingCapabilities(TypedDict):
+    """
+    `capabilities.listing`.
+    """
+
+    fields: list[ListField]
+    """
+    The names `fields` may take (pi's `SessionInfo` members, in pi's key order).
+    """
+    nameFilter: list[NameFilter]
+    """
+    The values of `nameFilter`.
+    """
+    paging: bool
+    """
+    `offset`/`limit` are taken and `total` answered.
+    """
+    pi16Warnings: bool
+    """
+    Listed files holding what only pi 1.6 writes are warned of (`line`, `useProfile`).
+    """
+    query: bool
+    """
+    `query` is matched server-side as pi's `/resume` search.
+    """
+    sort: list[SearchSort]
+    """
+    The values of `sort`.
+    """
 
 
 class OpenParams(TypedDict):
@@ -1049,6 +1128,61 @@ class TreeResult(TypedDict):
     rows: list[TreeRow]
 
 
+class Capabilities(TypedDict):
+    """
+    `capabilities` in the `initialize` result.
+    """
+
+    batches: bool
+    """
+    Batches are refused.
+    """
+    branchSummaries: bool
+    """
+    pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree` and `session_before_tree`, `modelSummary` in `session/navigateTree`.
+    """
+    cancelRequest: bool
+    """
+    `$/cancelRequest` is understood in both directions.
+    """
+    clientNotifications: list[str]
+    """
+    Notifications the client may send, sorted.
+    """
+    hooks: list[str]
+    """
+    Hooks the server may send (only those the client declared are ever sent), sorted.
+    """
+    listing: ListingCapabilities
+    """
+    What `session/list` and `session/listAll` select beside pi's rows.
+    """
+    maxFrameBytes: int
+    """
+    The frame size limit in bytes.
+    """
+    maxPendingRequests: int
+    """
+    Requests read and not yet answered above which no new request starts (backpressure).
+    """
+    maxUnsentBytes: int
+    """
+    Bytes of output not yet read by the client above which no new request starts.
+    """
+    notifications: list[str]
+    """
+    Notifications the server may send, sorted.
+    """
+    persistedIndex: bool
+    """
+    Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
+    """
+    profiles: list[Profile]
+    """
+    The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
+    """
+
+
 class CompactParams(TypedDict):
     """
     `session/compact`: compact at the leaf as pi does, with the model's answers.
@@ -1081,3 +1215,42 @@ class ForkResult(TypedDict):
     """
     The new session, now open (absent when cancelled).
     """
+
+
+class InitializeResult(TypedDict):
+    """
+    The `initialize` result.
+    """
+
+    capabilities: Capabilities
+    """
+    What the server does beyond plain requests.
+    """
+    methods: list[str]
+    """
+    Every request method the client may call, sorted.
+    """
+    protocolVersion: str
+    """
+    [`PROTOCOL_VERSION`].
+    """
+    serverInfo: ServerInfo
+    """
+    Name and version of this program.
+    """
+    settings: ClientSettings
+    """
+    The settings in force, as the server understood them.
+    """
+
+
+class ListResult(TypedDict):
+    sessions: list[Any]
+    """
+    pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
+    """
+    total: NotRequired[int | None]
+    """
+    How many rows matched before `offset`/`limit` were applied; present when any of `query`, `nameFilter`, `offset`, `limit` was given.
+    """
+    warnings: list[ListWarning]
