@@ -4,6 +4,7 @@
 pub mod entry;
 pub mod entry_id;
 pub mod entry_input;
+pub mod exact_text;
 pub mod ids;
 pub mod js_date;
 pub mod json;

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::error::RpcError;
 use super::request_context::{
-    BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json,
+    BoxFuture, RequestContext, ServerHandle, ServerState,
 };
 
 /// Requests the lifecycle handles itself.
@@ -85,7 +85,7 @@ impl<S: ServerState> Methods<S> {
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
-                        result = work => result_to_json(result),
+                        result = work => context.result_to_json(result),
                     };
                     result.map_err(Into::into)
                 })
@@ -132,7 +132,7 @@ impl<S: ServerState> Methods<S> {
                     };
                     let _permit = admitted(&context).await?;
                     context.hold_turn(turn);
-                    result_to_json(work.await).map_err(Into::into)
+                    context.result_to_json(work.await).map_err(Into::into)
                 })
             },
         );

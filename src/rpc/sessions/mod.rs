@@ -1,6 +1,7 @@
 //! The `session/*` methods over the store: the registry of open sessions, the wire types,
 //! and the handlers.
 
+mod answers;
 mod entry;
 mod error;
 mod handlers;
@@ -49,9 +50,31 @@ impl Sidecar {
 impl ServerState for Sidecar {
     /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
     /// also accepted, as another name of `pi-cli`.
+    ///
+    /// `paging`: the methods that answer a part of their answer, with the params that choose
+    /// it; `treeFilters`: the `filter` modes of `session/getTree` (pi's `/tree` selector);
+    /// `exactEntries`: entries (and contexts) reach the client with the file's strings exactly,
+    /// lone surrogate escapes included.
     fn capabilities(&self) -> Map<String, Value> {
         let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        Map::from_iter([("profiles".to_string(), Value::Array(profiles))])
+        let filters = crate::store::TreeFilter::ALL
+            .iter()
+            .map(|f| Value::from(f.name()))
+            .collect();
+        Map::from_iter([
+            ("profiles".to_string(), Value::Array(profiles)),
+            (
+                "paging".to_string(),
+                serde_json::json!({
+                    "session/getTree": ["offset", "limit", "around", "filter"],
+                    "session/getBranch": ["offset", "limit"],
+                    "session/buildContextEntries": ["offset", "limit"],
+                    "session/getEntries": ["offset", "limit"],
+                }),
+            ),
+            ("treeFilters".to_string(), Value::Array(filters)),
+            ("exactEntries".to_string(), Value::Bool(true)),
+        ])
     }
 
     fn on_initialize(
