@@ -11,4 +11,5 @@ pub mod json;
 pub mod migrate;
 pub mod profile;
 pub mod time;
+pub mod wire_surrogates;
 pub mod write;

@@ -3,8 +3,10 @@
 //! selector shows without receiving the rows it hides. The selector's text search and folding
 //! are the front-end's own business and are not here.
 
-use crate::format::entry::{Kind, Payload, Role};
-use crate::format::json::JsValue;
+use serde_json::value::RawValue;
+
+use crate::format::entry::{Kind, Payload, Role, raw_fields, raw_truthy};
+use crate::format::json::{self, JsValue};
 
 use super::error::StoreResult;
 use super::session::Session;
@@ -81,8 +83,13 @@ impl Session {
         Ok(true)
     }
 
-    /// `hasTextContent(message.content) || isErrorOrAborted`, reading only the message.
+    /// `hasTextContent(message.content) || isErrorOrAborted`, building only the text blocks
+    /// (a lean read; a line it cannot take is read whole).
     fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
+        let text = self.line_text(position)?;
+        if let Some(shown) = lean_assistant_is_shown(&text) {
+            return Ok(shown);
+        }
         let [message] = self.entry_fields(position, ["message"])?;
         let Some(message) = message else {
             return Ok(false);
@@ -95,6 +102,62 @@ impl Session {
             None => false,
         };
         Ok(error_or_aborted || message.get("content").is_some_and(has_text))
+    }
+}
+
+/// The two fields of a content block the filter reads.
+#[derive(serde::Deserialize)]
+struct BlockFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+/// [`Session::assistant_is_shown`] from the raw line, skipping all but `stopReason` and the
+/// text blocks; `None` when the line needs the exact reader.
+fn lean_assistant_is_shown(line: &str) -> Option<bool> {
+    let [message] = raw_fields(line, ["message"])?;
+    let Some(message) = message else {
+        return Some(false);
+    };
+    if !message.get().starts_with('{') {
+        return None;
+    }
+    let [stop_reason, content] = raw_fields(message.get(), ["stopReason", "content"])?;
+    let error_or_aborted = match stop_reason.map(RawValue::get) {
+        None => false,
+        Some("\"stop\"" | "\"toolUse\"" | "\"\"") => false,
+        Some(r) if r.starts_with('"') && !r.contains('\\') => true,
+        Some(r) if r.starts_with('"') => return None,
+        Some(r) => raw_truthy(r),
+    };
+    if error_or_aborted {
+        return Some(true);
+    }
+    let non_blank = |raw: &RawValue| -> Option<bool> {
+        let value = json::parse(raw.get()).ok()?;
+        Some(matches!(value, JsValue::String(_)) && has_text(&value))
+    };
+    let Some(content) = content else {
+        return Some(false);
+    };
+    match content.get().as_bytes().first() {
+        Some(b'"') => non_blank(content),
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+            for item in items.into_iter().filter(|i| i.get().starts_with('{')) {
+                let block: BlockFields<'_> = serde_json::from_str(item.get()).ok()?;
+                if block.kind.map(RawValue::get) == Some("\"text\"")
+                    && let Some(text) = block.text
+                    && non_blank(text)?
+                {
+                    return Some(true);
+                }
+            }
+            Some(false)
+        }
+        _ => Some(false),
     }
 }
 
