@@ -20,7 +20,7 @@ const MODES: [&str; 5] = ["default", "no-tools", "user-only", "labeled-only", "a
 fn sessions(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let Some(oracle) = support::oracle::oracle("rpc_tree_pages") {
-        for (seed, size) in [("3", "120KB"), ("11", "80KB")] {
+        for (seed, size) in [("3", "80KB"), ("11", "60KB")] {
             let file = dir.join(format!("generated-{seed}.jsonl"));
             support::generate(
                 oracle,
@@ -43,15 +43,19 @@ fn sessions(dir: &Path) -> Vec<PathBuf> {
             files.push(file);
         }
     }
-    files.extend(support::real_fixtures());
-    for name in [
+    let edge = [
         "duplicate-ids.jsonl",
         "orphans-and-unknown-kinds.jsonl",
         "timestamps-out-of-order.jsonl",
         "null-content.jsonl",
         "leaf-entry-to-null.jsonl",
-    ] {
-        files.push(support::root().join("tests/files").join(name));
+    ]
+    .map(|name| support::root().join("tests/files").join(name));
+    // Copies: opening takes the file's write lock, and the tests run beside each other.
+    for (i, source) in support::real_fixtures().into_iter().chain(edge).enumerate() {
+        let copy = dir.join(format!("{i}-{}", source.file_name().unwrap().to_string_lossy()));
+        std::fs::copy(&source, &copy).unwrap();
+        files.push(copy);
     }
     files
 }
@@ -105,7 +109,7 @@ fn pages_are_slices_of_the_whole_answer() {
     let mut pages = 0;
     for file in sessions(dir.path()) {
         let sid = open(&mut client, &file);
-        for filter in [None, Some("default"), Some("user-only")] {
+        for filter in [None, Some("default")] {
             let mut params = json!({"sessionId": sid});
             if let Some(filter) = filter {
                 params["filter"] = json!(filter);
@@ -114,7 +118,7 @@ fn pages_are_slices_of_the_whole_answer() {
             let rows = whole["rows"].as_array().unwrap().clone();
             assert_eq!(whole["total"], rows.len(), "{}", file.display());
             assert_eq!(whole["offset"], 0);
-            for _ in 0..8 {
+            for _ in 0..5 {
                 let offset = rng.below(rows.len() + 2);
                 let limit = rng.below(rows.len() + 2);
                 let mut page_params = params.clone();
@@ -193,7 +197,7 @@ fn windows_around_an_entry_are_placed_as_pi_scrolls() {
         for filter in ["default", "user-only", "labeled-only"] {
             let whole = client.call("session/getTree", json!({"sessionId": sid, "filter": filter}));
             let rows = whole["rows"].as_array().unwrap().clone();
-            for _ in 0..6 {
+            for _ in 0..4 {
                 let Some(id) = ids.get(rng.below(ids.len())).filter(|id| id.is_string()) else {
                     continue;
                 };
@@ -311,15 +315,17 @@ fn entries_with_lone_surrogates_reach_the_client_exactly() {
         .unwrap();
     let mut input = child.stdin.take().unwrap();
     let mut output = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut exchange = |message: Value| -> String {
+    // Messages are written as text: a serde_json value cannot hold a lone surrogate.
+    let mut exchange_text = |message: &str| -> String {
         use std::io::{BufRead, Write};
         writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
         let mut line = String::new();
         output.read_line(&mut line).unwrap();
         line
     };
-    exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}));
-    let opened = exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "session/open", "params": {"path": file}}));
+    exchange_text(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string());
+    let opened = exchange_text(&json!({"jsonrpc": "2.0", "id": 2, "method": "session/open", "params": {"path": file}}).to_string());
     assert!(opened.contains(r#""sessionId":"s1""#), "{opened}");
     // JSON.stringify writes the whole pair as the character it is, the halves as escapes.
     let user_text = r#""content":"half \ud83d of a pair, \udc00 and a whole 😀""#;
@@ -330,12 +336,26 @@ fn entries_with_lone_surrogates_reach_the_client_exactly() {
         ("session/buildContextEntries", json!({"sessionId": "s1"})),
         ("session/buildContext", json!({"sessionId": "s1"})),
     ] {
-        let answer = exchange(json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}));
+        let answer = exchange_text(&json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}).to_string());
         assert!(answer.contains(user_text), "{method}: {answer}");
         assert!(!answer.contains('\u{fffd}'), "{method}: {answer}");
     }
-    let tree = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "session/getTree", "params": {"sessionId": "s1"}}));
+    let tree = exchange_text(&json!({"jsonrpc": "2.0", "id": 4, "method": "session/getTree", "params": {"sessionId": "s1"}}).to_string());
     assert!(tree.contains(r#""label":"mark \udfff""#), "{tree}");
-    drop(input);
+    // A client echoes an entry back, lone surrogates and all: it is written and read back
+    // exactly (and the character the server stands them in with comes through as it was).
+    let echoed = r#"{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"s1","entry":{"type":"custom","customType":"echo","data":{"text":"half \ud83d of a pair, \udc00","\udfff":"key","mark":"\udbff\udffe\udbff\udffe"}}}}"#;
+    let appended = exchange_text(echoed);
+    assert!(appended.contains(r#""entryId""#), "{appended}");
+    let id = appended.split(r#""entryId":""#).nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let data = r#""data":{"text":"half \ud83d of a pair, \udc00","\udfff":"key","mark":"#;
+    let entry = exchange_text(&json!({"jsonrpc": "2.0", "id": 6, "method": "session/getEntry", "params": {"sessionId": "s1", "entryId": id}}).to_string());
+    assert!(entry.contains(data), "{entry}");
+    assert!(entry.contains("\"mark\":\"\u{10FFFE}\u{10FFFE}\""), "{entry}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.lines().last().unwrap().contains(data), "{written}");
+    exchange_text(&json!({"jsonrpc": "2.0", "id": 7, "method": "shutdown", "params": null}).to_string());
+    // The exit notification has no answer: the read ends with the output.
+    exchange_text(&json!({"jsonrpc": "2.0", "method": "exit"}).to_string());
     assert!(child.wait().unwrap().success());
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::format::json::JsValue;
+use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::repo::{Place, SessionRequest};
 use crate::rpc::{HookOutcome, RawAnswer, RequestContext, RpcError};
@@ -194,7 +194,7 @@ fn tree_request(p: &TreeParams) -> TreeRequest {
 
 fn summary_input(s: &SummaryParam) -> SummaryInput {
     SummaryInput {
-        summary: JsValue::from(s.summary.as_str()),
+        summary: JsValue::String(JsString::from_wire(&s.summary)),
         details: s.details.as_ref().map(JsValue::from_serde),
         usage: s.usage.as_ref().map(JsValue::from_serde),
     }
@@ -917,7 +917,7 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
     let from_extension = answer.compaction.is_some();
     let entry = match answer.compaction {
         Some(c) => crate::format::write::NewEntry::Compaction {
-            summary: JsValue::from(c.summary.as_str()),
+            summary: JsValue::String(JsString::from_wire(&c.summary)),
             first_kept_entry_id: c.first_kept_entry_id.as_deref().map(JsValue::from),
             tokens_before: JsValue::Number(c.tokens_before),
             retained_tail: c
