@@ -27,7 +27,8 @@ impl Server {
     /// Sends one request and reads its answer line; the time covers writing and reading only.
     fn timed(&mut self, method: &str, params: Value) -> (f64, Vec<u8>) {
         self.next += 1;
-        let request = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
+        let request =
+            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
         let mut bytes = request.to_string().into_bytes();
         bytes.push(b'\n');
         let mut line = Vec::new();
@@ -76,7 +77,10 @@ fn main() {
         assert!(status.success(), "generating {size} failed");
     }
     let megabytes = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
-    println!("tree reads of {} ({megabytes:.1} MB), over stdio, best/median of {runs}", file.display());
+    println!(
+        "tree reads of {} ({megabytes:.1} MB), over stdio, best/median of {runs}",
+        file.display()
+    );
 
     let mut child = Command::new(BIN)
         .arg("--stdio")
@@ -87,7 +91,12 @@ fn main() {
         .expect("the server starts");
     let input = child.stdin.take().unwrap();
     let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
-    let mut server = Server { child, input, output, next: 0 };
+    let mut server = Server {
+        child,
+        input,
+        output,
+        next: 0,
+    };
     server.call("initialize", json!({}));
     let opened = server.call("session/open", json!({"path": file, "profile": "pi-cli"}));
     let session = opened["sessionId"].as_str().unwrap().to_string();
@@ -95,15 +104,46 @@ fn main() {
     println!("server peak RSS after open: {:.1} MB", server.peak_rss_mb());
 
     let requests: Vec<(&str, &str, Value)> = vec![
-        ("getTree, all rows", "session/getTree", json!({"sessionId": session})),
-        ("getTree, 50 rows at 1000", "session/getTree", json!({"sessionId": session, "offset": 1000, "limit": 50})),
-        ("getTree, default filter, 50 around the leaf", "session/getTree", json!({"sessionId": session, "filter": "default", "around": leaf, "limit": 50})),
-        ("getTree, default filter, all rows", "session/getTree", json!({"sessionId": session, "filter": "default"})),
-        ("getBranch, whole", "session/getBranch", json!({"sessionId": session})),
-        ("getBranch, 100 at 1000", "session/getBranch", json!({"sessionId": session, "offset": 1000, "limit": 100})),
-        ("getEntries, 1000 at 0", "session/getEntries", json!({"sessionId": session, "limit": 1000})),
+        (
+            "getTree, all rows",
+            "session/getTree",
+            json!({"sessionId": session}),
+        ),
+        (
+            "getTree, 50 rows at 1000",
+            "session/getTree",
+            json!({"sessionId": session, "offset": 1000, "limit": 50}),
+        ),
+        (
+            "getTree, default filter, 50 around the leaf",
+            "session/getTree",
+            json!({"sessionId": session, "filter": "default", "around": leaf, "limit": 50}),
+        ),
+        (
+            "getTree, default filter, all rows",
+            "session/getTree",
+            json!({"sessionId": session, "filter": "default"}),
+        ),
+        (
+            "getBranch, whole",
+            "session/getBranch",
+            json!({"sessionId": session}),
+        ),
+        (
+            "getBranch, 100 at 1000",
+            "session/getBranch",
+            json!({"sessionId": session, "offset": 1000, "limit": 100}),
+        ),
+        (
+            "getEntries, 1000 at 0",
+            "session/getEntries",
+            json!({"sessionId": session, "limit": 1000}),
+        ),
     ];
-    println!("{:<46} {:>10} {:>10} {:>11} {:>12}", "request", "best", "median", "answer", "peak RSS");
+    println!(
+        "{:<46} {:>10} {:>10} {:>11} {:>12}",
+        "request", "best", "median", "answer", "peak RSS"
+    );
     for (name, method, params) in requests {
         let mut times = Vec::new();
         let mut bytes = 0;
@@ -133,7 +173,11 @@ fn main() {
         .arg(runs.to_string())
         .output()
         .expect("node runs pi's side");
-    assert!(pi.status.success(), "pi's side failed: {}", String::from_utf8_lossy(&pi.stderr));
+    assert!(
+        pi.status.success(),
+        "pi's side failed: {}",
+        String::from_utf8_lossy(&pi.stderr)
+    );
     let pi: Value = serde_json::from_slice(&pi.stdout).expect("pi's figures");
     println!(
         "pi 0.82.1 in memory (best of {runs}): getTree() {:.1} ms, getBranch() {:.1} ms ({} entries), /tree selector (default filter, {} rows) {:.1} ms",

@@ -53,7 +53,10 @@ fn sessions(dir: &Path) -> Vec<PathBuf> {
     .map(|name| support::root().join("tests/files").join(name));
     // Copies: opening takes the file's write lock, and the tests run beside each other.
     for (i, source) in support::real_fixtures().into_iter().chain(edge).enumerate() {
-        let copy = dir.join(format!("{i}-{}", source.file_name().unwrap().to_string_lossy()));
+        let copy = dir.join(format!(
+            "{i}-{}",
+            source.file_name().unwrap().to_string_lossy()
+        ));
         std::fs::copy(&source, &copy).unwrap();
         files.push(copy);
     }
@@ -127,7 +130,12 @@ fn pages_are_slices_of_the_whole_answer() {
                 let page = client.call("session/getTree", page_params);
                 let start = offset.min(rows.len());
                 let end = (start + limit).min(rows.len());
-                assert_eq!(page["rows"], json!(rows[start..end]), "{} {filter:?} {offset}+{limit}", file.display());
+                assert_eq!(
+                    page["rows"],
+                    json!(rows[start..end]),
+                    "{} {filter:?} {offset}+{limit}",
+                    file.display()
+                );
                 assert_eq!(page["total"], rows.len());
                 assert_eq!(page["offset"], start);
                 assert_eq!(page["leafId"], whole["leafId"]);
@@ -141,10 +149,17 @@ fn pages_are_slices_of_the_whole_answer() {
             for _ in 0..6 {
                 let offset = rng.below(entries.len() + 2);
                 let limit = rng.below(entries.len() + 2);
-                let page = client.call(method, json!({"sessionId": sid, "offset": offset, "limit": limit}));
+                let page = client.call(
+                    method,
+                    json!({"sessionId": sid, "offset": offset, "limit": limit}),
+                );
                 let start = offset.min(entries.len());
                 let end = (start + limit).min(entries.len());
-                assert_eq!(page["entries"], json!(entries[start..end]), "{method} {offset}+{limit}");
+                assert_eq!(
+                    page["entries"],
+                    json!(entries[start..end]),
+                    "{method} {offset}+{limit}"
+                );
                 assert_eq!(page["total"], entries.len());
                 assert_eq!(page["offset"], start);
                 pages += 1;
@@ -156,12 +171,18 @@ fn pages_are_slices_of_the_whole_answer() {
         let mut offset = Some(0);
         let mut all = Vec::new();
         while let Some(at) = offset {
-            let page = client.call("session/getEntries", json!({"sessionId": sid, "offset": at, "limit": 7}));
+            let page = client.call(
+                "session/getEntries",
+                json!({"sessionId": sid, "offset": at, "limit": 7}),
+            );
             all.extend(page["entries"].as_array().unwrap().iter().cloned());
             offset = page["nextOffset"].as_u64().map(|n| n as usize);
         }
         for entry in all.iter().filter(|e| e["id"].is_string()).take(20) {
-            let one = client.call("session/getEntry", json!({"sessionId": sid, "entryId": entry["id"]}));
+            let one = client.call(
+                "session/getEntry",
+                json!({"sessionId": sid, "entryId": entry["id"]}),
+            );
             if one["id"] == entry["id"] && one == *entry {
                 continue;
             }
@@ -193,9 +214,17 @@ fn windows_around_an_entry_are_placed_as_pi_scrolls() {
     for file in sessions(dir.path()) {
         let sid = open(&mut client, &file);
         let every = client.call("session/getTree", json!({"sessionId": sid}));
-        let ids: Vec<Value> = every["rows"].as_array().unwrap().iter().map(|r| r["id"].clone()).collect();
+        let ids: Vec<Value> = every["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect();
         for filter in ["default", "user-only", "labeled-only"] {
-            let whole = client.call("session/getTree", json!({"sessionId": sid, "filter": filter}));
+            let whole = client.call(
+                "session/getTree",
+                json!({"sessionId": sid, "filter": filter}),
+            );
             let rows = whole["rows"].as_array().unwrap().clone();
             for _ in 0..4 {
                 let Some(id) = ids.get(rng.below(ids.len())).filter(|id| id.is_string()) else {
@@ -221,7 +250,11 @@ fn windows_around_an_entry_are_placed_as_pi_scrolls() {
                 }
                 let (start, end) = pi_window(rows.len(), anchor, limit);
                 assert_eq!(window["offset"], start);
-                assert_eq!(window["rows"], json!(rows[start..end]), "{id} {filter} {limit}");
+                assert_eq!(
+                    window["rows"],
+                    json!(rows[start..end]),
+                    "{id} {filter} {limit}"
+                );
                 windows += 1;
             }
         }
@@ -230,7 +263,10 @@ fn windows_around_an_entry_are_placed_as_pi_scrolls() {
             json!({"sessionId": sid, "around": "no-such-entry", "limit": 5}),
             &mut |_, _| Value::Null,
         );
-        assert_eq!(unknown["error"]["data"]["kind"], "entry_not_found", "{unknown}");
+        assert_eq!(
+            unknown["error"]["data"]["kind"], "entry_not_found",
+            "{unknown}"
+        );
         let both = client.call_with(
             "session/getTree",
             json!({"sessionId": sid, "around": ids[0], "offset": 1}),
@@ -257,7 +293,11 @@ fn filters_show_what_pis_tree_selector_shows() {
         .args(&files)
         .output()
         .expect("node runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let theirs: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     let mut client = client();
     let mut compared = 0;
@@ -324,19 +364,32 @@ fn entries_with_lone_surrogates_reach_the_client_exactly() {
         output.read_line(&mut line).unwrap();
         line
     };
-    exchange_text(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string());
-    let opened = exchange_text(&json!({"jsonrpc": "2.0", "id": 2, "method": "session/open", "params": {"path": file}}).to_string());
+    exchange_text(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string(),
+    );
+    let opened = exchange_text(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "session/open", "params": {"path": file}})
+            .to_string(),
+    );
     assert!(opened.contains(r#""sessionId":"s1""#), "{opened}");
     // JSON.stringify writes the whole pair as the character it is, the halves as escapes.
     let user_text = r#""content":"half \ud83d of a pair, \udc00 and a whole 😀""#;
     for (method, params) in [
-        ("session/getEntry", json!({"sessionId": "s1", "entryId": "u1"})),
+        (
+            "session/getEntry",
+            json!({"sessionId": "s1", "entryId": "u1"}),
+        ),
         ("session/getEntries", json!({"sessionId": "s1"})),
-        ("session/getBranch", json!({"sessionId": "s1", "entryId": "u1"})),
+        (
+            "session/getBranch",
+            json!({"sessionId": "s1", "entryId": "u1"}),
+        ),
         ("session/buildContextEntries", json!({"sessionId": "s1"})),
         ("session/buildContext", json!({"sessionId": "s1"})),
     ] {
-        let answer = exchange_text(&json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}).to_string());
+        let answer = exchange_text(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}).to_string(),
+        );
         assert!(answer.contains(user_text), "{method}: {answer}");
         assert!(!answer.contains('\u{fffd}'), "{method}: {answer}");
     }
@@ -347,14 +400,26 @@ fn entries_with_lone_surrogates_reach_the_client_exactly() {
     let echoed = r#"{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"s1","entry":{"type":"custom","customType":"echo","data":{"text":"half \ud83d of a pair, \udc00","\udfff":"key","mark":"\udbff\udffe\udbff\udffe"}}}}"#;
     let appended = exchange_text(echoed);
     assert!(appended.contains(r#""entryId""#), "{appended}");
-    let id = appended.split(r#""entryId":""#).nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let id = appended
+        .split(r#""entryId":""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
     let data = r#""data":{"text":"half \ud83d of a pair, \udc00","\udfff":"key","mark":"#;
     let entry = exchange_text(&json!({"jsonrpc": "2.0", "id": 6, "method": "session/getEntry", "params": {"sessionId": "s1", "entryId": id}}).to_string());
     assert!(entry.contains(data), "{entry}");
-    assert!(entry.contains("\"mark\":\"\u{10FFFE}\u{10FFFE}\""), "{entry}");
+    assert!(
+        entry.contains("\"mark\":\"\u{10FFFE}\u{10FFFE}\""),
+        "{entry}"
+    );
     let written = std::fs::read_to_string(&file).unwrap();
     assert!(written.lines().last().unwrap().contains(data), "{written}");
-    exchange_text(&json!({"jsonrpc": "2.0", "id": 7, "method": "shutdown", "params": null}).to_string());
+    exchange_text(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "shutdown", "params": null}).to_string(),
+    );
     // The exit notification has no answer: the read ends with the output.
     exchange_text(&json!({"jsonrpc": "2.0", "method": "exit"}).to_string());
     assert!(child.wait().unwrap().success());

@@ -91,3 +91,60 @@ fn protocol_md_states_the_current_protocol_version_and_its_history() {
         "protocol.md's History lists what changed in {version}"
     );
 }
+
+/// The schema's `Capabilities` and `ClientSettings` list exactly the members the sidecar's
+/// `initialize` answers with, its own (`profiles`, `defaultProfile`, ...) included, each required
+/// one present: a typed client generated from the schema sees every capability.
+#[test]
+fn initialize_answers_exactly_what_the_schema_describes() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"exit"}"#,
+        "\n"
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let first = String::from_utf8_lossy(&output.stdout);
+    let answer: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let result = &answer["result"];
+    let schema = protocol_schema();
+    let definitions = &schema["definitions"];
+    for (member, definition) in [
+        ("capabilities", "Capabilities"),
+        ("settings", "ClientSettings"),
+    ] {
+        let mut answered: Vec<&String> = result[member].as_object().unwrap().keys().collect();
+        answered.sort();
+        let properties = definitions[definition]["properties"].as_object().unwrap();
+        let mut described: Vec<&String> = properties.keys().collect();
+        described.sort();
+        assert_eq!(answered, described, "{member} against {definition}");
+        for required in definitions[definition]["required"].as_array().unwrap() {
+            assert!(
+                result[member].get(required.as_str().unwrap()).is_some(),
+                "{member} lacks required {required}"
+            );
+        }
+    }
+    assert_eq!(
+        result["capabilities"]["profiles"],
+        serde_json::json!(["pi-cli", "pi-1.6", "harness"])
+    );
+}

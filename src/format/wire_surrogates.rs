@@ -163,7 +163,11 @@ mod tests {
             r#"{"a":"an escaped mark \udbff\udffe then \ud800"}"#,
             "{\"a\":\"plain \u{F0001}\"}",
         ] {
-            assert_eq!(read(text).stringify(), parse(text).unwrap().stringify(), "{text}");
+            assert_eq!(
+                read(text).stringify(),
+                parse(text).unwrap().stringify(),
+                "{text}"
+            );
         }
         assert!(protect(br#"{"a":"plain \u00e9 \ud83d\ude00"}"#).is_none());
     }

@@ -40,7 +40,13 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
             " "
         };
         let id = record.id().unwrap_or("?");
-        let _ = write!(out, "{marker} {:width$}{id} {}", "", previews[i], width = 2 * indent);
+        let _ = write!(
+            out,
+            "{marker} {:width$}{id} {}",
+            "",
+            previews[i],
+            width = 2 * indent
+        );
         if let Some(label) = record.id().and_then(|id| session.label(id)) {
             let _ = write!(out, "  [{}]", label.as_str().unwrap_or_default());
         }

@@ -20,9 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::RpcError;
-use super::request_context::{
-    BoxFuture, RequestContext, ServerHandle, ServerState,
-};
+use super::request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 
 /// Requests the lifecycle handles itself.
 pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];

@@ -217,7 +217,10 @@ impl RequestScope {
 
     /// The result's JSON text, when the method answered with a [`RawAnswer`].
     pub(crate) fn take_raw(&self) -> Option<String> {
-        self.raw.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.raw
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     pub(crate) fn release_turn(&self) {
@@ -324,7 +327,8 @@ impl Serialize for RawAnswer {
     /// Only reached when a raw answer is serialized outside a response (it is valid JSON).
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::Error;
-        let raw = serde_json::value::RawValue::from_string(self.0.clone()).map_err(S::Error::custom)?;
+        let raw =
+            serde_json::value::RawValue::from_string(self.0.clone()).map_err(S::Error::custom)?;
         raw.serialize(serializer)
     }
 }

@@ -13,8 +13,8 @@ use schemars::schema::Schema;
 use serde_json::{Map, Value, json};
 
 use super::lifecycle::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
-use super::sessions::SidecarSettings;
 use super::sessions::wire::*;
+use super::sessions::{SidecarCapabilities, SidecarSettings};
 
 /// `$/cancelRequest` params, in both directions.
 #[derive(JsonSchema)]
@@ -125,13 +125,14 @@ pub fn protocol_schema() -> Value {
         .notification::<()>("clientNotifications", "initialized")
         .notification::<()>("clientNotifications", "exit");
     doc.schema::<SidecarSettings>();
+    doc.schema::<SidecarCapabilities>();
     let Document {
         mut generator,
         sections,
     } = doc;
     let mut definitions =
         serde_json::to_value(generator.take_definitions()).expect("definitions serialize");
-    add_sidecar_settings(&mut definitions);
+    merge_sidecar_members(&mut definitions);
     let mut schema = Map::new();
     schema.insert(
         "$schema".into(),
@@ -156,27 +157,58 @@ pub fn protocol_schema() -> Value {
     Value::Object(schema)
 }
 
-/// The generic server reads none of the sidecar's `initialize` members (the sidecar reads its
-/// own from the params): they are shown where clients write and read them, in the params and
-/// in the result's `settings`.
-fn add_sidecar_settings(definitions: &mut Value) {
-    let Some(sidecar) = definitions
+/// The generic server knows none of the sidecar's members of `initialize`: the sidecar reads
+/// its settings from the params (and echoes them in the result's `settings`) and supplies its
+/// capabilities through `ServerState::capabilities`. They are shown where clients write and
+/// read them, so those definitions are complete and typed.
+fn merge_sidecar_members(definitions: &mut Value) {
+    merge_into(
+        definitions,
+        "SidecarSettings",
+        &["InitializeParams", "ClientSettings"],
+    );
+    merge_into(definitions, "SidecarCapabilities", &["Capabilities"]);
+}
+
+/// Moves the properties (and required members) of definition `from` into each of `targets`,
+/// sorted by name; a target that gets them is then closed (`additionalProperties` dropped:
+/// the Rust side's `flatten` left it open only for these members).
+fn merge_into(definitions: &mut Value, from: &str, targets: &[&str]) {
+    let Some(source) = definitions
         .as_object_mut()
-        .and_then(|d| d.shift_remove("SidecarSettings"))
+        .and_then(|d| d.shift_remove(from))
     else {
         return;
     };
-    let members = sidecar["properties"]
+    let members = source["properties"]
         .as_object()
         .cloned()
         .unwrap_or_default();
-    for target in ["InitializeParams", "ClientSettings"] {
-        if let Some(properties) = definitions[target]["properties"].as_object_mut() {
+    let required: Vec<Value> = source["required"].as_array().cloned().unwrap_or_default();
+    for target in targets {
+        let Some(definition) = definitions[*target].as_object_mut() else {
+            continue;
+        };
+        if let Some(properties) = definition
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        {
             properties.extend(members.clone());
             let mut sorted: Vec<_> = std::mem::take(properties).into_iter().collect();
             sorted.sort_by(|a, b| a.0.cmp(&b.0));
             properties.extend(sorted);
         }
+        if !required.is_empty() {
+            let list = definition
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Some(list) = list.as_array_mut() {
+                list.extend(required.iter().cloned());
+                list.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                list.dedup();
+            }
+        }
+        definition.shift_remove("additionalProperties");
     }
 }
 

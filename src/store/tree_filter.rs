@@ -26,27 +26,6 @@ pub enum TreeFilter {
     All,
 }
 
-impl TreeFilter {
-    pub const ALL: [TreeFilter; 5] = [
-        TreeFilter::Default,
-        TreeFilter::NoTools,
-        TreeFilter::UserOnly,
-        TreeFilter::LabeledOnly,
-        TreeFilter::All,
-    ];
-
-    /// pi's name of the mode (`filterMode`).
-    pub fn name(self) -> &'static str {
-        match self {
-            TreeFilter::Default => "default",
-            TreeFilter::NoTools => "no-tools",
-            TreeFilter::UserOnly => "user-only",
-            TreeFilter::LabeledOnly => "labeled-only",
-            TreeFilter::All => "all",
-        }
-    }
-}
-
 impl Session {
     /// Whether pi's selector shows the entry at `position` in `filter` mode, the session's
     /// leaf being the current one.
@@ -182,10 +161,7 @@ fn has_text(content: &JsValue) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub enum TreeWindow<'a> {
     /// Skip `offset` rows, then at most `limit` (all when `None`).
-    Range {
-        offset: usize,
-        limit: Option<usize>,
-    },
+    Range { offset: usize, limit: Option<usize> },
     /// At most `limit` rows around an entry, as pi's selector scrolls to its cursor.
     Around { id: &'a str, limit: Option<usize> },
 }

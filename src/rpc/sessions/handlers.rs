@@ -429,10 +429,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let window = match &p.around {
-            Some(id) => TreeWindow::Around {
-                id,
-                limit: p.limit,
-            },
+            Some(id) => TreeWindow::Around { id, limit: p.limit },
             None => TreeWindow::Range {
                 offset: p.offset.unwrap_or(0),
                 limit: p.limit,

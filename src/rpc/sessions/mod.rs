@@ -33,6 +33,46 @@ pub struct SidecarSettings {
     pub default_profile: Profile,
 }
 
+/// The sidecar's members of `initialize`'s `capabilities` (beside the generic server's).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SidecarCapabilities {
+    /// The profiles a `profile` member may name (the default first); `pi-0.82` is also
+    /// accepted, as another name of `pi-cli`.
+    pub profiles: Vec<Profile>,
+    /// The methods that may answer a part of their answer, with the params that choose it.
+    pub paging: std::collections::BTreeMap<String, Vec<String>>,
+    /// The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
+    pub tree_filters: Vec<wire::TreeFilterName>,
+    /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
+    /// escapes included.
+    pub exact_entries: bool,
+}
+
+impl SidecarCapabilities {
+    fn current() -> Self {
+        use wire::TreeFilterName::*;
+        let params = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        SidecarCapabilities {
+            profiles: Profile::ALL.to_vec(),
+            paging: [
+                (
+                    "session/getTree",
+                    params(&["offset", "limit", "around", "filter"]),
+                ),
+                ("session/getBranch", params(&["offset", "limit"])),
+                ("session/buildContextEntries", params(&["offset", "limit"])),
+                ("session/getEntries", params(&["offset", "limit"])),
+            ]
+            .into_iter()
+            .map(|(method, params)| (method.to_string(), params))
+            .collect(),
+            tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
+            exact_entries: true,
+        }
+    }
+}
+
 /// The sidecar's state.
 #[derive(Debug, Default)]
 pub struct Sidecar {
@@ -48,33 +88,12 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// `profiles`: the names a `profile` member may take (the default first); `pi-0.82` is
-    /// also accepted, as another name of `pi-cli`.
-    ///
-    /// `paging`: the methods that answer a part of their answer, with the params that choose
-    /// it; `treeFilters`: the `filter` modes of `session/getTree` (pi's `/tree` selector);
-    /// `exactEntries`: entries (and contexts) reach the client with the file's strings exactly,
-    /// lone surrogate escapes included.
+    /// [`SidecarCapabilities`].
     fn capabilities(&self) -> Map<String, Value> {
-        let profiles = Profile::ALL.iter().map(|p| Value::from(p.name())).collect();
-        let filters = crate::store::TreeFilter::ALL
-            .iter()
-            .map(|f| Value::from(f.name()))
-            .collect();
-        Map::from_iter([
-            ("profiles".to_string(), Value::Array(profiles)),
-            (
-                "paging".to_string(),
-                serde_json::json!({
-                    "session/getTree": ["offset", "limit", "around", "filter"],
-                    "session/getBranch": ["offset", "limit"],
-                    "session/buildContextEntries": ["offset", "limit"],
-                    "session/getEntries": ["offset", "limit"],
-                }),
-            ),
-            ("treeFilters".to_string(), Value::Array(filters)),
-            ("exactEntries".to_string(), Value::Bool(true)),
-        ])
+        match serde_json::to_value(SidecarCapabilities::current()) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        }
     }
 
     fn on_initialize(
