@@ -187,7 +187,7 @@ fn pages_are_slices_of_the_whole_answer() {
                 continue;
             }
             // Entries sharing an id: getEntry names the last of them.
-            assert!(all.iter().any(|e| *e == one), "{one}");
+            assert!(all.contains(&one), "{one}");
         }
         client.call("session/close", json!({"sessionId": sid}));
     }

@@ -75,7 +75,7 @@ impl Session {
         };
         let error_or_aborted = match message.get("stopReason") {
             Some(JsValue::String(reason)) => {
-                !reason.is_empty() && !matches!(&*reason.escaped(), "stop" | "toolUse")
+                !reason.is_empty() && !matches!(reason.escaped(), "stop" | "toolUse")
             }
             Some(reason) => reason.is_truthy(),
             None => false,
