@@ -399,6 +399,7 @@ transcripts!(
     session_reads_entries_paging,
     session_reads_tree,
     session_settings_files,
+    session_reads_tree_pages,
 );
 
 /// The runner checks inline expectations: a transcript whose expectation is deliberately wrong

@@ -59,6 +59,23 @@ impl JsString {
         JsString(out.into_boxed_str())
     }
 
+    /// The string a client sent, its stood-in lone surrogates (see
+    /// [`super::wire_surrogates`]) made lone surrogates again.
+    pub fn from_wire(text: &str) -> Self {
+        use super::wire_surrogates::{Piece, has_stand_ins, restore};
+        if !has_stand_ins(text) {
+            return JsString::new(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        for piece in restore(text) {
+            match piece {
+                Piece::Text(text) => escape_into(text, &mut out),
+                Piece::Unit(unit) => push_unicode_escape(unit, &mut out),
+            }
+        }
+        JsString(out.into_boxed_str())
+    }
+
     /// The body as `JSON.stringify` writes it (no quotes).
     pub fn escaped(&self) -> &str {
         &self.0
@@ -768,12 +785,12 @@ impl JsValue {
             Value::Null => JsValue::Null,
             Value::Bool(b) => JsValue::Bool(*b),
             Value::Number(n) => JsValue::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Value::String(s) => JsValue::from(s.as_str()),
+            Value::String(s) => JsValue::String(JsString::from_wire(s)),
             Value::Array(items) => JsValue::Array(items.iter().map(JsValue::from_serde).collect()),
             Value::Object(map) => {
                 let mut object: JsObject = map
                     .iter()
-                    .map(|(k, v)| (JsString::new(k), JsValue::from_serde(v)))
+                    .map(|(k, v)| (JsString::from_wire(k), JsValue::from_serde(v)))
                     .collect();
                 put_in_js_order(&mut object);
                 JsValue::Object(object)

@@ -4,10 +4,12 @@
 pub mod entry;
 pub mod entry_id;
 pub mod entry_input;
+pub mod exact_text;
 pub mod ids;
 pub mod js_date;
 pub mod json;
 pub mod migrate;
 pub mod profile;
 pub mod time;
+pub mod wire_surrogates;
 pub mod write;

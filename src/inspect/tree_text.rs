@@ -8,11 +8,10 @@ use crate::store::{Session, StoreResult, TreeRow};
 pub fn render_tree(session: &Session) -> StoreResult<String> {
     let rows = session.tree_rows();
     let leaf = session.leaf().id().and_then(|id| session.position(id));
-    let on_path: std::collections::HashSet<u32> = session
-        .leaf_path(session.leaf())
-        .positions
-        .into_iter()
-        .collect();
+    let mut on_path = vec![false; session.len()];
+    for position in session.leaf_path(session.leaf()).positions {
+        on_path[position as usize] = true;
+    }
     // A conversation continues in its last child (the newest): that child stays in its
     // parent's column and earlier siblings (abandoned branches) are indented, so the active
     // line stays flat however often the user branched.
@@ -35,13 +34,19 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         let record = session.record(position);
         let marker = if Some(position) == leaf {
             "*"
-        } else if on_path.contains(&position) {
+        } else if on_path[position as usize] {
             "|"
         } else {
             " "
         };
         let id = record.id().unwrap_or("?");
-        let _ = write!(out, "{marker} {}{id} {}", "  ".repeat(indent), previews[i]);
+        let _ = write!(
+            out,
+            "{marker} {:width$}{id} {}",
+            "",
+            previews[i],
+            width = 2 * indent
+        );
         if let Some(label) = record.id().and_then(|id| session.label(id)) {
             let _ = write!(out, "  [{}]", label.as_str().unwrap_or_default());
         }

@@ -33,7 +33,11 @@ pub(crate) enum Incoming {
 const CALL_MEMBERS: [&str; 4] = ["jsonrpc", "method", "params", "id"];
 
 pub(crate) fn parse_incoming(bytes: &[u8]) -> Incoming {
-    let value: Value = match serde_json::from_slice(bytes) {
+    // A message with lone surrogate escapes (JSON.parse takes them; serde_json does not) or
+    // with the character that stands them in is read with them stood in; the values that
+    // become JavaScript values (entries and the like) get them back.
+    let protected = crate::format::wire_surrogates::protect(bytes);
+    let value: Value = match serde_json::from_slice(protected.as_deref().unwrap_or(bytes)) {
         Ok(value) => value,
         Err(error) => {
             return Incoming::Invalid {

@@ -20,9 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::RpcError;
-use super::request_context::{
-    BoxFuture, RequestContext, ServerHandle, ServerState, result_to_json,
-};
+use super::request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
 
 /// Requests the lifecycle handles itself.
 pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];
@@ -85,7 +83,7 @@ impl<S: ServerState> Methods<S> {
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
-                        result = work => result_to_json(result),
+                        result = work => context.result_to_json(result),
                     };
                     result.map_err(Into::into)
                 })
@@ -132,7 +130,7 @@ impl<S: ServerState> Methods<S> {
                     };
                     let _permit = admitted(&context).await?;
                     context.hold_turn(turn);
-                    result_to_json(work.await).map_err(Into::into)
+                    context.result_to_json(work.await).map_err(Into::into)
                 })
             },
         );

@@ -201,6 +201,8 @@ pub(crate) struct RequestScope {
     /// The serial turn, held until the response is queued so that responses for one key
     /// leave in arrival order too.
     turn: Mutex<Option<Turn>>,
+    /// A result the method wrote as JSON text itself ([`RawAnswer`]), sent as it is.
+    raw: Mutex<Option<String>>,
 }
 
 impl RequestScope {
@@ -209,7 +211,16 @@ impl RequestScope {
             id,
             cancel,
             turn: Mutex::new(None),
+            raw: Mutex::new(None),
         }
+    }
+
+    /// The result's JSON text, when the method answered with a [`RawAnswer`].
+    pub(crate) fn take_raw(&self) -> Option<String> {
+        self.raw
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     pub(crate) fn release_turn(&self) {
@@ -306,9 +317,43 @@ pub(crate) struct CancelParams {
     pub(crate) id: Id,
 }
 
-/// Serializes a method result, or says why it could not be.
-pub(crate) fn result_to_json<R: Serialize>(result: Result<R, RpcError>) -> Result<Value, RpcError> {
-    let value = result?;
-    serde_json::to_value(value)
-        .map_err(|error| RpcError::internal(format!("cannot serialize the result: {error}")))
+/// A result a method wrote as JSON text itself: sent as it is, never turned into a tree of
+/// values (large answers cost their text only, and strings the text holds, lone surrogate
+/// escapes included, reach the client exactly). The text must be one valid JSON value.
+#[derive(Debug, Clone)]
+pub struct RawAnswer(pub String);
+
+impl Serialize for RawAnswer {
+    /// Only reached when a raw answer is serialized outside a response (it is valid JSON).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let raw =
+            serde_json::value::RawValue::from_string(self.0.clone()).map_err(S::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<S> RequestContext<S> {
+    /// Serializes a method result, or says why it could not be. A [`RawAnswer`] is kept aside
+    /// for the response (the value returned stands in for it).
+    pub(crate) fn result_to_json<R: Serialize + 'static>(
+        &self,
+        result: Result<R, RpcError>,
+    ) -> Result<Value, RpcError> {
+        let value = result?;
+        let boxed: Box<dyn std::any::Any> = Box::new(value);
+        let value = match boxed.downcast::<RawAnswer>() {
+            Ok(raw) => {
+                *self
+                    .request
+                    .raw
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(raw.0);
+                return Ok(Value::Null);
+            }
+            Err(other) => *other.downcast::<R>().expect("the value's own type"),
+        };
+        serde_json::to_value(value)
+            .map_err(|error| RpcError::internal(format!("cannot serialize the result: {error}")))
+    }
 }

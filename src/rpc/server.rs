@@ -608,6 +608,7 @@ impl<S: ServerState> Connection<S> {
         let Some(context) = self.request_context(scope.clone()) else {
             return;
         };
+        let raw_of = scope.clone();
         let method = call.method.clone();
         let in_flight = self.in_flight.clone();
         let outbox = self.shared.outbox.clone();
@@ -644,7 +645,12 @@ impl<S: ServerState> Connection<S> {
                 Err(panic) => message::response(id.clone(), Err(panicked(&method, panic.as_ref()))),
             };
             // Serialized before the turn passes on, so one key's answers still leave in order.
-            let bytes = serialize_off_loop(output).await;
+            let bytes = match (raw_of.take_raw(), output) {
+                (Some(raw), jsonrpc_core::Output::Success(success)) => {
+                    Some(raw_response(&success.id, &raw))
+                }
+                (_, output) => serialize_off_loop(output).await,
+            };
             answer(&id, bytes);
         });
     }
@@ -745,4 +751,17 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
     } else {
         "(no message)".to_owned()
     }
+}
+
+/// A success response around a result written as JSON text already ([`super::RawAnswer`]),
+/// member for member as jsonrpc-core writes one.
+fn raw_response(id: &Id, result: &str) -> Vec<u8> {
+    let id = serde_json::to_string(id).unwrap_or_else(|_| "null".to_owned());
+    let mut out = Vec::with_capacity(result.len() + id.len() + 32);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
+    out.extend_from_slice(result.as_bytes());
+    out.extend_from_slice(br#","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.push(b'}');
+    out
 }

@@ -4,6 +4,7 @@
 
 pub mod compaction;
 mod context;
+mod entry_text;
 mod error;
 mod file;
 mod fork;
@@ -19,6 +20,7 @@ mod session;
 mod stats;
 mod sync;
 mod tree;
+mod tree_filter;
 
 pub use context::{Context, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
@@ -33,3 +35,4 @@ pub use session::{NewSession, Session, SessionOptions};
 pub use stats::SessionStats;
 pub use sync::fsync_parent;
 pub use tree::TreeRow;
+pub use tree_filter::{TreeFilter, TreeWindow};

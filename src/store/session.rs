@@ -435,7 +435,10 @@ impl Session {
                     .as_ref()
                     .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
                 let bytes = file.read_at(*offset, *len as usize)?;
-                Ok(Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()))
+                // Valid UTF-8 (nearly every line) is taken without a copy.
+                Ok(Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|e| {
+                    String::from_utf8_lossy(e.as_bytes()).into_owned()
+                })))
             }
         }
     }

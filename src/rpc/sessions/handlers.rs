@@ -3,15 +3,18 @@
 
 use std::path::Path;
 
-use crate::format::json::JsValue;
+use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, PathEnv, Place, SessionRequest, SummarySettings, page};
-use crate::rpc::{HookOutcome, RequestContext, RpcError};
+use crate::rpc::{HookOutcome, RawAnswer, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
-    TreeHookAnswer, TreeRequest,
+    TreeFilter, TreeHookAnswer, TreeRequest, TreeWindow,
 };
+use serde_json::value::RawValue;
+
+use super::answers;
 
 use super::Sidecar;
 use super::entry::new_entry;
@@ -192,7 +195,7 @@ fn tree_request(p: &TreeParams) -> TreeRequest {
 
 fn summary_input(s: &SummaryParam) -> SummaryInput {
     SummaryInput {
-        summary: JsValue::from(s.summary.as_str()),
+        summary: JsValue::String(JsString::from_wire(&s.summary)),
         details: s.details.as_ref().map(JsValue::from_serde),
         usage: s.usage.as_ref().map(JsValue::from_serde),
     }
@@ -429,7 +432,7 @@ fn context_leaf(session: &Session, requested: &Option<Option<String>>) -> Result
     })
 }
 
-pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<ContextResult, RpcError> {
+pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
@@ -438,63 +441,86 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<ContextResult, 
             ContextFormat::Llm => MessageFormat::Llm,
         };
         let profile = session.profile();
-        Ok(session
-            .build_context(&leaf, format)?
-            .to_value(profile)
-            .to_serde())
+        // Written as JSON.stringify writes it: strings exact, no tree of values.
+        Ok(RawAnswer(
+            session
+                .build_context(&leaf, format)?
+                .to_value(profile)
+                .stringify(),
+        ))
     })
     .await
 }
 
-fn entries_of(session: &Session, positions: &[u32]) -> Result<Vec<serde_json::Value>, RpcError> {
-    positions
-        .iter()
-        .map(|&p| Ok(session.entry_value(p)?.to_serde()))
-        .collect()
-}
-
-pub async fn build_context_entries(ctx: Ctx, p: ContextParams) -> Result<EntriesResult, RpcError> {
+pub async fn build_context_entries(
+    ctx: Ctx,
+    p: ContextEntriesParams,
+) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
         let positions = session.context_entries(&leaf)?;
-        Ok(EntriesResult {
-            entries: entries_of(session, &positions)?,
-        })
+        answers::entries_sliced(session, &positions, p.offset, p.limit)
     })
     .await
 }
 
-pub async fn get_tree(ctx: Ctx, p: SessionRef) -> Result<TreeResult, RpcError> {
+fn tree_filter(name: TreeFilterName) -> TreeFilter {
+    match name {
+        TreeFilterName::Default => TreeFilter::Default,
+        TreeFilterName::NoTools => TreeFilter::NoTools,
+        TreeFilterName::UserOnly => TreeFilter::UserOnly,
+        TreeFilterName::LabeledOnly => TreeFilter::LabeledOnly,
+        TreeFilterName::All => TreeFilter::All,
+    }
+}
+
+pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError> {
+    if p.around.is_some() && p.offset.is_some() {
+        return Err(RpcError::invalid_params(
+            "'offset' and 'around' name a page each: give one",
+        ));
+    }
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
-        let on_path: std::collections::HashSet<u32> = session
-            .leaf_path(session.leaf())
-            .positions
-            .into_iter()
-            .collect();
-        let tree = session.tree_rows();
-        let previews = session.previews(&tree.iter().map(|r| r.position).collect::<Vec<_>>())?;
-        let mut rows = Vec::with_capacity(tree.len());
-        for (row, preview) in tree.into_iter().zip(previews) {
+        let window = match &p.around {
+            Some(id) => TreeWindow::Around { id, limit: p.limit },
+            None => TreeWindow::Range {
+                offset: p.offset.unwrap_or(0),
+                limit: p.limit,
+            },
+        };
+        let page = session.tree_page(p.filter.map(tree_filter), window)?;
+        let mut on_path = vec![false; session.len()];
+        for position in session.leaf_path(session.leaf()).positions {
+            on_path[position as usize] = true;
+        }
+        let positions: Vec<u32> = page.rows.iter().map(|r| r.position).collect();
+        let previews = session.previews(&positions)?;
+        let mut rows = Vec::with_capacity(page.rows.len());
+        for (row, preview) in page.rows.iter().zip(previews) {
             let record = session.record(row.position);
+            let label = record.id().and_then(|id| session.label(id));
             rows.push(TreeRow {
                 id: record.id().map(str::to_string),
                 parent_id: record.facts.parent.id().map(str::to_string),
                 kind: record.type_name().map(str::to_string),
                 depth: row.depth,
-                label: record
-                    .id()
-                    .and_then(|id| session.label(id))
-                    .map(|l| l.to_serde()),
+                label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),
                 preview,
-                on_path: on_path.contains(&row.position),
+                on_path: on_path[row.position as usize],
             });
         }
-        Ok(TreeResult {
+        let result = TreeResult {
             leaf_id: leaf_id(session.leaf()),
+            total: page.total,
+            offset: page.offset,
+            anchor: page.anchor,
             rows,
-        })
+        };
+        serde_json::to_string(&result)
+            .map(RawAnswer)
+            .map_err(|e| RpcError::internal(format!("cannot serialize the tree: {e}")))
     })
     .await
 }
@@ -548,27 +574,25 @@ fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
         .ok_or_else(|| StoreError::entry_not_found(id).into())
 }
 
-pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<serde_json::Value, RpcError> {
+pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session_quick(&ctx, &id, move |session| {
         let position = position_of(session, &p.entry_id)?;
-        Ok(session.entry_value(position)?.to_serde())
+        answers::entry(session, position)
     })
     .await
 }
 
-pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<EntriesResult, RpcError> {
+pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         position_of(session, &p.entry_id)?;
-        Ok(EntriesResult {
-            entries: entries_of(session, &session.children(&p.entry_id))?,
-        })
+        answers::entries(session, &session.children(&p.entry_id), "")
     })
     .await
 }
 
-pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<EntriesResult, RpcError> {
+pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = match &p.entry_id {
@@ -579,14 +603,12 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<EntriesResult, 
             None => session.leaf().clone(),
         };
         let walk = session.profile_path(&leaf)?;
-        Ok(EntriesResult {
-            entries: entries_of(session, &walk.positions)?,
-        })
+        answers::entries_sliced(session, &walk.positions, p.offset, p.limit)
     })
     .await
 }
 
-pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcError> {
+pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let total = session.len();
@@ -599,11 +621,15 @@ pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<EntriesPage, RpcE
         }
         let end = start.saturating_add(limit).min(total);
         let positions: Vec<u32> = (start as u32..end as u32).collect();
-        Ok(EntriesPage {
-            entries: entries_of(session, &positions)?,
-            next_offset: (end < total).then_some(end),
-            total,
-        })
+        let next = match end < total {
+            true => end.to_string(),
+            false => "null".to_string(),
+        };
+        answers::entries(
+            session,
+            &positions,
+            &format!(r#","nextOffset":{next},"total":{total}"#),
+        )
     })
     .await
 }
@@ -1028,7 +1054,7 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
     let from_extension = answer.compaction.is_some();
     let entry = match answer.compaction {
         Some(c) => crate::format::write::NewEntry::Compaction {
-            summary: JsValue::from(c.summary.as_str()),
+            summary: JsValue::String(JsString::from_wire(&c.summary)),
             first_kept_entry_id: c.first_kept_entry_id.as_deref().map(JsValue::from),
             tokens_before: JsValue::Number(c.tokens_before),
             retained_tail: c

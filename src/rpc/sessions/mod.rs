@@ -1,6 +1,7 @@
 //! The `session/*` methods over the store: the registry of open sessions, the wire types,
 //! and the handlers.
 
+mod answers;
 mod entry;
 mod error;
 mod handlers;
@@ -64,6 +65,13 @@ pub struct SidecarCapabilities {
     pub branch_summaries: bool,
     /// What `session/list` and `session/listAll` select beside pi's rows.
     pub listing: ListingCapabilities,
+    /// The methods that may answer a part of their answer, with the params that choose it.
+    pub paging: std::collections::BTreeMap<String, Vec<String>>,
+    /// The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
+    pub tree_filters: Vec<wire::TreeFilterName>,
+    /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
+    /// escapes included.
+    pub exact_entries: bool,
 }
 
 /// `capabilities.listing`.
@@ -87,6 +95,8 @@ pub struct ListingCapabilities {
 impl SidecarCapabilities {
     fn current() -> Self {
         use crate::repo::search::{NameFilter, SearchSort};
+        use wire::TreeFilterName::*;
+        let params = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
         SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
             persisted_index: true,
@@ -99,6 +109,22 @@ impl SidecarCapabilities {
                 paging: true,
                 pi16_warnings: true,
             },
+            paging: [
+                (
+                    "session/getTree",
+                    params(&["offset", "limit", "around", "filter"]),
+                ),
+                ("session/getBranch", params(&["offset", "limit"])),
+                ("session/buildContextEntries", params(&["offset", "limit"])),
+                ("session/getEntries", params(&["offset", "limit"])),
+                ("session/list", params(&["offset", "limit"])),
+                ("session/listAll", params(&["offset", "limit"])),
+            ]
+            .into_iter()
+            .map(|(method, params)| (method.to_string(), params))
+            .collect(),
+            tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
+            exact_entries: true,
         }
     }
 }

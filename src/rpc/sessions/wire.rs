@@ -298,12 +298,9 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
     Option::<String>::deserialize(d).map(Some)
 }
 
-/// `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), as pi builds it.
-/// Its shape is [`ContextDocument`].
-pub type ContextResult = Json;
-
-/// The shape of [`ContextResult`], for the schema: the context is built as pi builds it (key
-/// order included), so it travels as a JSON value.
+/// The shape of `session/buildContext`'s answer, `{messages, thinkingLevel, model}`
+/// (+ `activeToolNames` for harness), for the schema: the context is built as pi builds it
+/// (key order included) and travels as the JSON text `JSON.stringify` would write.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextDocument {
@@ -328,6 +325,63 @@ pub struct ContextModel {
 #[serde(rename_all = "camelCase")]
 pub struct EntriesResult {
     pub entries: Vec<Json>,
+    /// With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the
+    /// whole answer has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// With `offset` or `limit`: the index of the first entry here in the whole answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+}
+
+/// `session/buildContextEntries`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextEntriesParams {
+    pub session_id: String,
+    /// Another position than the leaf; `null` for before the first entry. Nothing moves.
+    #[serde(default, deserialize_with = "present")]
+    pub leaf_id: Option<Option<String>>,
+    /// Skip this many entries of the whole answer (default 0).
+    pub offset: Option<usize>,
+    /// At most this many entries (default: all).
+    pub limit: Option<usize>,
+}
+
+/// pi 0.82.1's `/tree` selector filter modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeFilterName {
+    /// Settings and bookkeeping entries hidden (label, custom, model_change,
+    /// thinking_level_change, session_info).
+    Default,
+    /// The default view without tool results.
+    NoTools,
+    /// User messages only.
+    UserOnly,
+    /// Labeled entries only.
+    LabeledOnly,
+    /// Every entry pi's selector shows.
+    All,
+}
+
+/// `session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetTreeParams {
+    pub session_id: String,
+    /// Only the rows pi's `/tree` selector shows in this mode (every mode also hides an
+    /// assistant message with neither text nor an error, unless it is the leaf); absent:
+    /// every row.
+    pub filter: Option<TreeFilterName>,
+    /// Skip this many rows of the (filtered) pre-order (default 0). Not with `around`.
+    pub offset: Option<usize>,
+    /// At most this many rows (default: all).
+    pub limit: Option<usize>,
+    /// A window of `limit` rows around this entry (or its nearest shown ancestor, as pi's
+    /// selector places its cursor), placed as pi's selector scrolls: the entry in the middle,
+    /// clamped to the ends.
+    pub around: Option<String>,
 }
 
 /// One row of `session/getTree`: the tree flattened depth-first in pre-order (children in
@@ -341,7 +395,8 @@ pub struct TreeRow {
     pub kind: Option<String>,
     pub depth: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<Json>,
+    #[schemars(with = "Option<Json>")]
+    pub label: Option<Box<serde_json::value::RawValue>>,
     pub preview: String,
     /// On the path from the root to the leaf.
     pub on_path: bool,
@@ -351,6 +406,14 @@ pub struct TreeRow {
 #[serde(rename_all = "camelCase")]
 pub struct TreeResult {
     pub leaf_id: Option<String>,
+    /// How many rows the whole (filtered) tree has.
+    pub total: usize,
+    /// The index of the first row here in the whole (filtered) pre-order.
+    pub offset: usize,
+    /// With `around`: the index (in the whole pre-order) of the row the window is placed
+    /// on; `null` when no row is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<Option<usize>>,
     pub rows: Vec<TreeRow>,
 }
 
@@ -368,6 +431,10 @@ pub struct EntryParams {
 pub struct BranchPathParams {
     pub session_id: String,
     pub entry_id: Option<String>,
+    /// Skip this many entries of the path (default 0).
+    pub offset: Option<usize>,
+    /// At most this many entries (default: all).
+    pub limit: Option<usize>,
 }
 
 /// `session/getEntries`: entries in file order, a page at a time.

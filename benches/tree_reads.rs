@@ -1,0 +1,190 @@
+//! The reads a tree UI makes, over stdio, beside pi's in-memory figures in the same run: a
+//! generated session (`BENCH_SIZE`, default 100 MB, made once under `target/bench/`) is opened
+//! by the built server; `session/getTree` (all rows, a page, a window around the leaf in pi's
+//! default filter), `session/getBranch` (whole and a page) and a `getEntries` page are each
+//! timed from the request's first byte written to the answer's last byte read (the client does
+//! not parse it within the timing), best and median of `BENCH_RUNS` (default 5). The server's
+//! peak RSS (`VmHWM`) is read from /proc after the open and after each request kind. pi's side:
+//! `benches/pi-tree-reads.mjs` (getTree(), getBranch() and its `/tree` selector, in memory).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
+
+struct Server {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    /// Sends one request and reads its answer line; the time covers writing and reading only.
+    fn timed(&mut self, method: &str, params: Value) -> (f64, Vec<u8>) {
+        self.next += 1;
+        let request =
+            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
+        let mut bytes = request.to_string().into_bytes();
+        bytes.push(b'\n');
+        let mut line = Vec::new();
+        let started = Instant::now();
+        self.input.write_all(&bytes).unwrap();
+        self.input.flush().unwrap();
+        self.output.read_until(b'\n', &mut line).unwrap();
+        (started.elapsed().as_secs_f64() * 1000.0, line)
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let (_, line) = self.timed(method, params);
+        let answer: Value = serde_json::from_slice(&line).expect("a JSON answer");
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    fn peak_rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0.0);
+        kb / 1024.0
+    }
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let size = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let file = root.join(format!("target/bench/session-{size}.jsonl"));
+    if !file.exists() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let status = Command::new("node")
+            .arg(root.join("tests/oracle/gen-session.mjs"))
+            .args(["file", "--out"])
+            .arg(&file)
+            .args(["--size", &size, "--seed", "100", "--quiet"])
+            .status()
+            .expect("node runs the session generator");
+        assert!(status.success(), "generating {size} failed");
+    }
+    let megabytes = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
+    println!(
+        "tree reads of {} ({megabytes:.1} MB), over stdio, best/median of {runs}",
+        file.display()
+    );
+
+    let mut child = Command::new(BIN)
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let input = child.stdin.take().unwrap();
+    let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+    let mut server = Server {
+        child,
+        input,
+        output,
+        next: 0,
+    };
+    server.call("initialize", json!({}));
+    let opened = server.call("session/open", json!({"path": file, "profile": "pi-cli"}));
+    let session = opened["sessionId"].as_str().unwrap().to_string();
+    let leaf = opened["leafId"].clone();
+    println!("server peak RSS after open: {:.1} MB", server.peak_rss_mb());
+
+    let requests: Vec<(&str, &str, Value)> = vec![
+        (
+            "getTree, all rows",
+            "session/getTree",
+            json!({"sessionId": session}),
+        ),
+        (
+            "getTree, 50 rows at 1000",
+            "session/getTree",
+            json!({"sessionId": session, "offset": 1000, "limit": 50}),
+        ),
+        (
+            "getTree, default filter, 50 around the leaf",
+            "session/getTree",
+            json!({"sessionId": session, "filter": "default", "around": leaf, "limit": 50}),
+        ),
+        (
+            "getTree, default filter, all rows",
+            "session/getTree",
+            json!({"sessionId": session, "filter": "default"}),
+        ),
+        (
+            "getBranch, whole",
+            "session/getBranch",
+            json!({"sessionId": session}),
+        ),
+        (
+            "getBranch, 100 at 1000",
+            "session/getBranch",
+            json!({"sessionId": session, "offset": 1000, "limit": 100}),
+        ),
+        (
+            "getEntries, 1000 at 0",
+            "session/getEntries",
+            json!({"sessionId": session, "limit": 1000}),
+        ),
+    ];
+    println!(
+        "{:<46} {:>10} {:>10} {:>11} {:>12}",
+        "request", "best", "median", "answer", "peak RSS"
+    );
+    for (name, method, params) in requests {
+        let mut times = Vec::new();
+        let mut bytes = 0;
+        for _ in 0..runs {
+            let (ms, line) = server.timed(method, params.clone());
+            let answer: Value = serde_json::from_slice(&line).expect("a JSON answer");
+            assert!(answer.get("error").is_none(), "{name}: {answer}");
+            bytes = line.len();
+            times.push(ms);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{name:<46} {:>7.1} ms {:>7.1} ms {:>8.2} MB {:>9.1} MB",
+            times[0],
+            times[times.len() / 2],
+            bytes as f64 / 1e6,
+            server.peak_rss_mb()
+        );
+    }
+    drop(server.input);
+    let _ = server.child.wait();
+
+    let pi = Command::new("node")
+        .arg(root.join("benches/pi-tree-reads.mjs"))
+        .arg(root.join("target/oracle"))
+        .arg(&file)
+        .arg(runs.to_string())
+        .output()
+        .expect("node runs pi's side");
+    assert!(
+        pi.status.success(),
+        "pi's side failed: {}",
+        String::from_utf8_lossy(&pi.stderr)
+    );
+    let pi: Value = serde_json::from_slice(&pi.stdout).expect("pi's figures");
+    println!(
+        "pi 0.82.1 in memory (best of {runs}): getTree() {:.1} ms, getBranch() {:.1} ms ({} entries), /tree selector (default filter, {} rows) {:.1} ms",
+        pi["getTree"].as_f64().unwrap(),
+        pi["getBranch"].as_f64().unwrap(),
+        pi["branchEntries"],
+        pi["selectorRows"],
+        pi["selectorDefault"].as_f64().unwrap()
+    );
+}

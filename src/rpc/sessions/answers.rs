@@ -1,0 +1,63 @@
+//! Answers written as JSON text ([`RawAnswer`]): entries straight from their lines' bytes
+//! (through the store's `write_entries_json`), so a large answer costs its text and not a tree
+//! of values, and the slices that `offset`/`limit` ask for.
+
+use crate::rpc::{RawAnswer, RpcError};
+use crate::store::Session;
+
+/// The part of `0..total` that `offset`/`limit` name (both optional: the whole by default).
+pub fn slice(total: usize, offset: Option<usize>, limit: Option<usize>) -> (usize, usize) {
+    let start = offset.unwrap_or(0).min(total);
+    let end = limit.map_or(total, |l| start.saturating_add(l).min(total));
+    (start, end)
+}
+
+/// `{"entries":[...]}` for `positions`, followed by `tail` (members already written, each
+/// starting with a comma).
+pub fn entries(session: &Session, positions: &[u32], tail: &str) -> Result<RawAnswer, RpcError> {
+    let mut out = String::from(r#"{"entries":["#);
+    session.write_entries_json(positions, &mut out)?;
+    out.push(']');
+    out.push_str(tail);
+    out.push('}');
+    Ok(RawAnswer(out))
+}
+
+/// `{"entries":[...]}` for a whole answer, or `{"entries":[...],"total":N,"offset":N}` for the
+/// slice `offset`/`limit` name when either is given.
+pub fn entries_sliced(
+    session: &Session,
+    all: &[u32],
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<RawAnswer, RpcError> {
+    if offset.is_none() && limit.is_none() {
+        return entries(session, all, "");
+    }
+    let (start, end) = slice(all.len(), offset, limit);
+    let tail = format!(r#","total":{},"offset":{start}"#, all.len());
+    entries(session, &all[start..end], &tail)
+}
+
+/// One entry's JSON text.
+pub fn entry(session: &Session, position: u32) -> Result<RawAnswer, RpcError> {
+    let mut out = String::new();
+    session.write_entry_json(position, &mut out)?;
+    Ok(RawAnswer(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice;
+
+    #[test]
+    fn slices_stay_within_the_whole() {
+        assert_eq!(slice(10, None, None), (0, 10));
+        assert_eq!(slice(10, Some(3), None), (3, 10));
+        assert_eq!(slice(10, Some(3), Some(4)), (3, 7));
+        assert_eq!(slice(10, Some(8), Some(4)), (8, 10));
+        assert_eq!(slice(10, Some(20), Some(4)), (10, 10));
+        assert_eq!(slice(10, None, Some(0)), (0, 0));
+        assert_eq!(slice(10, Some(usize::MAX), Some(usize::MAX)), (10, 10));
+    }
+}
