@@ -25,6 +25,7 @@ from .schema import (
     CompactResult,
     CompactionPlanDocument,
     ContextDocument,
+    ContextEntriesParams,
     ContextParams,
     ContextUsageParams,
     ContextUsageResult,
@@ -42,6 +43,7 @@ from .schema import (
     ForkFromParams,
     ForkParams,
     ForkResult,
+    GetTreeParams,
     InfoResult,
     LeafResult,
     ListAllParams,
@@ -200,16 +202,16 @@ class SessionMethods:
         )
 
     async def build_context_entries(
-        self, **params: Unpack[ContextParams]
+        self, **params: Unpack[ContextEntriesParams]
     ) -> EntriesResult:
-        """`session/buildContext` and `session/buildContextEntries`."""
+        """`session/buildContextEntries`."""
         return cast(
             "EntriesResult",
             await self._client.request("session/buildContextEntries", params),
         )
 
-    async def get_tree(self, **params: Unpack[SessionRef]) -> TreeResult:
-        """`session/getTree`: see protocol/protocol.md."""
+    async def get_tree(self, **params: Unpack[GetTreeParams]) -> TreeResult:
+        """`session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it."""
         return cast("TreeResult", await self._client.request("session/getTree", params))
 
     async def get_entry(self, **params: Unpack[EntryParams]) -> Any:

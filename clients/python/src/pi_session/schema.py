@@ -65,6 +65,14 @@ class BranchPathParams(TypedDict):
     """
 
     entryId: NotRequired[str | None]
+    limit: NotRequired[int | None]
+    """
+    At most this many entries (default: all).
+    """
+    offset: NotRequired[int | None]
+    """
+    Skip this many entries of the path (default 0).
+    """
     sessionId: str
 
 
@@ -184,6 +192,26 @@ class CompactionSettingsParam(TypedDict):
 
     branchSummary: NotRequired[BranchSummarySection]
     compaction: NotRequired[CompactionSection]
+
+
+class ContextEntriesParams(TypedDict):
+    """
+    `session/buildContextEntries`.
+    """
+
+    leafId: NotRequired[str | None]
+    """
+    Another position than the leaf; `null` for before the first entry. Nothing moves.
+    """
+    limit: NotRequired[int | None]
+    """
+    At most this many entries (default: all).
+    """
+    offset: NotRequired[int | None]
+    """
+    Skip this many entries of the whole answer (default 0).
+    """
+    sessionId: str
 
 
 class ContextEstimateDocument(TypedDict):
@@ -364,6 +392,14 @@ class EntriesParams(TypedDict):
 
 class EntriesResult(TypedDict):
     entries: list[Any]
+    offset: NotRequired[int | None]
+    """
+    With `offset` or `limit`: the index of the first entry here in the whole answer.
+    """
+    total: NotRequired[int | None]
+    """
+    With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the whole answer has.
+    """
 
 
 class EntryParams(TypedDict):
@@ -560,6 +596,18 @@ class SummaryTextParam(TypedDict):
     """
 
 
+TreeFilterName: TypeAlias = (
+    Literal['default']
+    | Literal['no-tools']
+    | Literal['user-only']
+    | Literal['labeled-only']
+    | Literal['all']
+)
+"""
+pi 0.82.1's `/tree` selector filter modes.
+"""
+
+
 class TreeNotification(TypedDict):
     """
     The `session_tree` notification, sent after a navigation and before its response.
@@ -747,7 +795,7 @@ class ClientSettings(TypedDict):
 
 class ContextDocument(TypedDict):
     """
-    The shape of [`ContextResult`], for the schema: the context is built as pi builds it (key order included), so it travels as a JSON value.
+    The shape of `session/buildContext`'s answer, `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), for the schema: the context is built as pi builds it (key order included) and travels as the JSON text `JSON.stringify` would write.
     """
 
     activeToolNames: NotRequired[list[str] | None]
@@ -871,6 +919,30 @@ class ForkParams(TypedDict):
     """
     entryId: str
     position: NotRequired[ForkPosition]
+    sessionId: str
+
+
+class GetTreeParams(TypedDict):
+    """
+    `session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it.
+    """
+
+    around: NotRequired[str | None]
+    """
+    A window of `limit` rows around this entry (or its nearest shown ancestor, as pi's selector places its cursor), placed as pi's selector scrolls: the entry in the middle, clamped to the ends.
+    """
+    filter: NotRequired[TreeFilterName | None]
+    """
+    Only the rows pi's `/tree` selector shows in this mode (every mode also hides an assistant message with neither text nor an error, unless it is the leaf); absent: every row.
+    """
+    limit: NotRequired[int | None]
+    """
+    At most this many rows (default: all).
+    """
+    offset: NotRequired[int | None]
+    """
+    Skip this many rows of the (filtered) pre-order (default 0). Not with `around`.
+    """
     sessionId: str
 
 
@@ -1124,8 +1196,20 @@ class SummariesParam(TypedDict):
 
 
 class TreeResult(TypedDict):
+    anchor: NotRequired[int | None]
+    """
+    With `around`: the index (in the whole pre-order) of the row the window is placed on; `null` when no row is shown.
+    """
     leafId: NotRequired[str | None]
+    offset: int
+    """
+    The index of the first row here in the whole (filtered) pre-order.
+    """
     rows: list[TreeRow]
+    total: int
+    """
+    How many rows the whole (filtered) tree has.
+    """
 
 
 class Capabilities(TypedDict):
@@ -1148,6 +1232,10 @@ class Capabilities(TypedDict):
     clientNotifications: list[str]
     """
     Notifications the client may send, sorted.
+    """
+    exactEntries: bool
+    """
+    Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
     """
     hooks: list[str]
     """
@@ -1173,6 +1261,10 @@ class Capabilities(TypedDict):
     """
     Notifications the server may send, sorted.
     """
+    paging: dict[str, list[str]]
+    """
+    The methods that may answer a part of their answer, with the params that choose it.
+    """
     persistedIndex: bool
     """
     Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
@@ -1180,6 +1272,10 @@ class Capabilities(TypedDict):
     profiles: list[Profile]
     """
     The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
+    """
+    treeFilters: list[TreeFilterName]
+    """
+    The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
     """
 
 

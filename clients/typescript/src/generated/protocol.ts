@@ -55,6 +55,13 @@ export type NameFilter = "all" | "named";
  */
 export type SearchSort = "relevance" | "recent";
 /**
+ * pi 0.82.1's `/tree` selector filter modes.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TreeFilterName".
+ */
+export type TreeFilterName = "default" | "no-tools" | "user-only" | "labeled-only" | "all";
+/**
  * The framing actually in use on the wire, once decided.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -172,11 +179,11 @@ export interface Protocol {
       result: ContextDocument;
     };
     "session/buildContextEntries": {
-      params: ContextParams;
+      params: ContextEntriesParams;
       result: EntriesResult;
     };
     "session/getTree": {
-      params: SessionRef;
+      params: GetTreeParams;
       result: TreeResult;
     };
     "session/getEntry": {
@@ -357,6 +364,10 @@ export interface Capabilities {
    */
   clientNotifications: string[];
   /**
+   * Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
+   */
+  exactEntries: boolean;
+  /**
    * Hooks the server may send (only those the client declared are ever sent), sorted.
    */
   hooks: string[];
@@ -381,6 +392,12 @@ export interface Capabilities {
    */
   notifications: string[];
   /**
+   * The methods that may answer a part of their answer, with the params that choose it.
+   */
+  paging: {
+    [k: string]: string[] | undefined;
+  };
+  /**
    * Opens may use the persisted index, and `initialize.index` (`false`) turns it off.
    */
   persistedIndex: boolean;
@@ -388,6 +405,10 @@ export interface Capabilities {
    * The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
    */
   profiles: Profile[];
+  /**
+   * The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
+   */
+  treeFilters: TreeFilterName[];
 }
 /**
  * `capabilities.listing`.
@@ -1048,7 +1069,7 @@ export interface ContextParams {
   sessionId: string;
 }
 /**
- * The shape of [`ContextResult`], for the schema: the context is built as pi builds it (key order included), so it travels as a JSON value.
+ * The shape of `session/buildContext`'s answer, `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), for the schema: the context is built as pi builds it (key order included) and travels as the JSON text `JSON.stringify` would write.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ContextDocument".
@@ -1076,19 +1097,85 @@ export interface ContextModel {
   provider: string;
 }
 /**
+ * `session/buildContextEntries`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContextEntriesParams".
+ */
+export interface ContextEntriesParams {
+  /**
+   * Another position than the leaf; `null` for before the first entry. Nothing moves.
+   */
+  leafId?: string | null;
+  /**
+   * At most this many entries (default: all).
+   */
+  limit?: number | null;
+  /**
+   * Skip this many entries of the whole answer (default 0).
+   */
+  offset?: number | null;
+  sessionId: string;
+}
+/**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EntriesResult".
  */
 export interface EntriesResult {
   entries: unknown[];
+  /**
+   * With `offset` or `limit`: the index of the first entry here in the whole answer.
+   */
+  offset?: number | null;
+  /**
+   * With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the whole answer has.
+   */
+  total?: number | null;
+}
+/**
+ * `session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "GetTreeParams".
+ */
+export interface GetTreeParams {
+  /**
+   * A window of `limit` rows around this entry (or its nearest shown ancestor, as pi's selector places its cursor), placed as pi's selector scrolls: the entry in the middle, clamped to the ends.
+   */
+  around?: string | null;
+  /**
+   * Only the rows pi's `/tree` selector shows in this mode (every mode also hides an assistant message with neither text nor an error, unless it is the leaf); absent: every row.
+   */
+  filter?: TreeFilterName | null;
+  /**
+   * At most this many rows (default: all).
+   */
+  limit?: number | null;
+  /**
+   * Skip this many rows of the (filtered) pre-order (default 0). Not with `around`.
+   */
+  offset?: number | null;
+  sessionId: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TreeResult".
  */
 export interface TreeResult {
+  /**
+   * With `around`: the index (in the whole pre-order) of the row the window is placed on; `null` when no row is shown.
+   */
+  anchor?: number | null;
   leafId?: string | null;
+  /**
+   * The index of the first row here in the whole (filtered) pre-order.
+   */
+  offset: number;
   rows: TreeRow[];
+  /**
+   * How many rows the whole (filtered) tree has.
+   */
+  total: number;
 }
 /**
  * One row of `session/getTree`: the tree flattened depth-first in pre-order (children in the profile's pi order), so deep sessions never nest.
@@ -1155,6 +1242,14 @@ export interface EntriesPage {
  */
 export interface BranchPathParams {
   entryId?: string | null;
+  /**
+   * At most this many entries (default: all).
+   */
+  limit?: number | null;
+  /**
+   * Skip this many entries of the path (default 0).
+   */
+  offset?: number | null;
   sessionId: string;
 }
 /**
