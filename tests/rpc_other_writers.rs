@@ -1,5 +1,6 @@
 //! A session open in the sidecar while another program appends to its file (pi takes no lock):
-//! the next request sees the new entries, with a warning in the log, instead of failing.
+//! the next request sees the new entries, with a warning in the log and a `session_changed`
+//! notification before its answer, instead of failing.
 
 mod support;
 
@@ -60,10 +61,22 @@ fn entries_another_program_appends_are_read_by_the_next_request() {
         ["a1", "b1"],
         "the whole new line is read, the half line is not there yet"
     );
+    // The client heard of it before the answer that shows it, once.
+    assert_eq!(
+        client.notifications,
+        [json!({"jsonrpc": "2.0", "method": "session_changed",
+                "params": {"sessionId": session, "entriesAdded": 1, "leafId": "a1"}})],
+    );
     // The writer keeps the client's position: the leaf is where the client left it.
     let info = client.call("session/getInfo", json!({"sessionId": session}));
     assert_eq!(info["leafId"], "a1", "{info}");
     assert_eq!(info["entryCount"], 2, "{info}");
+    assert_eq!(
+        client.notifications.len(),
+        1,
+        "nothing new, no notification: {:?}",
+        client.notifications
+    );
     client.call("session/close", json!({"sessionId": session}));
     client.call("shutdown", serde_json::Value::Null);
     assert_eq!(client.exit(), Some(0));

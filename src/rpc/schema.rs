@@ -120,6 +120,7 @@ pub fn protocol_schema() -> Value {
         .hook::<BeforeCompactHook, Answer<BeforeCompactAnswer>>("session_before_compact")
         .notification::<TreeNotification>("notifications", "session_tree")
         .notification::<CompactNotification>("notifications", "session_compact")
+        .notification::<ChangedNotification>("notifications", "session_changed")
         .notification::<CancelRequest>("notifications", "$/cancelRequest")
         .notification::<CancelRequest>("clientNotifications", "$/cancelRequest")
         .notification::<()>("clientNotifications", "initialized")

@@ -547,7 +547,9 @@ async fn with_session_quick<T: Send + 'static>(
             return work(&mut session);
         }
     }
-    blocking(move || work(current(&mut lock(&cell))?)).await
+    let ctx = ctx.clone();
+    let id = id.to_owned();
+    blocking(move || work(current(&ctx, &id, &mut lock(&cell))?)).await
 }
 
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
@@ -558,13 +560,26 @@ async fn with_session<T: Send + 'static>(
     work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
 ) -> Result<T, RpcError> {
     let cell = ctx.state().registry.get(id)?;
-    blocking(move || work(current(&mut lock(&cell))?)).await
+    let ctx = ctx.clone();
+    let id = id.to_owned();
+    blocking(move || work(current(&ctx, &id, &mut lock(&cell))?)).await
 }
 
 /// The session with what another program appended since it was last read (pi takes no lock):
-/// every read and change sees the file as it is now.
-fn current(session: &mut Session) -> Result<&mut Session, RpcError> {
-    session.follow_tail()?;
+/// every read and change sees the file as it is now, and the client hears of new entries
+/// (`session_changed`) before the answer that includes them.
+fn current<'a>(ctx: &Ctx, id: &str, session: &'a mut Session) -> Result<&'a mut Session, RpcError> {
+    let added = session.follow_tail()?;
+    if added > 0 {
+        ctx.notify(
+            "session_changed",
+            ChangedNotification {
+                session_id: id.to_owned(),
+                entries_added: added,
+                leaf_id: leaf_id(session.leaf()),
+            },
+        );
+    }
     Ok(session)
 }
 

@@ -239,6 +239,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .declare_hook("session_before_tree")
         .declare_hook("session_before_fork")
         .declare_hook("session_before_compact")
+        .declare_notification("session_changed")
         .declare_notification("session_compact")
         .declare_notification("session_tree");
 }

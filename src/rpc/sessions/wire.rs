@@ -919,6 +919,18 @@ pub struct HookCompaction {
     pub retained_tail: Option<Json>,
 }
 
+/// The `session_changed` notification: another program appended to an open session's file;
+/// sent before the answer of the first request that reads the new entries.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedNotification {
+    pub session_id: String,
+    /// How many entries were read from the file's new lines.
+    pub entries_added: usize,
+    /// The session's leaf after them (a session open for writing keeps the client's leaf).
+    pub leaf_id: Option<String>,
+}
+
 /// The `session_compact` notification, sent after the entry is written and before the response.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

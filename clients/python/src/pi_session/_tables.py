@@ -20,6 +20,7 @@ from .schema import (
     BranchParams,
     BranchPathParams,
     BranchWithSummaryParams,
+    ChangedNotification,
     CompactNotification,
     CompactParams,
     CompactResult,
@@ -93,7 +94,12 @@ METHODS = (
     "shutdown",
 )
 HOOKS = ("session_before_compact", "session_before_fork", "session_before_tree")
-NOTIFICATIONS = ("$/cancelRequest", "session_compact", "session_tree")
+NOTIFICATIONS = (
+    "$/cancelRequest",
+    "session_changed",
+    "session_compact",
+    "session_tree",
+)
 CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 
 
@@ -327,4 +333,12 @@ class NotificationTable:
         """Call `callback` with every `session_compact` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("session_compact", callback)
+        return callback
+
+    def session_changed(
+        self, callback: Callable[[ChangedNotification], None]
+    ) -> Callable[[ChangedNotification], None]:
+        """Call `callback` with every `session_changed` (before the answer of the request
+        that caused it is delivered)."""
+        self._subscribe("session_changed", callback)
         return callback

@@ -104,6 +104,22 @@ class BranchWithSummaryParams(TypedDict):
     usage: NotRequired[Any]
 
 
+class ChangedNotification(TypedDict):
+    """
+    The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
+    """
+
+    entriesAdded: int
+    """
+    How many entries were read from the file's new lines.
+    """
+    leafId: NotRequired[str | None]
+    """
+    The session's leaf after them (a session open for writing keeps the client's leaf).
+    """
+    sessionId: str
+
+
 class ClientInfo(TypedDict):
     """
     Who the client is, as it says in `initialize`.

@@ -240,6 +240,9 @@ export interface Protocol {
     session_compact: {
       params: CompactNotification;
     };
+    session_changed: {
+      params: ChangedNotification;
+    };
     "$/cancelRequest": {
       params: CancelRequest;
     };
@@ -1614,6 +1617,23 @@ export interface CompactNotification {
   sessionId: string;
 }
 /**
+ * The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ChangedNotification".
+ */
+export interface ChangedNotification {
+  /**
+   * How many entries were read from the file's new lines.
+   */
+  entriesAdded: number;
+  /**
+   * The session's leaf after them (a session open for writing keeps the client's leaf).
+   */
+  leafId?: string | null;
+  sessionId: string;
+}
+/**
  * `$/cancelRequest` params, in both directions.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1681,5 +1701,6 @@ export const HOOK_NAMES = [
 /** Every server -> client notification but `$/cancelRequest` (the connection's own). */
 export const NOTIFICATION_NAMES = [
   "session_tree",
-  "session_compact"
+  "session_compact",
+  "session_changed"
 ] as const satisfies readonly (keyof Notifications)[];
