@@ -14,6 +14,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+#[path = "support/side_by_side.rs"]
+mod side_by_side;
+
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 
 struct Server {
@@ -59,23 +62,7 @@ impl Server {
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let size = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
-    let runs: usize = std::env::var("BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5);
-    let file = root.join(format!("target/bench/session-{size}.jsonl"));
-    if !file.exists() {
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        let status = Command::new("node")
-            .arg(root.join("tests/oracle/gen-session.mjs"))
-            .args(["file", "--out"])
-            .arg(&file)
-            .args(["--size", &size, "--seed", "100", "--quiet"])
-            .status()
-            .expect("node runs the session generator");
-        assert!(status.success(), "generating {size} failed");
-    }
+    let (file, runs) = side_by_side::generated_with_runs(5);
     let megabytes = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
     println!(
         "tree reads of {} ({megabytes:.1} MB), over stdio, best/median of {runs}",

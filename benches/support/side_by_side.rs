@@ -64,12 +64,17 @@ pub fn pi_side(pi_script: &str, file: &Path, runs: usize) -> (f64, i64) {
 
 /// The generated session of `BENCH_SIZE` (made once) and `BENCH_RUNS`.
 pub fn generated() -> (PathBuf, usize) {
+    generated_with_runs(3)
+}
+
+/// [`generated`], with another default number of runs.
+pub fn generated_with_runs(default_runs: usize) -> (PathBuf, usize) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let size = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(default_runs);
     let file = root.join(format!("target/bench/session-{size}.jsonl"));
     if !file.exists() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
