@@ -462,22 +462,9 @@ fn branch_summaries_are_pis() {
         .collect();
     let jobs_file = dir.join("jobs.json");
     std::fs::write(&jobs_file, JsValue::Array(jobs).stringify()).unwrap();
-    let output = oracle
-        .command("pi-navigate.mjs")
-        .arg(oracle.dir())
-        .arg("batch")
-        .arg(&jobs_file)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "pi-navigate.mjs failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let JsValue::Array(pi_docs) = parse(&String::from_utf8(output.stdout).unwrap()) else {
-        panic!("pi-navigate.mjs printed no array")
-    };
-    assert_eq!(pi_docs.len(), cases.len());
+    let mut command = oracle.command("pi-navigate.mjs");
+    command.arg(oracle.dir()).arg("batch").arg(&jobs_file);
+    let pi_docs = support::oracle::documents(command, "pi-navigate.mjs", cases.len());
 
     let mut mismatches = Vec::new();
     let mut files = Vec::new();

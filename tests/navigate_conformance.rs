@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 mod support;
 
-use support::{Oracle, notice, parse, path_str, root, str_of};
+use support::{Oracle, notice, path_str, root, str_of};
 
 use pi_session::internal::format::ids::IdSource;
 use pi_session::internal::format::json::{self, JsValue};
@@ -356,21 +356,8 @@ fn navigation_matches(test: &str, profile: Profile) {
     if profile == Profile::Pi16 {
         command.env("PI_NAVIGATE_VERSION", "1.6");
     }
-    let output = command
-        .arg(oracle.dir())
-        .arg("batch")
-        .arg(&jobs_file)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "pi-navigate.mjs failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let JsValue::Array(pi_docs) = parse(&String::from_utf8(output.stdout).unwrap()) else {
-        panic!("pi-navigate.mjs printed no array")
-    };
-    assert_eq!(pi_docs.len(), cases.len());
+    command.arg(oracle.dir()).arg("batch").arg(&jobs_file);
+    let pi_docs = support::oracle::documents(command, "pi-navigate.mjs", cases.len());
 
     // This program, each on its own copy.
     let mut results = Vec::new();

@@ -154,21 +154,9 @@ fn settings_are_read_as_pi_reads_them() {
         .collect();
     let jobs_file = dir.join("jobs.json");
     std::fs::write(&jobs_file, JsValue::Array(jobs).stringify()).unwrap();
-    let output = oracle
-        .command("pi-settings.mjs")
-        .arg(oracle.dir())
-        .arg(&jobs_file)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "pi-settings.mjs failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let JsValue::Array(results) = parse(&String::from_utf8(output.stdout).unwrap()) else {
-        panic!("pi-settings.mjs printed no array")
-    };
-    assert_eq!(results.len(), cases.len());
+    let mut command = oracle.command("pi-settings.mjs");
+    command.arg(oracle.dir()).arg(&jobs_file);
+    let results = support::oracle::documents(command, "pi-settings.mjs", cases.len());
 
     let mut mismatches = Vec::new();
     let (mut compared, mut refused, mut set) = (0, 0, 0);

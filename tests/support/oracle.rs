@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use pi_session::internal::format::json::JsValue;
+
 use super::{notice, root};
 
 /// The variable that lets the suite run without pi's code (never set in CI).
@@ -80,6 +82,23 @@ impl Oracle {
         command.arg(self.dir.join(driver));
         command
     }
+}
+
+/// Runs a batch driver's `command` (it prints one JSON array, a document per job) and returns
+/// its documents; fails the test with the driver's stderr when it fails, and when it answers
+/// another number of documents than `jobs`.
+pub fn documents(mut command: Command, driver: &str, jobs: usize) -> Vec<JsValue> {
+    let output = command.output().expect("node runs");
+    assert!(
+        output.status.success(),
+        "{driver} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let JsValue::Array(documents) = super::parse(&String::from_utf8(output.stdout).unwrap()) else {
+        panic!("{driver} printed no array")
+    };
+    assert_eq!(documents.len(), jobs, "{driver}: one document per job");
+    documents
 }
 
 /// Copies `source` (a folder with `package.json` and `package-lock.json`, and maybe subfolders
