@@ -317,6 +317,19 @@ mod tests {
         let _turn = third.turn().await;
     }
 
+    /// Checks that `later` may not answer before `earlier` is answered (dropped) and may
+    /// right after.
+    async fn answers_after(later: &Turn, earlier: Turn) {
+        let may_answer = tokio::spawn(later.earlier_answered());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(
+            !may_answer.is_finished(),
+            "may answer before an earlier ticket"
+        );
+        drop(earlier);
+        may_answer.await.unwrap();
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_turn_passed_on_early_lets_the_next_start_but_not_answer_first() {
         let queues = SerialQueues::default();
@@ -324,18 +337,11 @@ mod tests {
         let second = queues.ticket("k");
         first.pass_on_early();
         let second = second.turn().await;
-        let second_may_answer = tokio::spawn(second.earlier_answered());
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(
-            !second_may_answer.is_finished(),
-            "the first is not answered yet"
-        );
         // A third arriving now waits for the second's turn, and for both answers.
         let third = tokio::spawn(queues.ticket("k").turn());
+        answers_after(&second, first).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(!third.is_finished());
-        drop(first);
-        second_may_answer.await.unwrap();
+        assert!(!third.is_finished(), "the second still holds the turn");
         drop(second);
         let third = third.await.unwrap();
         third.earlier_answered().await;
@@ -351,11 +357,7 @@ mod tests {
         assert!(queues.is_busy("k"), "the first is still to be answered");
         // Arriving after the turn was freed: runs at once, answers after the first.
         let second = queues.ticket("k").turn().await;
-        let second_may_answer = tokio::spawn(second.earlier_answered());
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(!second_may_answer.is_finished());
-        drop(first);
-        second_may_answer.await.unwrap();
+        answers_after(&second, first).await;
         drop(second);
         assert!(!queues.is_busy("k"));
     }
@@ -369,13 +371,6 @@ mod tests {
         first.pass_on_early(); // grants `second`
         drop(second); // cancelled before it ran: passes the turn to `third`
         let third = third.turn().await;
-        let third_may_answer = tokio::spawn(third.earlier_answered());
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert!(
-            !third_may_answer.is_finished(),
-            "the first is not answered yet"
-        );
-        drop(first);
-        third_may_answer.await.unwrap();
+        answers_after(&third, first).await;
     }
 }
