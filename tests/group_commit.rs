@@ -150,6 +150,11 @@ async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
         batch.extend_from_slice(append.to_string().as_bytes());
         batch.push(b'\n');
     }
+    // A change of another kind queued behind them: a harness leaf entry.
+    let reset = json!({"jsonrpc": "2.0", "id": 100 + APPENDS, "method": "session/resetLeaf",
+                       "params": {"sessionId": session}});
+    batch.extend_from_slice(reset.to_string().as_bytes());
+    batch.push(b'\n');
     client.send_raw(&batch).await;
     let mut answered = Vec::new();
     for id in 100..100 + APPENDS {
@@ -164,6 +169,13 @@ async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
         );
         answered.push(entry);
     }
+    let reset = client.recv().await;
+    assert_eq!(
+        reset["id"],
+        100 + APPENDS,
+        "the reset answers after every append: {reset}"
+    );
+    assert_eq!(reset["result"]["leafId"], Value::Null, "{reset}");
     let syncs = call(&mut client, 3, "test/syncs", json!({"sessionId": session}))
         .await
         .as_u64()
@@ -176,7 +188,13 @@ async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
         "{syncs} syncs for {APPENDS} pipelined appends: appends queued behind a sync share the next"
     );
     // Each append was made on the one before it: the changes ran one at a time, in order.
-    let entries = entries_in_file(Path::new(&path));
+    let mut entries = entries_in_file(Path::new(&path));
+    let leaf = entries.pop().expect("the reset's leaf entry");
+    assert_eq!(
+        leaf.1.as_ref(),
+        answered.last(),
+        "the leaf entry follows the last append"
+    );
     let ids: Vec<&String> = entries.iter().map(|(id, _)| id).collect();
     assert_eq!(ids, answered.iter().collect::<Vec<_>>());
     for pair in entries.windows(2) {
@@ -187,5 +205,12 @@ async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
             pair[1].0
         );
     }
+    call(
+        &mut client,
+        4,
+        "session/close",
+        json!({"sessionId": session}),
+    )
+    .await;
     client.finish().await;
 }
