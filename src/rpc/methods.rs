@@ -129,8 +129,13 @@ impl<S: ServerState> Methods<S> {
                         turn = ticket.turn() => turn,
                     };
                     let _permit = admitted(&context).await?;
+                    let earlier_answered = turn.earlier_answered();
                     context.hold_turn(turn);
-                    context.result_to_json(work.await).map_err(Into::into)
+                    let answer = context.result_to_json(work.await);
+                    // The work may have let the next request start before it was answered
+                    // (`RequestContext::start_next_in_line`); answers still leave in order.
+                    earlier_answered.await;
+                    answer.map_err(Into::into)
                 })
             },
         );

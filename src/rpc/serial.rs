@@ -6,20 +6,49 @@
 //! line; the request's task later awaits the ticket to get its [`Turn`], and the turn passes to
 //! the next ticket in line when it is dropped. A ticket dropped while waiting (the request was
 //! cancelled) leaves the line without disturbing it: the turn still passes strictly in order.
+//!
+//! A turn may also be passed on early ([`Turn::pass_on_early`]), once its change is made but
+//! before it may be answered (a durable append waiting for its sync): the next request starts
+//! its change meanwhile, yet answers still leave in arrival order, because each turn waits for
+//! the answers of the tickets before it ([`Turn::earlier_answered`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
-/// The waiting lines, one per key; a line exists only while some ticket holds its turn.
+/// The waiting lines, one per key; a line exists only while some ticket of it is alive.
 #[derive(Clone, Default)]
 pub struct SerialQueues(Arc<Mutex<HashMap<String, Line>>>);
 
-#[derive(Default)]
 struct Line {
+    /// Some ticket holds the turn (and has not passed it on early).
+    busy: bool,
     /// The tickets after the one holding the turn, in arrival order.
     waiting: VecDeque<oneshot::Sender<()>>,
+    /// The number the next ticket gets.
+    next: u64,
+    /// Every ticket numbered below this value has been answered (or dropped).
+    answered_below: watch::Sender<u64>,
+    /// Tickets at or above `answered_below` done already, out of order (cancelled ones).
+    done_early: BTreeSet<u64>,
+}
+
+impl Line {
+    fn new() -> Self {
+        Line {
+            busy: false,
+            waiting: VecDeque::new(),
+            next: 0,
+            answered_below: watch::Sender::new(0),
+            done_early: BTreeSet::new(),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        !self.busy && self.waiting.is_empty() && *self.answered_below.borrow() == self.next
+    }
 }
 
 impl SerialQueues {
@@ -32,23 +61,31 @@ impl SerialQueues {
     /// [`Ticket::turn`] to run.
     pub fn ticket(&self, key: impl Into<String>) -> Ticket {
         let key = key.into();
-        let state = {
+        let (state, number, answered) = {
             let mut lines = self.lines();
-            match lines.get_mut(&key) {
-                None => {
-                    lines.insert(key.clone(), Line::default());
+            let line = lines.entry(key.clone()).or_insert_with(Line::new);
+            let number = line.next;
+            line.next += 1;
+            let state = match line.busy {
+                false => {
+                    line.busy = true;
                     TicketState::Granted
                 }
-                Some(line) => {
+                true => {
                     let (grant, granted) = oneshot::channel();
                     line.waiting.push_back(grant);
                     TicketState::Waiting(granted)
                 }
-            }
+            };
+            (state, number, line.answered_below.subscribe())
         };
         Ticket {
-            key,
-            queues: self.clone(),
+            place: Place {
+                key,
+                number,
+                answered,
+                queues: self.clone(),
+            },
             state,
         }
     }
@@ -58,7 +95,7 @@ impl SerialQueues {
         self.lines().contains_key(key)
     }
 
-    /// Gives the turn for `key` to the next live ticket, or ends the line.
+    /// Gives the turn for `key` to the next live ticket, or frees it.
     fn pass_on(&self, key: &str) {
         let mut lines = self.lines();
         if let Some(line) = lines.get_mut(key) {
@@ -68,15 +105,46 @@ impl SerialQueues {
                     return;
                 }
             }
+            line.busy = false;
+            if line.is_idle() {
+                lines.remove(key);
+            }
+        }
+    }
+
+    /// Records that ticket `number` of `key` has been answered (or dropped).
+    fn answered(&self, key: &str, number: u64) {
+        let mut lines = self.lines();
+        let Some(line) = lines.get_mut(key) else {
+            return;
+        };
+        let below = *line.answered_below.borrow();
+        if number == below {
+            let mut below = below + 1;
+            while line.done_early.remove(&below) {
+                below += 1;
+            }
+            line.answered_below.send_replace(below);
+        } else {
+            line.done_early.insert(number);
+        }
+        if line.is_idle() {
             lines.remove(key);
         }
     }
 }
 
+/// Where a ticket stands in its key's line.
+struct Place {
+    key: String,
+    number: u64,
+    answered: watch::Receiver<u64>,
+    queues: SerialQueues,
+}
+
 /// A place in a key's line.
 pub struct Ticket {
-    key: String,
-    queues: SerialQueues,
+    place: Place,
     state: TicketState,
 }
 
@@ -88,8 +156,9 @@ enum TicketState {
 }
 
 impl Ticket {
-    /// Waits until every earlier ticket for the same key has finished. Dropping this future
-    /// while it waits gives up the place in line without disturbing the order of the others.
+    /// Waits until every earlier ticket for the same key has finished its change. Dropping
+    /// this future while it waits gives up the place in line without disturbing the order of
+    /// the others.
     pub async fn turn(mut self) -> Turn {
         if let TicketState::Waiting(granted) = &mut self.state {
             // An error would mean the grant was dropped unsent, which only happens to tickets
@@ -97,9 +166,15 @@ impl Ticket {
             let _ = granted.await;
         }
         self.state = TicketState::Used;
+        let place = Place {
+            key: std::mem::take(&mut self.place.key),
+            number: self.place.number,
+            answered: self.place.answered.clone(),
+            queues: self.place.queues.clone(),
+        };
         Turn {
-            key: std::mem::take(&mut self.key),
-            queues: self.queues.clone(),
+            place,
+            passed: false,
         }
     }
 }
@@ -113,30 +188,59 @@ impl Drop for Ticket {
                 granted.close();
                 granted.try_recv().is_ok()
             }
-            TicketState::Used => false,
+            TicketState::Used => return,
         };
+        let Place { key, number, .. } = &self.place;
+        self.place.queues.answered(key, *number);
         if holds_turn {
-            self.queues.pass_on(&self.key);
+            self.place.queues.pass_on(key);
         }
     }
 }
 
-/// The right to change the key's thing; passes to the next ticket when dropped.
+/// The right to change the key's thing; passes to the next ticket when dropped (after the
+/// answer is queued), or earlier with [`Turn::pass_on_early`].
 pub struct Turn {
-    key: String,
-    queues: SerialQueues,
+    place: Place,
+    passed: bool,
 }
 
 impl Turn {
     /// The key this turn is for.
     pub fn key(&self) -> &str {
-        &self.key
+        &self.place.key
+    }
+
+    /// Lets the next ticket start now, though this request is not answered yet: its change is
+    /// made and nothing it still waits for touches the key's thing. Its answer still leaves
+    /// before the next ticket's.
+    pub fn pass_on_early(&mut self) {
+        if !self.passed {
+            self.passed = true;
+            self.place.queues.pass_on(&self.place.key);
+        }
+    }
+
+    /// Resolves once every earlier ticket of the key has been answered: await it before
+    /// answering, so that answers leave in arrival order even when turns were passed on early.
+    pub fn earlier_answered(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut answered = self.place.answered.clone();
+        let number = self.place.number;
+        async move {
+            // Closed only once the line is gone, which needs every ticket answered.
+            let _ = answered.wait_for(|below| *below >= number).await;
+        }
     }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        self.queues.pass_on(&self.key);
+        self.place
+            .queues
+            .answered(&self.place.key, self.place.number);
+        if !self.passed {
+            self.place.queues.pass_on(&self.place.key);
+        }
     }
 }
 
@@ -211,5 +315,62 @@ mod tests {
         drop(first); // grants `second`, which is never polled
         drop(second); // must pass the grant to `third`
         let _turn = third.turn().await;
+    }
+
+    /// Checks that `later` may not answer before `earlier` is answered (dropped) and may
+    /// right after.
+    async fn answers_after(later: &Turn, earlier: Turn) {
+        let may_answer = tokio::spawn(later.earlier_answered());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(
+            !may_answer.is_finished(),
+            "may answer before an earlier ticket"
+        );
+        drop(earlier);
+        may_answer.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_turn_passed_on_early_lets_the_next_start_but_not_answer_first() {
+        let queues = SerialQueues::default();
+        let mut first = queues.ticket("k").turn().await;
+        let second = queues.ticket("k");
+        first.pass_on_early();
+        let second = second.turn().await;
+        // A third arriving now waits for the second's turn, and for both answers.
+        let third = tokio::spawn(queues.ticket("k").turn());
+        answers_after(&second, first).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!third.is_finished(), "the second still holds the turn");
+        drop(second);
+        let third = third.await.unwrap();
+        third.earlier_answered().await;
+        drop(third);
+        assert!(!queues.is_busy("k"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_line_outlives_its_turn_while_an_early_passed_answer_is_pending() {
+        let queues = SerialQueues::default();
+        let mut first = queues.ticket("k").turn().await;
+        first.pass_on_early();
+        assert!(queues.is_busy("k"), "the first is still to be answered");
+        // Arriving after the turn was freed: runs at once, answers after the first.
+        let second = queues.ticket("k").turn().await;
+        answers_after(&second, first).await;
+        drop(second);
+        assert!(!queues.is_busy("k"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_ticket_behind_an_early_pass_does_not_let_the_next_answer_first() {
+        let queues = SerialQueues::default();
+        let mut first = queues.ticket("k").turn().await;
+        let second = queues.ticket("k");
+        let third = queues.ticket("k");
+        first.pass_on_early(); // grants `second`
+        drop(second); // cancelled before it ran: passes the turn to `third`
+        let third = third.turn().await;
+        answers_after(&third, first).await;
     }
 }

@@ -11,8 +11,11 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::safe_file::{self, Access};
+use super::sync::{GroupSync, Unsynced};
 
 /// An open session file.
 #[derive(Debug)]
@@ -29,6 +32,8 @@ pub struct SessionFile {
     indexed_lines: u64,
     writable: bool,
     durable: bool,
+    /// The syncs of this process's appends (writable files only).
+    syncs: Option<Arc<GroupSync>>,
 }
 
 impl SessionFile {
@@ -96,6 +101,13 @@ impl SessionFile {
             .metadata()
             .map_err(|e| StoreError::io(path, "cannot stat", e))?
             .len();
+        let syncs = match writable {
+            true => Some(
+                GroupSync::new(path, &file, len)
+                    .map_err(|e| StoreError::io(path, "cannot open for syncing", e))?,
+            ),
+            false => None,
+        };
         let mut this = SessionFile {
             path: path.to_path_buf(),
             file,
@@ -105,6 +117,7 @@ impl SessionFile {
             indexed_lines: 0,
             writable,
             durable,
+            syncs,
         };
         this.torn_tail = this.ends_without_newline()?;
         Ok(this)
@@ -159,6 +172,7 @@ impl SessionFile {
     /// the caller follows the tail); an error when it shrank (someone cut it: offsets in the
     /// index may no longer hold, so nothing is written or read past that point).
     pub fn grown(&mut self) -> StoreResult<bool> {
+        self.refuse_after_failed_sync()?;
         let now = self
             .file
             .metadata()
@@ -189,6 +203,16 @@ impl SessionFile {
     /// left it (bytes another program appended meanwhile are never cut); otherwise the next
     /// append starts on a fresh line.
     pub fn append_line(&mut self, line: &str) -> StoreResult<u64> {
+        let offset = self.append_line_unsynced(line)?;
+        self.unsynced()
+            .wait()
+            .inspect_err(|_| self.cut_unacknowledged())?;
+        Ok(offset)
+    }
+
+    /// [`SessionFile::append_line`] without the sync: the bytes are written, and
+    /// [`SessionFile::unsynced`] says what to wait for before acknowledging them.
+    pub fn append_line_unsynced(&mut self, line: &str) -> StoreResult<u64> {
         if !self.writable {
             return Err(StoreError::new(
                 ErrorKind::Io,
@@ -196,6 +220,7 @@ impl SessionFile {
             )
             .naming(&self.path));
         }
+        self.refuse_after_failed_sync()?;
         let mut buffer = Vec::with_capacity(line.len() + 2);
         if self.torn_tail {
             buffer.push(b'\n');
@@ -230,13 +255,6 @@ impl SessionFile {
             .stream_position()
             .or_else(|_| self.file.seek(SeekFrom::End(0)))
             .map_err(|e| StoreError::io(&self.path, "cannot locate the append", e))?;
-        if self.durable
-            && let Err(e) = self.file.sync_data()
-        {
-            // Not acknowledged, so it must not stay either (when that is still safe).
-            self.roll_back(end - buffer.len() as u64, buffer.len());
-            return Err(StoreError::io(&self.path, "cannot sync", e));
-        }
         let write_start = end - buffer.len() as u64;
         if write_start != before {
             tracing::warn!(
@@ -247,8 +265,48 @@ impl SessionFile {
         }
         self.len = end;
         self.torn_tail = false;
+        if let Some(syncs) = &self.syncs {
+            syncs.wrote(end);
+        }
         // The line is the last `line.len() + 1` bytes written (after any fresh-line newline).
         Ok(end - line.len() as u64 - 1)
+    }
+
+    /// What to wait for before acknowledging the appends written so far: nothing unless the
+    /// file is durable.
+    pub fn unsynced(&self) -> Unsynced {
+        match (&self.syncs, self.durable) {
+            (Some(syncs), true) => Unsynced::through(syncs.clone(), self.len),
+            _ => Unsynced::none(),
+        }
+    }
+
+    /// Syncs run for this file's appends (several appends may share one).
+    pub fn syncs(&self) -> u64 {
+        self.syncs.as_ref().map_or(0, |s| s.syncs())
+    }
+
+    /// After a failed sync nothing is read or written any more (what the index holds past the
+    /// last good sync may not be on disk); unacknowledged bytes are cut when that is safe.
+    fn refuse_after_failed_sync(&mut self) -> StoreResult<()> {
+        match self.syncs.as_ref().and_then(|s| s.failure()) {
+            None => Ok(()),
+            Some(error) => {
+                self.cut_unacknowledged();
+                Err(error)
+            }
+        }
+    }
+
+    /// Cuts what this process appended after the last good sync (nothing of it was
+    /// acknowledged), while the file still ends where its last append left it.
+    fn cut_unacknowledged(&mut self) {
+        let Some((written, synced)) = self.syncs.as_ref().map(|s| s.extent()) else {
+            return;
+        };
+        if written > synced && self.len == written {
+            self.roll_back(synced, (written - synced) as usize);
+        }
     }
 
     /// Cuts a failed write back to `before`, if the file still ends at `before + written`.

@@ -15,6 +15,7 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Leaf, Record};
 use super::load::{self, DEFAULT_MAX_LINE_BYTES, LoadOutcome, Warning};
+use super::sync::Unsynced;
 
 /// How a session is opened or created.
 #[derive(Debug, Clone)]
@@ -94,6 +95,8 @@ pub struct Session {
     pub(super) persisted: Option<load::Persisted>,
     /// Stats over the first N entries, so a later call counts only what was added.
     pub(super) stats_memo: std::sync::Mutex<Option<(usize, super::stats::SessionStats)>>,
+    /// Appends are written without waiting for their sync (see [`Session::with_sync_deferred`]).
+    defer_sync: bool,
 }
 
 impl Session {
@@ -271,6 +274,7 @@ impl Session {
             warnings: Vec::new(),
             persisted: None,
             stats_memo: Default::default(),
+            defer_sync: false,
         };
         if session.options.profile == Profile::Harness
             && let Some(path) = &session.path
@@ -304,6 +308,7 @@ impl Session {
             warnings,
             persisted: None,
             stats_memo: Default::default(),
+            defer_sync: false,
         }
     }
 
@@ -372,6 +377,40 @@ impl Session {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Runs `change` with the syncs of its appends deferred: their lines are written and
+    /// indexed when it returns, and the [`Unsynced`] returned says what to wait for before the
+    /// change may be acknowledged. Waiting outside the session's lock lets the changes that
+    /// queue behind this one write their lines meanwhile and share the next sync (group commit).
+    /// A change that fails has what it wrote synced before the error is returned, as it would
+    /// have been without deferral. Files created or rewritten are synced at once, as always.
+    pub fn with_sync_deferred<T, E: From<StoreError>>(
+        &mut self,
+        change: impl FnOnce(&mut Session) -> Result<T, E>,
+    ) -> Result<(T, Unsynced), E> {
+        self.defer_sync = true;
+        let changed = change(self);
+        self.defer_sync = false;
+        let unsynced = self
+            .file
+            .as_ref()
+            .map_or_else(Unsynced::none, SessionFile::unsynced);
+        match changed {
+            Ok(value) => Ok((value, unsynced)),
+            Err(error) => {
+                // The change's error says more than a sync failure would (which the next
+                // change reports anyway).
+                let _ = unsynced.wait();
+                Err(error)
+            }
+        }
+    }
+
+    /// Syncs run for this session's appends so far (appends that queue behind a sync share
+    /// the next one).
+    pub fn syncs(&self) -> u64 {
+        self.file.as_ref().map_or(0, SessionFile::syncs)
     }
 
     /// Whether the file exists yet (false before pi-cli's lazy first write).
@@ -753,7 +792,10 @@ impl Session {
             .file
             .as_mut()
             .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
-        let offset = file.append_line(line)?;
+        let offset = match self.defer_sync {
+            true => file.append_line_unsynced(line)?,
+            false => file.append_line(line)?,
+        };
         if offset > file.indexed().0 {
             self.index_file_up_to(offset)?;
         }

@@ -128,7 +128,7 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
 pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError> {
     let entry = new_entry(&p.entry)?;
     let id = p.session_id.clone();
-    with_session_quick(&ctx, &id, move |session| {
+    change_then_answer(&ctx, &id, move |session| {
         let entry_id = session.append(entry)?;
         Ok(AppendResult {
             entry_id,
@@ -140,7 +140,7 @@ pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError>
 
 pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
     let id = p.session_id.clone();
-    with_session_quick(&ctx, &id, move |session| {
+    change_then_answer(&ctx, &id, move |session| {
         session.branch(&p.entry_id)?;
         Ok(LeafResult {
             leaf_id: leaf_id(session.leaf()),
@@ -152,7 +152,7 @@ pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
 
 pub async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError> {
     let id = p.session_id.clone();
-    with_session_quick(&ctx, &id, move |session| {
+    change_then_answer(&ctx, &id, move |session| {
         session.reset_leaf()?;
         Ok(LeafResult {
             leaf_id: leaf_id(session.leaf()),
@@ -167,7 +167,7 @@ pub async fn branch_with_summary(
     p: BranchWithSummaryParams,
 ) -> Result<LeafResult, RpcError> {
     let id = p.session_id.clone();
-    with_session_quick(&ctx, &id, move |session| {
+    change_then_answer(&ctx, &id, move |session| {
         let id = session.branch_with_summary(
             p.target_id.as_deref(),
             JsValue::from_serde(&p.summary),
@@ -532,6 +532,47 @@ async fn with_session_quick<T: Send + 'static>(
     id: &str,
     work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
 ) -> Result<T, RpcError> {
+    quick(ctx, id, Step::NotLast, work).await
+}
+
+/// [`with_session_quick`] for the request's last step, after which it only answers. On a
+/// durable session the change is written under the session's lock and synced outside it, with
+/// the next request for the session already let in: changes that queue behind a sync write
+/// meanwhile and share the next one (group commit). The answer still waits for the sync that
+/// covers it, and for the answers before it.
+async fn change_then_answer<T: Send + 'static>(
+    ctx: &Ctx,
+    id: &str,
+    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    let step = match group_commit() {
+        true => Step::Last,
+        false => Step::NotLast,
+    };
+    quick(ctx, id, step, work).await
+}
+
+/// Whether a request may let the next one in before its sync: on unless
+/// `PI_SESSION_NO_GROUP_COMMIT` is set (then every durable change syncs on its own, the way to
+/// measure what group commit saves).
+fn group_commit() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PI_SESSION_NO_GROUP_COMMIT").is_none())
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Step {
+    /// More of the request follows (or group commit is off): the turn is kept throughout.
+    NotLast,
+    Last,
+}
+
+async fn quick<T: Send + 'static>(
+    ctx: &Ctx,
+    id: &str,
+    step: Step,
+    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
     let cell = ctx.state().registry.get(id)?;
     {
         let free = match cell.try_lock() {
@@ -549,7 +590,16 @@ async fn with_session_quick<T: Send + 'static>(
     }
     let ctx = ctx.clone();
     let id = id.to_owned();
-    blocking(move || work(current(&ctx, &id, &mut lock(&cell))?)).await
+    blocking(move || {
+        if step == Step::NotLast {
+            return work(current(&ctx, &id, &mut lock(&cell))?);
+        }
+        let (value, unsynced) = current(&ctx, &id, &mut lock(&cell))?.with_sync_deferred(work)?;
+        ctx.start_next_in_line();
+        unsynced.wait()?;
+        Ok(value)
+    })
+    .await
 }
 
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
