@@ -94,6 +94,10 @@ pub struct Session {
     pub(super) persisted: Option<load::Persisted>,
     /// Stats over the first N entries, so a later call counts only what was added.
     pub(super) stats_memo: std::sync::Mutex<Option<(usize, super::stats::SessionStats)>>,
+    /// Previews and filter bits, once a request needed them (see [`super::tree_facts`]).
+    pub(super) tree_memo: std::sync::Mutex<Option<Arc<super::tree_facts::TreeFacts>>>,
+    /// The tree's rows and parents while no entry is added (see [`Session::tree_rows`]).
+    pub(super) shape_memo: std::sync::Mutex<Option<Arc<super::tree::TreeShape>>>,
 }
 
 impl Session {
@@ -271,6 +275,8 @@ impl Session {
             warnings: Vec::new(),
             persisted: None,
             stats_memo: Default::default(),
+            tree_memo: Default::default(),
+            shape_memo: Default::default(),
         };
         if session.options.profile == Profile::Harness
             && let Some(path) = &session.path
@@ -304,6 +310,8 @@ impl Session {
             warnings,
             persisted: None,
             stats_memo: Default::default(),
+            tree_memo: Default::default(),
+            shape_memo: Default::default(),
         }
     }
 
@@ -825,6 +833,8 @@ impl Session {
         self.index = index;
         self.persisted = None;
         self.stats_memo = Default::default();
+        self.tree_memo = Default::default();
+        self.shape_memo = Default::default();
     }
 
     /// Gives an unwritten session its file: written now when `now` or when it holds an
