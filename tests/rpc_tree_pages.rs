@@ -63,6 +63,19 @@ fn sessions(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The sessions whose opening changes nothing: pi's migration of a v1/v2 file makes random
+/// ids (and rewrites it), so only files with ids compare by id or from one process to the next.
+fn current_sessions(dir: &Path) -> Vec<PathBuf> {
+    sessions(dir)
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let first = text.lines().next().unwrap_or_default();
+            first.contains("\"version\":3") || !first.contains("\"type\":\"session\"")
+        })
+        .collect()
+}
+
 fn open(client: &mut PipeClient, file: &Path) -> String {
     let opened = client.call(
         "session/open",
@@ -286,15 +299,7 @@ fn filters_show_what_pis_tree_selector_shows() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    // pi's migration of a v1/v2 file makes random ids: only files with ids compare by id.
-    let files: Vec<PathBuf> = sessions(dir.path())
-        .into_iter()
-        .filter(|f| {
-            let text = std::fs::read_to_string(f).unwrap_or_default();
-            let first = text.lines().next().unwrap_or_default();
-            first.contains("\"version\":3") || !first.contains("\"type\":\"session\"")
-        })
-        .collect();
+    let files = current_sessions(dir.path());
     let output = oracle
         .command("pi-tree-filter.mjs")
         .arg(oracle.dir())
@@ -344,6 +349,84 @@ fn filters_show_what_pis_tree_selector_shows() {
     support::comparisons::count("filters_show_what_pis_tree_selector_shows", compared);
     client.call("shutdown", Value::Null);
     assert_eq!(client.exit(), Some(0));
+}
+
+/// Every tree answer (whole, pages, windows, in every filter mode) without the persisted
+/// index, with a fresh one (the previews are computed, then filed beside it) and with a
+/// current one (the second process reads the filed previews and computes none): the same.
+#[test]
+fn tree_answers_are_the_same_with_and_without_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = current_sessions(dir.path());
+    let index = dir.path().join("index");
+    let log = dir.path().join("log");
+    let answers = |indexed: bool| -> Vec<Value> {
+        let mut client = PipeClient::spawn_with(Wire::Ndjson, |command| {
+            match indexed {
+                true => command
+                    .env("PI_SESSION_INDEX_DIR", &index)
+                    .env("PI_SESSION_LOG", "pi_session::store=debug"),
+                false => command.env("PI_SESSION_NO_INDEX", "1"),
+            };
+            command.stderr(std::fs::File::create(&log).unwrap());
+        });
+        client.call("initialize", json!({}));
+        let mut out = Vec::new();
+        for file in &files {
+            let sid = open(&mut client, file);
+            // A page first: before anything computed the previews, its rows are read alone.
+            let page = json!({"sessionId": sid, "offset": 1, "limit": 3});
+            out.push(client.call("session/getTree", page));
+            let every = client.call("session/getTree", json!({"sessionId": sid}));
+            let rows = every["rows"].as_array().unwrap();
+            let ids: Vec<Value> = [0, rows.len() / 2, rows.len().saturating_sub(1)]
+                .iter()
+                .filter_map(|&i| rows.get(i).map(|r| r["id"].clone()))
+                .filter(Value::is_string)
+                .collect();
+            out.push(every.clone());
+            for filter in MODES.map(Some).into_iter().chain([None]) {
+                let mut params = json!({"sessionId": sid});
+                if let Some(filter) = filter {
+                    params["filter"] = json!(filter);
+                }
+                out.push(client.call("session/getTree", params.clone()));
+                let mut page = params.clone();
+                page["offset"] = json!(1);
+                page["limit"] = json!(3);
+                out.push(client.call("session/getTree", page));
+                for id in &ids {
+                    let mut window = params.clone();
+                    window["around"] = id.clone();
+                    window["limit"] = json!(5);
+                    out.push(client.call("session/getTree", window));
+                }
+            }
+            client.call("session/close", json!({"sessionId": sid}));
+        }
+        client.call("shutdown", Value::Null);
+        assert_eq!(client.exit(), Some(0));
+        out
+    };
+    let log_lines = |what: &str| -> usize {
+        let text = std::fs::read_to_string(&log).unwrap();
+        text.lines().filter(|l| l.contains(what)).count()
+    };
+    const READ: &str = "read from beside the index";
+    const COMPUTED: &str = "computed after";
+    let without = answers(false);
+    assert!(without.len() > 100, "{} answers", without.len());
+    assert_eq!(answers(true), without, "a fresh index");
+    assert_eq!(log_lines(READ), 0);
+    assert!(log_lines(COMPUTED) >= files.len() / 2, "previews computed");
+    assert_eq!(answers(true), without, "a current index");
+    assert!(log_lines(READ) >= files.len() / 2, "previews read back");
+    assert_eq!(
+        log_lines(COMPUTED),
+        0,
+        "a current index computes no preview: {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
 }
 
 #[test]

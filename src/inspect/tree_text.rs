@@ -8,16 +8,12 @@ use crate::store::{Session, StoreResult, TreeRow};
 pub fn render_tree(session: &Session) -> StoreResult<String> {
     let rows = session.tree_rows();
     let leaf = session.leaf().id().and_then(|id| session.position(id));
-    let mut on_path = vec![false; session.len()];
-    for position in session.leaf_path(session.leaf()).positions {
-        on_path[position as usize] = true;
-    }
+    let on_path = session.on_leaf_path();
     // A conversation continues in its last child (the newest): that child stays in its
     // parent's column and earlier siblings (abandoned branches) are indented, so the active
     // line stays flat however often the user branched.
     let has_next_sibling = next_siblings(&rows);
-    let positions: Vec<u32> = rows.iter().map(|r| r.position).collect();
-    let previews = session.previews(&positions)?;
+    let facts = session.tree_facts()?;
     let mut indent_at_depth: Vec<usize> = Vec::new();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
@@ -44,7 +40,7 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
             out,
             "{marker} {:width$}{id} {}",
             "",
-            previews[i],
+            facts.preview(position),
             width = 2 * indent
         );
         if let Some(label) = record.id().and_then(|id| session.label(id)) {

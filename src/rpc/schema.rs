@@ -106,7 +106,7 @@ pub fn protocol_schema() -> Value {
         .method::<ForkParams, ForkResult>("session/fork")
         .method::<ContextParams, ContextDocument>("session/buildContext")
         .method::<ContextEntriesParams, EntriesResult>("session/buildContextEntries")
-        .method::<GetTreeParams, TreeResult>("session/getTree")
+        .method::<GetTreeParams, TreeResult<'static>>("session/getTree")
         .method::<EntryParams, Json>("session/getEntry")
         .method::<EntriesParams, EntriesPage>("session/getEntries")
         .method::<EntryParams, EntriesResult>("session/getChildren")

@@ -15,11 +15,13 @@ mod load;
 mod navigate;
 mod pi16_append;
 mod preview;
+mod preview_lean;
 pub mod safe_file;
 mod session;
 mod stats;
 mod sync;
 mod tree;
+mod tree_facts;
 mod tree_filter;
 
 pub use context::{Context, MessageFormat};

@@ -4,44 +4,31 @@ use crate::format::entry::{Kind, Payload, Replacement};
 use crate::format::json::JsValue;
 
 use super::error::StoreResult;
+use super::preview_lean;
 use super::session::Session;
 
 const PREVIEW_CHARS: usize = 72;
 
 impl Session {
-    /// Previews of many entries, computed on every core (each reads its entry's line back).
-    pub fn previews(&self, positions: &[u32]) -> StoreResult<Vec<String>> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
-        let chunk = positions.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = positions
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|&p| self.preview(p))
-                            .collect::<StoreResult<Vec<_>>>()
-                    })
-                })
-                .collect();
-            let mut out = Vec::with_capacity(positions.len());
-            for part in parts {
-                let previews = part.join().map_err(|_| {
-                    super::error::StoreError::new(
-                        super::error::ErrorKind::Io,
-                        "a preview thread panicked",
-                    )
-                })??;
-                out.extend(previews);
-            }
-            Ok(out)
-        })
+    /// An entry's preview and, for an assistant message, whether pi's `/tree` selector shows
+    /// it when it is not the leaf (`false` for every other entry). A message is read on the
+    /// lean path; what that path cannot answer exactly is read again on the exact one.
+    pub(super) fn row_facts(&self, position: u32) -> StoreResult<(String, bool)> {
+        let record = self.record(position);
+        if record.kind() != Kind::Message {
+            return Ok((self.preview(position)?, false));
+        }
+        if let Some(lean) = preview_lean::message(&self.line_text(position)?) {
+            let preview = format!("{}: {}", lean.role, shorten(lean.body.iter()));
+            return Ok((preview, lean.shown && record.is_assistant_message()));
+        }
+        let shown = record.is_assistant_message() && self.assistant_is_shown(position)?;
+        Ok((self.preview(position)?, shown))
     }
 
-    /// A one-line description of an entry: its kind and a short preview of its text. Only the
-    /// fields shown are read from the line (a 50 MB `custom` entry costs its `customType`).
+    /// A one-line description of an entry: its kind and a short preview of its text, read on
+    /// the exact path. Only the fields shown are read from the line (a 50 MB `custom` entry
+    /// costs its `customType`).
     pub fn preview(&self, position: u32) -> StoreResult<String> {
         let record = self.record(position);
         let one = |key: &str| -> StoreResult<String> {
@@ -72,13 +59,13 @@ impl Session {
                         .map(preview_of)
                         .unwrap_or_default(),
                 };
-                format!("{role}: {}", shorten(&body))
+                format!("{role}: {}", shorten([body]))
             }
-            Kind::Compaction => format!("compaction: {}", shorten(&one("summary")?)),
-            Kind::BranchSummary => format!("branch summary: {}", shorten(&one("summary")?)),
+            Kind::Compaction => format!("compaction: {}", shorten([one("summary")?])),
+            Kind::BranchSummary => format!("branch summary: {}", shorten([one("summary")?])),
             Kind::CustomMessage => {
                 let (custom_type, content) = two("customType", "content")?;
-                format!("custom message ({custom_type}): {}", shorten(&content))
+                format!("custom message ({custom_type}): {}", shorten([content]))
             }
             Kind::Custom => format!("custom ({})", one("customType")?),
             Kind::ContextEdit => {
@@ -134,12 +121,186 @@ fn preview_of(value: &JsValue) -> String {
     }
 }
 
-fn shorten(text: &str) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= PREVIEW_CHARS {
+/// The pieces joined with spaces, whitespace runs made one space, quoted, cut to
+/// `PREVIEW_CHARS` characters with an ellipsis. Reads no further than the cut.
+fn shorten<S: AsRef<str>>(pieces: impl IntoIterator<Item = S>) -> String {
+    let mut flat = String::new();
+    let mut chars = 0;
+    'pieces: for piece in pieces {
+        for word in piece.as_ref().split_whitespace() {
+            if chars > 0 {
+                flat.push(' ');
+                chars += 1;
+            }
+            for c in word.chars() {
+                if chars > PREVIEW_CHARS {
+                    break 'pieces;
+                }
+                flat.push(c);
+                chars += 1;
+            }
+        }
+    }
+    if chars <= PREVIEW_CHARS {
         format!("\"{flat}\"")
     } else {
         let cut: String = flat.chars().take(PREVIEW_CHARS - 1).collect();
         format!("\"{cut}…\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::session::SessionOptions;
+
+    /// The preview text of the program before the lean path, kept as the reference.
+    fn shorten_reference(text: &str) -> String {
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if flat.chars().count() <= PREVIEW_CHARS {
+            format!("\"{flat}\"")
+        } else {
+            let cut: String = flat.chars().take(PREVIEW_CHARS - 1).collect();
+            format!("\"{cut}…\"")
+        }
+    }
+
+    #[test]
+    fn shortening_pieces_is_shortening_their_join() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let alphabet = ['a', 'é', ' ', '\n', '\u{a0}', '\u{feff}', '😀', '\t', 'z'];
+        for _ in 0..3000 {
+            let pieces: Vec<String> = (0..next(4))
+                .map(|_| {
+                    (0..next(90))
+                        .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                        .collect()
+                })
+                .collect();
+            assert_eq!(
+                shorten(pieces.iter()),
+                shorten_reference(&pieces.join(" ")),
+                "{pieces:?}"
+            );
+        }
+    }
+
+    /// Lines the lean path reads (`true`) or leaves to the exact one (`false`).
+    const LINES: &[(bool, &str)] = &[
+        (
+            true,
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"line one\nline\ttwo \u00e9 \u2028 end","timestamp":1}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"Here"},{"type":"toolCall","id":"t","name":"bash","arguments":{"c":[1,2]}},{"type":"image","data":"x"},7,"s",null,[1]],"stopReason":"toolUse","usage":{"input":1}}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a3","parentId":"a2","message":{"role":"assistant","content":[{"type":"toolCall","name":"read"}],"stopReason":"stop"}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a4","parentId":"a3","message":{"role":"assistant","content":[],"stopReason":"error"}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a5","parentId":"a4","message":{"role":"assistant","content":[{"type":"text","text":" \u00a0\ufeff\n"}],"stopReason":1}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a6","parentId":"a5","message":{"role":"assistant","content":[{"type":"text","text":" \u00a0\ufeff\n"}],"stopReason":""}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a7","parentId":"a6","message":{"role":"assistant","content":[{"type":"text","text":null},{"type":"toolCall","name":null},{"text":"no type"}],"stopReason":null}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a8","parentId":"a7","message":{"role":"assistant","content":null,"stopReason":{"x":1}}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"a9","parentId":"a8","message":{"role":"bashExecution","command":"ls -la","content":5}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"b1","parentId":"a9","message":{"role":"toolResult","\u0063ontent":[{"type":"text","text":"a fairly long tool result that goes on and on and on, well past the seventy-two characters a preview keeps"}]}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"b2","parentId":"b1","message":{"role":7,"content":"x"}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"message","id":"b3","parentId":"b2","message":null}"#,
+        ),
+        (true, r#"{"type":"message","id":"b4","parentId":"b3"}"#),
+        (
+            false,
+            r#"{"type":"message","id":"c1","parentId":"b4","message":{"role":"assistant","content":"first","content":[{"type":"toolCall","name":"x"}]}}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c2","parentId":"c1","message":{"role":"user","content":"half \ud83d of a pair"}}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c3","parentId":"c2","message":{"role":"user","content":42}}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c4","parentId":"c3","message":{"role":"assistant","content":[{"type":"text","text":["nested",{"type":"text","text":"deep"}]}]}}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c5","parentId":"c4","message":"not an object"}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c6","parentId":"c5","message":{"role":"assistant","content":[{"type":"toolCall","name":{"b":1,"a":2}}],"stopReason":"aborted"}}"#,
+        ),
+        (
+            false,
+            r#"{"type":"message","id":"c7","parentId":"c6","message":{"role":"user","content":"one"},"message":{"role":"assistant","content":"two"}}"#,
+        ),
+    ];
+
+    #[test]
+    fn the_lean_path_answers_as_the_exact_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#,
+        );
+        for (_, line) in LINES {
+            text.push('\n');
+            text.push_str(line);
+        }
+        text.push('\n');
+        std::fs::write(&file, text).unwrap();
+        let session = Session::open_read_only(&file, SessionOptions::default()).unwrap();
+        assert_eq!(session.len(), LINES.len());
+        let mut shown = 0;
+        for (position, (lean, line)) in LINES.iter().enumerate() {
+            let position = position as u32;
+            let lean_read = preview_lean::message(line);
+            assert_eq!(lean_read.is_some(), *lean, "{line}: {lean_read:?}");
+            let record = session.record(position);
+            let exact = (
+                session.preview(position).unwrap(),
+                record.is_assistant_message() && session.assistant_is_shown(position).unwrap(),
+            );
+            assert_eq!(session.row_facts(position).unwrap(), exact, "{line}");
+            shown += usize::from(exact.1);
+        }
+        // Both answers of the filter bit occur among the assistant messages.
+        assert!(shown > 2 && shown < LINES.len() / 2, "{shown}");
     }
 }

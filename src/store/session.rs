@@ -97,6 +97,10 @@ pub struct Session {
     pub(super) stats_memo: std::sync::Mutex<Option<(usize, super::stats::SessionStats)>>,
     /// Appends are written without waiting for their sync (see [`Session::with_sync_deferred`]).
     defer_sync: bool,
+    /// Previews and filter bits, once a request needed them (see [`super::tree_facts`]).
+    pub(super) tree_memo: std::sync::Mutex<Option<Arc<super::tree_facts::TreeFacts>>>,
+    /// The tree's rows and parents while no entry is added (see [`Session::tree_rows`]).
+    pub(super) shape_memo: std::sync::Mutex<Option<Arc<super::tree::TreeShape>>>,
 }
 
 impl Session {
@@ -275,6 +279,8 @@ impl Session {
             persisted: None,
             stats_memo: Default::default(),
             defer_sync: false,
+            tree_memo: Default::default(),
+            shape_memo: Default::default(),
         };
         if session.options.profile == Profile::Harness
             && let Some(path) = &session.path
@@ -309,6 +315,8 @@ impl Session {
             persisted: None,
             stats_memo: Default::default(),
             defer_sync: false,
+            tree_memo: Default::default(),
+            shape_memo: Default::default(),
         }
     }
 
@@ -867,6 +875,8 @@ impl Session {
         self.index = index;
         self.persisted = None;
         self.stats_memo = Default::default();
+        self.tree_memo = Default::default();
+        self.shape_memo = Default::default();
     }
 
     /// Gives an unwritten session its file: written now when `now` or when it holds an

@@ -2,6 +2,8 @@
 //! children, and the whole tree as flat rows. Every walk stops at a cycle instead of looping
 //! (pi loops forever there) and says so.
 
+use std::sync::Arc;
+
 use crate::format::entry::{Kind, Payload, Ref};
 use crate::format::profile::Profile;
 
@@ -15,6 +17,15 @@ pub struct Walk {
     pub positions: Vec<u32>,
     /// The id at which the walk met itself again, if it did.
     pub cycle_at: Option<String>,
+}
+
+/// What the tree is made of, for the entries a session has at one time.
+#[derive(Debug)]
+pub(super) struct TreeShape {
+    /// Every row, depth-first in pre-order.
+    rows: Vec<TreeRow>,
+    /// Each entry's [`Session::parent_position`].
+    parents: Vec<Option<u32>>,
 }
 
 /// One row of the flattened tree, in depth-first pre-order.
@@ -157,6 +168,63 @@ impl Session {
     /// As in pi, nodes are found by id: every entry sharing an id places the node of the last
     /// of them, which then appears once per such entry.
     pub fn tree_rows(&self) -> Vec<TreeRow> {
+        self.tree_shape().rows.clone()
+    }
+
+    /// Which entries are on the path from the root to the current leaf (the SessionManager's
+    /// walk, as [`Session::leaf_path`] takes it).
+    pub fn on_leaf_path(&self) -> Vec<bool> {
+        let mut on_path = vec![false; self.index.len()];
+        self.find_ancestor(self.walk_start(&self.leaf), |position| {
+            on_path[position as usize] = true;
+            false
+        });
+        on_path
+    }
+
+    /// The first of `start` and its ancestors, nearest first, for which `found` is true, as
+    /// [`Session::walk_from`] goes (it stops where the walk meets itself again).
+    pub(super) fn find_ancestor(
+        &self,
+        start: Option<u32>,
+        mut found: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let shape = self.tree_shape();
+        let mut seen = vec![false; self.index.len()];
+        let mut current = start;
+        while let Some(position) = current {
+            if std::mem::replace(&mut seen[position as usize], true) {
+                return None;
+            }
+            if found(position) {
+                return Some(position);
+            }
+            current = shape.parents[position as usize];
+        }
+        None
+    }
+
+    /// The tree's shape for the entries there are now: computed once, then kept until an
+    /// entry is added (ids name nodes, so any new entry may move others).
+    fn tree_shape(&self) -> Arc<TreeShape> {
+        let mut memo = self.shape_memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shape) = memo
+            .as_ref()
+            .filter(|s| s.parents.len() == self.index.len())
+        {
+            return shape.clone();
+        }
+        let shape = Arc::new(TreeShape {
+            rows: self.compute_tree_rows(),
+            parents: (0..self.index.len() as u32)
+                .map(|p| self.parent_position(p))
+                .collect(),
+        });
+        *memo = Some(shape.clone());
+        shape
+    }
+
+    fn compute_tree_rows(&self) -> Vec<TreeRow> {
         let n = self.index.len();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut roots = Vec::new();

@@ -3,13 +3,12 @@
 //! selector shows without receiving the rows it hides. The selector's text search and folding
 //! are the front-end's own business and are not here.
 
-use serde_json::value::RawValue;
-
-use crate::format::entry::{Kind, Payload, Role, raw_fields, raw_truthy};
-use crate::format::json::{self, JsValue};
+use crate::format::entry::{Kind, Payload, Role};
+use crate::format::json::JsValue;
 
 use super::error::StoreResult;
 use super::session::Session;
+use super::tree_facts::TreeFacts;
 
 /// The selector's filter modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +27,13 @@ pub enum TreeFilter {
 
 impl Session {
     /// Whether pi's selector shows the entry at `position` in `filter` mode, the session's
-    /// leaf being the current one.
-    pub fn shown_by_tree_filter(&self, position: u32, filter: TreeFilter) -> StoreResult<bool> {
+    /// leaf being the current one (`facts`: the session's, see [`Session::tree_facts`]).
+    pub fn shown_by_tree_filter(
+        &self,
+        facts: &TreeFacts,
+        position: u32,
+        filter: TreeFilter,
+    ) -> bool {
         let record = self.record(position);
         let role = match &record.facts.payload {
             Payload::Message { role, .. } if record.kind() == Kind::Message => Some(*role),
@@ -51,24 +55,20 @@ impl Session {
             TreeFilter::Default => !settings,
         };
         if !passes {
-            return Ok(false);
+            return false;
         }
         // Every mode hides an assistant message with no text (tool calls only) unless it ended
         // in an error or was aborted, or it is the current leaf.
         let is_leaf = record.id().is_some() && record.id() == self.leaf().id();
         if role == Some(Role::Assistant) && !is_leaf {
-            return self.assistant_is_shown(position);
+            return facts.assistant_shown(position);
         }
-        Ok(true)
+        true
     }
 
-    /// `hasTextContent(message.content) || isErrorOrAborted`, building only the text blocks
-    /// (a lean read; a line it cannot take is read whole).
-    fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
-        let text = self.line_text(position)?;
-        if let Some(shown) = lean_assistant_is_shown(&text) {
-            return Ok(shown);
-        }
+    /// `hasTextContent(message.content) || isErrorOrAborted`, on the exact path (the lean
+    /// one is [`super::preview_lean`]).
+    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
         let [message] = self.entry_fields(position, ["message"])?;
         let Some(message) = message else {
             return Ok(false);
@@ -81,62 +81,6 @@ impl Session {
             None => false,
         };
         Ok(error_or_aborted || message.get("content").is_some_and(has_text))
-    }
-}
-
-/// The two fields of a content block the filter reads.
-#[derive(serde::Deserialize)]
-struct BlockFields<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow)]
-    text: Option<&'a RawValue>,
-}
-
-/// [`Session::assistant_is_shown`] from the raw line, skipping all but `stopReason` and the
-/// text blocks; `None` when the line needs the exact reader.
-fn lean_assistant_is_shown(line: &str) -> Option<bool> {
-    let [message] = raw_fields(line, ["message"])?;
-    let Some(message) = message else {
-        return Some(false);
-    };
-    if !message.get().starts_with('{') {
-        return None;
-    }
-    let [stop_reason, content] = raw_fields(message.get(), ["stopReason", "content"])?;
-    let error_or_aborted = match stop_reason.map(RawValue::get) {
-        None => false,
-        Some("\"stop\"" | "\"toolUse\"" | "\"\"") => false,
-        Some(r) if r.starts_with('"') && !r.contains('\\') => true,
-        Some(r) if r.starts_with('"') => return None,
-        Some(r) => raw_truthy(r),
-    };
-    if error_or_aborted {
-        return Some(true);
-    }
-    let non_blank = |raw: &RawValue| -> Option<bool> {
-        let value = json::parse(raw.get()).ok()?;
-        Some(matches!(value, JsValue::String(_)) && has_text(&value))
-    };
-    let Some(content) = content else {
-        return Some(false);
-    };
-    match content.get().as_bytes().first() {
-        Some(b'"') => non_blank(content),
-        Some(b'[') => {
-            let items: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
-            for item in items.into_iter().filter(|i| i.get().starts_with('{')) {
-                let block: BlockFields<'_> = serde_json::from_str(item.get()).ok()?;
-                if block.kind.map(RawValue::get) == Some("\"text\"")
-                    && let Some(text) = block.text
-                    && non_blank(text)?
-                {
-                    return Some(true);
-                }
-            }
-            Some(false)
-        }
-        _ => Some(false),
     }
 }
 
@@ -189,13 +133,8 @@ impl Session {
     ) -> StoreResult<TreePage> {
         let mut rows = self.tree_rows();
         if let Some(filter) = filter {
-            let mut shown = Vec::with_capacity(rows.len());
-            for row in rows {
-                if self.shown_by_tree_filter(row.position, filter)? {
-                    shown.push(row);
-                }
-            }
-            rows = shown;
+            let facts = self.tree_facts()?;
+            rows.retain(|row| self.shown_by_tree_filter(&facts, row.position, filter));
         }
         let total = rows.len();
         let (start, end, anchor) = match window {
@@ -238,16 +177,15 @@ impl Session {
         if rows.is_empty() {
             return Ok(None);
         }
-        let mut index_of = std::collections::HashMap::with_capacity(rows.len());
         // As pi's map from id to index: a node listed twice is found at its last row.
+        let mut index_of = vec![usize::MAX; self.len()];
         for (i, row) in rows.iter().enumerate() {
-            index_of.insert(row.position, i);
+            index_of[row.position as usize] = i;
         }
-        let walk = self.walk_from(Some(start));
-        for position in walk.positions.iter().rev() {
-            if let Some(&i) = index_of.get(position) {
-                return Ok(Some(i));
-            }
+        if let Some(position) =
+            self.find_ancestor(Some(start), |p| index_of[p as usize] != usize::MAX)
+        {
+            return Ok(Some(index_of[position as usize]));
         }
         Ok(Some(rows.len() - 1))
     }

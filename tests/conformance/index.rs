@@ -24,6 +24,8 @@ const USED: &str = "persisted index used";
 struct Run {
     outcome: Outcome,
     used_index: bool,
+    /// The log lines.
+    log: Vec<String>,
 }
 
 fn run(args: &[&str], dir: Option<&Path>) -> Run {
@@ -47,6 +49,7 @@ fn run(args: &[&str], dir: Option<&Path>) -> Run {
             stderr: own.join("\n"),
         },
         used_index: log.iter().any(|l| l.contains(USED)),
+        log: log.iter().map(|l| l.to_string()).collect(),
     }
 }
 
@@ -88,12 +91,17 @@ fn strs(args: &[String]) -> Vec<&str> {
 }
 
 fn index_files(dir: &Path) -> Vec<PathBuf> {
+    files_named(dir, "idx")
+}
+
+/// The files in `dir` with this extension, sorted (none when `dir` does not exist).
+fn files_named(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
         .collect();
     files.sort();
     files
@@ -649,4 +657,107 @@ fn stats_from_the_index_are_what_pi_counts() {
             );
         }
     }
+}
+
+/// `pi-session tree FILE` with the index in `dir`: its outcome, and how many entries' previews
+/// it read from beside the index and how many it computed (from its debug log).
+fn tree_run(file: &Path, dir: &Path) -> (Outcome, usize, usize) {
+    let run = run(&["tree", file.to_str().unwrap()], Some(dir));
+    let count = |after: &str, before: &str| -> usize {
+        run.log
+            .iter()
+            .filter_map(|l| {
+                l.split(after)
+                    .nth(1)?
+                    .split(before)
+                    .next()?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .sum::<usize>()
+    };
+    let read = count("tree previews of ", " entries read from beside the index");
+    let computed = count("tree previews of ", " entries computed after");
+    (run.outcome, read, computed)
+}
+
+/// The tree previews are computed by the first `tree` and filed beside the index; the next
+/// process reads them and computes none; after an append only the new entries are computed
+/// (and the rows are what a fresh computation gives); a damaged file, or another session's,
+/// is ignored, computed again and filed again.
+#[test]
+fn tree_previews_are_filed_extended_and_rebuilt() {
+    let Some(source) = small_generated("5") else {
+        return;
+    };
+    let Some(other) = small_generated("6") else {
+        return;
+    };
+    let work = env::fresh_dir("index-previews");
+    let file = work.join("s.jsonl");
+    std::fs::copy(&source, &file).unwrap();
+    let dir = work.join("index");
+    let without = |file: &Path| run(&["tree", file.to_str().unwrap()], None).outcome;
+    let mut found = Vec::new();
+    let entries = |file: &Path| std::fs::read_to_string(file).unwrap().lines().count() - 1;
+    let step = |what: &str, read: usize, computed: usize, found: &mut Vec<String>| {
+        let (outcome, r, c) = tree_run(&file, &dir);
+        same(found, what, &outcome, &without(&file));
+        assert_eq!((r, c), (read, computed), "{what}: (read, computed)");
+        assert_eq!(
+            files_named(&dir, "tree").len(),
+            1,
+            "{what}: one previews file"
+        );
+    };
+    let n = entries(&file);
+    step("first tree", 0, n, &mut found);
+    step("second tree", n, 0, &mut found);
+
+    // Appended entries: a reply to the last entry and a new branch from the first one.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let id_of = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (first, last) = (
+        id_of(text.lines().nth(1).unwrap()),
+        id_of(text.lines().last().unwrap()),
+    );
+    let mut grown = String::new();
+    for (i, parent) in [&last, &first, &last].iter().enumerate() {
+        grown.push_str(&format!(
+            r#"{{"type":"message","id":"grown00{i}","parentId":"{parent}","timestamp":"2030-01-01T00:00:0{i}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"grown\nline {i}"}}],"stopReason":"stop"}}}}"#
+        ));
+        grown.push('\n');
+    }
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .write_all(grown.as_bytes())
+        .unwrap();
+    step("after an append", n, 3, &mut found);
+    step("after an append, again", n + 3, 0, &mut found);
+
+    let tree = files_named(&dir, "tree").pop().unwrap();
+    let mut bytes = std::fs::read(&tree).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x20;
+    std::fs::write(&tree, bytes).unwrap();
+    step("damaged previews", 0, n + 3, &mut found);
+    step("damaged previews, rebuilt", n + 3, 0, &mut found);
+
+    let other_copy = work.join("other.jsonl");
+    std::fs::copy(&other, &other_copy).unwrap();
+    let other_dir = work.join("index-other");
+    let (_, _, computed) = tree_run(&other_copy, &other_dir);
+    assert_eq!(computed, entries(&other_copy));
+    std::fs::copy(files_named(&other_dir, "tree").pop().unwrap(), &tree).unwrap();
+    step("another session's previews", 0, n + 3, &mut found);
+    step("another session's previews, rebuilt", n + 3, 0, &mut found);
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -491,23 +491,20 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
             },
         };
         let page = session.tree_page(p.filter.map(tree_filter), window)?;
-        let mut on_path = vec![false; session.len()];
-        for position in session.leaf_path(session.leaf()).positions {
-            on_path[position as usize] = true;
-        }
+        let on_path = session.on_leaf_path();
         let positions: Vec<u32> = page.rows.iter().map(|r| r.position).collect();
-        let previews = session.previews(&positions)?;
+        let previews = session.row_previews(&positions)?;
         let mut rows = Vec::with_capacity(page.rows.len());
-        for (row, preview) in page.rows.iter().zip(previews) {
+        for row in &page.rows {
             let record = session.record(row.position);
             let label = record.id().and_then(|id| session.label(id));
             rows.push(TreeRow {
-                id: record.id().map(str::to_string),
-                parent_id: record.facts.parent.id().map(str::to_string),
-                kind: record.type_name().map(str::to_string),
+                id: record.id(),
+                parent_id: record.facts.parent.id(),
+                kind: record.type_name(),
                 depth: row.depth,
                 label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),
-                preview,
+                preview: previews.get(row.position),
                 on_path: on_path[row.position as usize],
             });
         }

@@ -388,23 +388,23 @@ pub struct GetTreeParams {
 /// the profile's pi order), so deep sessions never nest.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreeRow {
-    pub id: Option<String>,
-    pub parent_id: Option<String>,
+pub struct TreeRow<'a> {
+    pub id: Option<&'a str>,
+    pub parent_id: Option<&'a str>,
     #[serde(rename = "type")]
-    pub kind: Option<String>,
+    pub kind: Option<&'a str>,
     pub depth: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Json>")]
     pub label: Option<Box<serde_json::value::RawValue>>,
-    pub preview: String,
+    pub preview: &'a str,
     /// On the path from the root to the leaf.
     pub on_path: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreeResult {
+pub struct TreeResult<'a> {
     pub leaf_id: Option<String>,
     /// How many rows the whole (filtered) tree has.
     pub total: usize,
@@ -414,7 +414,7 @@ pub struct TreeResult {
     /// on; `null` when no row is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor: Option<Option<usize>>,
-    pub rows: Vec<TreeRow>,
+    pub rows: Vec<TreeRow<'a>>,
 }
 
 /// `session/getEntry` and `session/getChildren`.

@@ -16,6 +16,7 @@
 //! that directory.
 
 mod codec;
+pub mod tree_facts;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -39,6 +40,9 @@ pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 /// The most bytes the index directory may hold before the least recently written go.
 pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
 const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// The extension of the tree facts filed beside an index (see [`tree_facts`]).
+const TREE_EXTENSION: &str = "tree";
 
 /// Bytes per sampled block.
 const SAMPLE: u64 = 4096;
@@ -118,6 +122,10 @@ impl Place {
 
     fn stats_file(&self) -> PathBuf {
         self.file.with_extension("stats")
+    }
+
+    fn tree_file(&self) -> PathBuf {
+        self.file.with_extension(TREE_EXTENSION)
     }
 
     /// Whether the directory is one this program may read and write: a real directory (not
@@ -485,7 +493,11 @@ pub fn prune(dir: &Path, max_bytes: u64) {
             continue;
         };
         let stats = path.with_extension("stats");
-        let stats_len = std::fs::symlink_metadata(&stats).map_or(0, |m| m.len());
+        let tree = path.with_extension(TREE_EXTENSION);
+        let sidecars_len = [&stats, &tree]
+            .iter()
+            .map(|p| std::fs::symlink_metadata(p).map_or(0, |m| m.len()))
+            .sum::<u64>();
         match indexed_path(&path) {
             Some(session) if !session.exists() => {
                 tracing::info!(
@@ -495,8 +507,9 @@ pub fn prune(dir: &Path, max_bytes: u64) {
                 );
                 let _ = std::fs::remove_file(&path);
                 let _ = std::fs::remove_file(&stats);
+                let _ = std::fs::remove_file(&tree);
             }
-            _ => kept.push((meta.mtime(), meta.len() + stats_len, path)),
+            _ => kept.push((meta.mtime(), meta.len() + sidecars_len, path)),
         }
     }
     let mut total: u64 = kept.iter().map(|k| k.1).sum();
@@ -511,6 +524,7 @@ pub fn prune(dir: &Path, max_bytes: u64) {
         );
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(path.with_extension("stats"));
+        let _ = std::fs::remove_file(path.with_extension(TREE_EXTENSION));
         total -= len;
     }
 }
