@@ -101,7 +101,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
         return load_from(file, options, None);
     };
     let restored = index_file::restore(&place, file, options);
-    let resumed_at = restored.as_ref().map(|r| r.resume.checkpoint.end);
+    let mut resumed_at = restored.as_ref().map(|r| r.resume.checkpoint.end);
     if let Some(at) = resumed_at {
         tracing::debug!(
             "{}: persisted index used, reading from byte {at} of {}",
@@ -109,7 +109,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
             file.len()
         );
     }
-    let generation = restored
+    let mut generation = restored
         .as_ref()
         .map_or_else(rand::random::<u64>, |r| r.generation);
     let mut outcome = match restored {
@@ -123,6 +123,10 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
                     "{}: resumed read failed ({e}); reading it whole",
                     file.path().display()
                 );
+                // What was filed under the old generation (stats, previews) must not be
+                // taken for this read's entries.
+                generation = rand::random::<u64>();
+                resumed_at = None;
                 load_from(file, options, None)?
             }
         },
