@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::format::entry::{Kind, Payload, Replacement, Role};
+use crate::format::entry::{Kind, Payload, Ref, Replacement, Role};
 use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::format::time::parse_date_millis;
@@ -112,7 +112,7 @@ impl Session {
             first_kept,
             retained_tail,
             ..
-        } = &compaction.facts.payload
+        } = compaction.payload()
         else {
             return path.to_vec();
         };
@@ -120,14 +120,12 @@ impl Session {
         let keeps_before = match self.profile() {
             Profile::PiCli | Profile::Pi16 => true,
             // The harness's checkpoint stands alone; it looks for firstKeptEntryId only if set.
-            Profile::Harness => {
-                !*retained_tail && first_kept.as_deref().is_some_and(|f| !f.is_empty())
-            }
+            Profile::Harness => !retained_tail && first_kept.is_some_and(|f| !f.is_empty()),
         };
         if keeps_before
             && let Some(first) = path[..c]
                 .iter()
-                .position(|&p| self.record(p).facts.id == *first_kept)
+                .position(|&p| self.record(p).id() == first_kept)
         {
             let kept = &path[first..c];
             if self.profile() == Profile::Pi16 {
@@ -144,7 +142,7 @@ impl Session {
 
     fn is_system_message(&self, position: u32) -> bool {
         matches!(
-            self.record(position).facts.payload,
+            self.record(position).payload(),
             Payload::Message {
                 role: Role::System,
                 ..
@@ -222,7 +220,7 @@ impl Session {
         for &position in selected {
             let record = self.record(position);
             if record.kind() == Kind::ContextEdit
-                && let Some(target) = record.facts.target.id()
+                && let Ref::Id(target) = record.target()
             {
                 edits.insert(target, position);
             }
@@ -249,7 +247,7 @@ impl Session {
     /// other replacement puts its `content` into the editable roles' messages.
     fn apply_edit(&self, edit: u32, messages: Vec<JsValue>) -> StoreResult<Vec<JsValue>> {
         let record = self.record(edit);
-        let Payload::ContextEdit(replacement) = record.facts.payload else {
+        let Payload::ContextEdit(replacement) = record.payload() else {
             return Ok(messages);
         };
         match replacement {
@@ -258,12 +256,12 @@ impl Session {
             Replacement::Absent => {
                 return Err(StoreError::at_line(
                     ErrorKind::InvalidEntry,
-                    record.line,
+                    record.line(),
                     format!(
                         "line {}: the context_edit {} has no replacement, so pi 1.6 cannot \
                          build this context (Cannot read properties of undefined (reading \
                          'content'))",
-                        record.line,
+                        record.line(),
                         record.id().unwrap_or("without an id")
                     ),
                 ));
@@ -313,14 +311,13 @@ impl Session {
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
     fn settings(&self, path: &[u32]) -> StoreResult<Context> {
-        let parse =
-            |raw: &Option<std::sync::Arc<str>>| raw.as_deref().and_then(|r| json::parse(r).ok());
+        let parse = |raw: Option<&str>| raw.and_then(|r| json::parse(r).ok());
         let mut thinking_level = Some(JsValue::from("off"));
         let mut model = JsValue::Null;
         let mut active_tool_names = None;
         for &position in path {
             let record = self.record(position);
-            match &record.facts.payload {
+            match record.payload() {
                 Payload::ThinkingLevel(level) => thinking_level = parse(level),
                 Payload::ModelChange { provider, model_id } => {
                     model = model_object(parse(provider), parse(model_id))

@@ -31,8 +31,8 @@ impl Session {
     /// leaf being the current one.
     pub fn shown_by_tree_filter(&self, position: u32, filter: TreeFilter) -> StoreResult<bool> {
         let record = self.record(position);
-        let role = match &record.facts.payload {
-            Payload::Message { role, .. } if record.kind() == Kind::Message => Some(*role),
+        let role = match record.payload() {
+            Payload::Message { role, .. } if record.kind() == Kind::Message => Some(role),
             _ => None,
         };
         let settings = matches!(

@@ -503,7 +503,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
             let label = record.id().and_then(|id| session.label(id));
             rows.push(TreeRow {
                 id: record.id().map(str::to_string),
-                parent_id: record.facts.parent.id().map(str::to_string),
+                parent_id: record.parent().id().map(str::to_string),
                 kind: record.type_name().map(str::to_string),
                 depth: row.depth,
                 label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),
