@@ -311,23 +311,23 @@ impl Session {
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
     fn settings(&self, path: &[u32]) -> StoreResult<Context> {
-        let parse = |raw: Option<&str>| raw.and_then(|r| json::parse(r).ok());
-        let mut thinking_level = Some(JsValue::from("off"));
-        let mut model = JsValue::Null;
+        // The raw texts of the last setting of each along the path, parsed once at the end.
+        let mut level_text = None;
+        let mut model_texts = None;
         let mut active_tool_names = None;
         for &position in path {
             let record = self.record(position);
             match record.payload() {
-                Payload::ThinkingLevel(level) => thinking_level = parse(level),
+                Payload::ThinkingLevel(level) => level_text = Some(level),
                 Payload::ModelChange { provider, model_id } => {
-                    model = model_object(parse(provider), parse(model_id))
+                    model_texts = Some((provider, model_id));
                 }
                 Payload::Message {
                     role: crate::format::entry::Role::Assistant,
                     provider,
                     model: m,
                 } => {
-                    model = model_object(parse(provider), parse(m));
+                    model_texts = Some((provider, m));
                 }
                 _ if record.kind() == Kind::ActiveToolsChange
                     && self.profile() == Profile::Harness =>
@@ -337,6 +337,11 @@ impl Session {
                 _ => {}
             }
         }
+        let parse = |raw: Option<&str>| raw.and_then(|r| json::parse(r).ok());
+        let thinking_level = level_text.map_or_else(|| Some(JsValue::from("off")), parse);
+        let model = model_texts.map_or(JsValue::Null, |(provider, model)| {
+            model_object(parse(provider), parse(model))
+        });
         let active_tool_names = (self.profile() == Profile::Harness)
             .then(|| active_tool_names.unwrap_or(JsValue::Null));
         Ok(Context {

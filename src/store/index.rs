@@ -18,7 +18,9 @@ use indexmap::IndexMap;
 use crate::format::entry::{EntryId, Kind, LineFacts, Payload, Ref, Replacement, Role};
 use crate::format::profile::Profile;
 
-use packed::{EXTRA, HAS_TIMESTAMP, HAS_TYPE, HELD, INVALID, NO_NAME, NONE, NULL, OBJECT};
+use packed::{
+    EXTRA, HAS_TIMESTAMP, HAS_TYPE, HELD, INVALID, NO_NAME, NONE, NULL, OBJECT, PARENT_AT,
+};
 pub use packed::{Extra, Packed};
 use texts::Texts;
 
@@ -93,7 +95,15 @@ impl<'a> Record<'a> {
     }
 
     pub fn parent(&self) -> Ref<&'a str> {
-        self.reference(self.packed.parent)
+        match self.packed.flags & PARENT_AT {
+            0 => self.reference(self.packed.parent),
+            _ => Ref::Id(
+                self.index
+                    .record(self.packed.parent)
+                    .id()
+                    .unwrap_or_default(),
+            ),
+        }
     }
 
     pub fn target(&self) -> Ref<&'a str> {
@@ -275,8 +285,8 @@ impl IdMap {
         self.table.find(self.hash(id), named).copied()
     }
 
-    /// Maps the id of `records[position]` to it.
-    fn insert(&mut self, id: &str, position: u32, records: &[Packed], texts: &Texts) {
+    /// Maps the id of `records[position]` to it; `true` when the id named an earlier entry.
+    fn insert(&mut self, id: &str, position: u32, records: &[Packed], texts: &Texts) -> bool {
         let hasher = &self.hasher;
         let rehash = |&p: &u32| {
             let id = texts.get(records[p as usize].id).unwrap_or_default();
@@ -287,9 +297,13 @@ impl IdMap {
             .table
             .entry(std::hash::BuildHasher::hash_one(hasher, id), named, rehash)
         {
-            Entry::Occupied(mut slot) => *slot.get_mut() = position,
+            Entry::Occupied(mut slot) => {
+                *slot.get_mut() = position;
+                true
+            }
             Entry::Vacant(slot) => {
                 slot.insert(position);
+                false
             }
         }
     }
@@ -318,6 +332,8 @@ pub struct Index {
     /// Entries whose body is held.
     held_entries: usize,
     by_id: IdMap,
+    /// Whether an id repeats: a parent's position then is the lookup's, not the one read.
+    repeated_ids: bool,
     /// Target id -> label, in pi's cache order (where a label was set after its last clear).
     pub labels: IndexMap<EntryId, Label>,
     pub leaf: Option<Leaf>,
@@ -353,6 +369,23 @@ impl Index {
 
     pub fn contains(&self, id: &str) -> bool {
         self.get(id).is_some()
+    }
+
+    /// The position of the entry `position`'s `parentId` names, when it is a non-empty
+    /// string naming one (the last with that id, as [`Index::get`] finds).
+    pub fn parent_position(&self, position: u32) -> Option<u32> {
+        let packed = &self.records[position as usize];
+        if packed.flags & PARENT_AT != 0 && !self.repeated_ids {
+            let parent = self.record(packed.parent);
+            return parent
+                .id()
+                .filter(|id| !id.is_empty())
+                .map(|_| packed.parent);
+        }
+        match self.record(position).parent() {
+            Ref::Id(id) if !id.is_empty() => self.get(id),
+            _ => None,
+        }
     }
 
     pub fn record(&self, index: u32) -> Record<'_> {
@@ -401,14 +434,20 @@ impl Index {
         if slot == NO_NAME {
             return Ok(None);
         }
-        self.interned.push(self.texts.push(name)?);
+        let at = self.texts.push(name)?;
+        self.add_interned(hash, slot, at);
+        Ok(Some(slot))
+    }
+
+    /// Files the name at text offset `at` (whose hash is `hash`) as interned `slot`.
+    fn add_interned(&mut self, hash: u64, slot: u16, at: u32) {
+        self.interned.push(at);
         let (interned, texts, hasher) = (&self.interned, &self.texts, &self.by_id.hasher);
         let rehash = |&slot: &u16| {
             let name = texts.get(interned[usize::from(slot)]).unwrap_or_default();
             std::hash::BuildHasher::hash_one(hasher, name)
         };
         self.interned_by_text.insert_unique(hash, slot, rehash);
-        Ok(Some(slot))
     }
 
     fn text(&mut self, text: Option<&str>) -> Result<u32, IndexFull> {
@@ -499,7 +538,10 @@ impl Index {
             .ok_or(IndexFull)?;
         let line = u32::try_from(line).map_err(|_| IndexFull)?;
         let id = self.text(facts.id.as_deref())?;
-        let parent = self.reference(&facts.parent)?;
+        let (parent, parent_at) = match facts.parent.id().and_then(|p| self.get(p)) {
+            Some(at) => (at, PARENT_AT),
+            None => (self.reference(&facts.parent)?, 0),
+        };
         let target = self.reference(&facts.target)?;
         let (role, names) = match &facts.payload {
             Payload::Message {
@@ -521,7 +563,8 @@ impl Index {
         let bit = |on: bool, flag: u8| if on { flag } else { 0 };
         let mut flags = bit(facts.is_object, OBJECT)
             | bit(facts.has_type, HAS_TYPE)
-            | bit(facts.has_timestamp, HAS_TIMESTAMP);
+            | bit(facts.has_timestamp, HAS_TIMESTAMP)
+            | parent_at;
         let mut more = names.unwrap_or(NONE);
         if let Some(extra) = self.extra_of(&facts, target, names.is_some())? {
             flags |= EXTRA;
@@ -568,7 +611,7 @@ impl Index {
         let leaf = Leaf::after_entry(kind, record.id(), target);
         let id = self.records[position as usize].id;
         if let Some(id) = (id != NONE).then(|| self.texts.get(id)).flatten() {
-            self.by_id.insert(id, position, &self.records, &self.texts);
+            self.repeated_ids |= self.by_id.insert(id, position, &self.records, &self.texts);
         }
         match label {
             Some((target, Some(value))) => {
@@ -629,62 +672,19 @@ impl Index {
         profile: Profile,
     ) -> Result<Index, &'static str> {
         let texts = Texts::from_bytes(texts);
-        let text_ok = |at: u32| at == NONE || texts.get(at).is_some();
-        let ref_ok = |at: u32| matches!(at, NULL | INVALID) || text_ok(at);
-        if !interned.iter().all(|&at| at != NONE && text_ok(at)) || interned.len() > 0xffff {
-            return Err("an interned name");
-        }
-        if !extras.iter().all(|e| {
-            ref_ok(e.target) && text_ok(e.first) && text_ok(e.second) && text_ok(e.other_type)
-        }) {
-            return Err("a side record");
-        }
+        check_parts(&records, &extras, &interned, &texts)?;
         let mut index = Index {
-            records: Vec::new(),
             extras,
             texts,
-            interned,
             ..Index::with_capacity(records.len())
         };
-        for record in &records {
-            let slot_ok =
-                |slot: u32| slot as u16 == NO_NAME || (slot as usize) < index.interned.len();
-            let more_ok = match (
-                record.flags & EXTRA,
-                packed::KINDS.get(record.kind as usize),
-            ) {
-                (_, None) => false,
-                (0, Some(Kind::Message)) => {
-                    slot_ok(record.more & 0xffff) && slot_ok(record.more >> 16)
-                }
-                (0, _) => record.more == NONE,
-                _ => (record.more as usize) < index.extras.len(),
-            };
-            let id_ok = record.id == NONE || index.texts.get(record.id).is_some();
-            let parent_ok = record.parent == NONE
-                || matches!(record.parent, NULL | INVALID)
-                || index.texts.get(record.parent).is_some();
-            if !more_ok
-                || !id_ok
-                || !parent_ok
-                || record.flags & !packed::FLAGS != 0
-                || record.flags & HELD != 0
-                || usize::from(record.role) >= packed::ROLES.len()
-            {
-                return Err("a record");
-            }
-        }
         index.records = records;
-        index.interned_by_text = HashTable::with_capacity(index.interned.len());
-        for slot in 0..index.interned.len() as u16 {
-            let name = index.interned(slot).unwrap_or_default();
-            let (interned, texts, hasher) = (&index.interned, &index.texts, &index.by_id.hasher);
-            let rehash = |&slot: &u16| {
-                let name = texts.get(interned[usize::from(slot)]).unwrap_or_default();
-                std::hash::BuildHasher::hash_one(hasher, name)
-            };
-            let hash = std::hash::BuildHasher::hash_one(hasher, name);
-            index.interned_by_text.insert_unique(hash, slot, rehash);
+        index.interned_by_text = HashTable::with_capacity(interned.len());
+        for at in interned {
+            let slot = index.interned.len() as u16;
+            let name = index.texts.get(at).unwrap_or_default();
+            let hash = std::hash::BuildHasher::hash_one(&index.by_id.hasher, name);
+            index.add_interned(hash, slot, at);
         }
         for position in 0..index.records.len() as u32 {
             index.entered(position, profile);
@@ -717,6 +717,55 @@ impl Index {
             + self.held.iter().map(|h| h.len()).sum::<usize>()
             + labels
     }
+}
+
+/// Whether the arrays of a persisted index hold together: every text offset names a whole
+/// UTF-8 text, every slot and side-record position exists, every parent position is earlier.
+fn check_parts(
+    records: &[Packed],
+    extras: &[Extra],
+    interned: &[u32],
+    texts: &Texts,
+) -> Result<(), &'static str> {
+    let text_ok = |at: u32| at == NONE || texts.get(at).is_some();
+    let ref_ok = |at: u32| matches!(at, NULL | INVALID) || text_ok(at);
+    if interned.len() > usize::from(NO_NAME)
+        || !interned.iter().all(|&at| at != NONE && text_ok(at))
+    {
+        return Err("an interned name");
+    }
+    if !extras
+        .iter()
+        .all(|e| ref_ok(e.target) && text_ok(e.first) && text_ok(e.second) && text_ok(e.other_type))
+    {
+        return Err("a side record");
+    }
+    let slot_ok = |slot: u32| slot == u32::from(NO_NAME) || (slot as usize) < interned.len();
+    for (position, record) in records.iter().enumerate() {
+        let more_ok = match (
+            record.flags & EXTRA,
+            packed::KINDS.get(record.kind as usize),
+        ) {
+            (_, None) => false,
+            (0, Some(Kind::Message)) => slot_ok(record.more & 0xffff) && slot_ok(record.more >> 16),
+            (0, _) => record.more == NONE,
+            _ => (record.more as usize) < extras.len(),
+        };
+        let parent_ok = match record.flags & PARENT_AT {
+            0 => ref_ok(record.parent),
+            _ => (record.parent as usize) < position,
+        };
+        if !more_ok
+            || !text_ok(record.id)
+            || !parent_ok
+            || record.flags & !packed::FLAGS != 0
+            || record.flags & HELD != 0
+            || usize::from(record.role) >= packed::ROLES.len()
+        {
+            return Err("a record");
+        }
+    }
+    Ok(())
 }
 
 /// The label a label entry sets, or `None` when it clears: the SessionManager keeps any truthy
@@ -871,7 +920,16 @@ mod tests {
         assert_eq!(index.get("a1"), Some(12));
         assert_eq!(index.get("b2"), Some(1));
         assert_eq!(index.get("gone"), None);
-        assert_eq!(index.records[2].parent, index.records[1].id);
+        assert_eq!(
+            index.records[2].parent, 1,
+            "c3's parent is b2, read as its position"
+        );
+        assert_ne!(index.records[2].flags & PARENT_AT, 0);
+        assert_eq!(index.parent_position(2), Some(1));
+        // b2 named a1 when a1 was entry 0; a1 repeats at 12, which the lookup finds now.
+        assert_eq!(index.parent_position(1), Some(12));
+        assert_eq!(index.parent_position(4), None, "a parent naming no entry");
+        assert_eq!(index.parent_position(0), None, "a null parent");
         assert_eq!(index.labels.get("a1").map(|l| &*l.value), Some("\"x\""));
         assert_eq!(index.leaf, Some(Leaf::Id("b2".into())));
         assert!(index.has_assistant && index.has_user);
@@ -893,6 +951,11 @@ mod tests {
         .unwrap();
         assert_reads_back(&rebuilt);
         assert_eq!(rebuilt.get("a1"), Some(12));
+        assert_eq!(
+            rebuilt.parent_position(1),
+            Some(12),
+            "the repeated id is seen again"
+        );
         assert_eq!(rebuilt.labels, index.labels);
         assert_eq!(rebuilt.leaf, index.leaf);
         // Damage is refused, never misread.
@@ -957,6 +1020,7 @@ mod tests {
                 .unwrap();
         }
         index.shrink_to_fit();
+        assert_eq!(index.parent_position(5), Some(4));
         let per_entry = index.heap_bytes() as f64 / f64::from(entries);
         eprintln!("{per_entry:.1} bytes per entry");
         assert!(per_entry <= 64.0, "{per_entry:.1} bytes per entry");

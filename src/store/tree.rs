@@ -41,10 +41,7 @@ impl Session {
 
     /// The parent of a record, if its `parentId` is a non-empty string naming an entry.
     pub fn parent_position(&self, position: u32) -> Option<u32> {
-        match self.index.record(position).parent() {
-            Ref::Id(id) if !id.is_empty() => self.index.get(id),
-            _ => None,
-        }
+        self.index.parent_position(position)
     }
 
     /// The full path from the root to `start` (the SessionManager's walk).

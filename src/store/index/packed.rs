@@ -24,7 +24,9 @@ pub const HAS_TIMESTAMP: u8 = 4;
 pub const HELD: u8 = 8;
 /// `more` is the position of the entry's side record.
 pub const EXTRA: u8 = 16;
-pub const FLAGS: u8 = OBJECT | HAS_TYPE | HAS_TIMESTAMP | HELD | EXTRA;
+/// `parent` is the position of the entry whose id it names (an earlier one), not a text.
+pub const PARENT_AT: u8 = 32;
+pub const FLAGS: u8 = OBJECT | HAS_TYPE | HAS_TIMESTAMP | HELD | EXTRA | PARENT_AT;
 
 /// One entry: 40 bytes. What few entries have lives in an [`Extra`].
 #[repr(C)]
@@ -39,8 +41,9 @@ pub struct Packed {
     pub len: u32,
     /// Text offset of the id, or [`NONE`].
     pub id: u32,
-    /// `parentId`: a text offset (an existing entry's id slot when it names one), [`NONE`],
-    /// [`NULL`] or [`INVALID`].
+    /// `parentId`: with [`PARENT_AT`], the position of the entry it named when read (so a
+    /// walk to the root needs no lookup); else a text offset, [`NONE`], [`NULL`] or
+    /// [`INVALID`].
     pub parent: u32,
     /// With [`EXTRA`], the side record's position; else for a message, its interned provider
     /// (low half) and model (high half).
