@@ -23,6 +23,7 @@ use packed::{
 };
 pub use packed::{Extra, Packed};
 use texts::Texts;
+pub use texts::push_var;
 
 /// Where a line's bytes are: owned as an entry is pushed, borrowed (`Body<&str>`) as the index
 /// hands it out.
@@ -959,26 +960,32 @@ mod tests {
         assert_eq!(rebuilt.labels, index.labels);
         assert_eq!(rebuilt.leaf, index.leaf);
         // Damage is refused, never misread.
-        let mut records = parts.records.to_vec();
-        records[0].id = parts.texts.len() as u32;
-        let refused = Index::from_parts(
-            records,
-            parts.extras.to_vec(),
-            parts.interned.to_vec(),
-            parts.texts.to_vec(),
-            Profile::PiCli,
+        let damaged = |damage: fn(&mut Packed)| {
+            let mut records = parts.records.to_vec();
+            damage(&mut records[3]);
+            let (extras, interned) = (parts.extras.to_vec(), parts.interned.to_vec());
+            Index::from_parts(
+                records,
+                extras,
+                interned,
+                parts.texts.to_vec(),
+                Profile::PiCli,
+            )
+        };
+        assert!(
+            damaged(|r| r.id = u32::MAX - 3).is_err(),
+            "an id past the texts"
         );
-        assert!(refused.is_err());
-        let mut records = parts.records.to_vec();
-        records[3].more = 999;
-        let refused = Index::from_parts(
-            records,
-            parts.extras.to_vec(),
-            parts.interned.to_vec(),
-            parts.texts.to_vec(),
-            Profile::PiCli,
+        assert!(
+            damaged(|r| r.more = 999).is_err(),
+            "a side record that is not there"
         );
-        assert!(refused.is_err());
+        assert!(
+            damaged(|r| r.parent = 3).is_err(),
+            "a parent that is not earlier"
+        );
+        assert!(damaged(|r| r.kind = 15).is_err(), "an unknown kind");
+        assert!(damaged(|r| r.flags |= HELD).is_err(), "a held body");
     }
 
     #[test]

@@ -7,6 +7,19 @@ use super::packed::TEXT_LIMIT;
 #[derive(Debug)]
 pub struct Full;
 
+/// Appends `v` as LEB128 (7 bits a byte, low first, the high bit set on all but the last).
+pub fn push_var(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Texts {
     bytes: Vec<u8>,
@@ -32,19 +45,9 @@ impl Texts {
     pub fn push(&mut self, text: &str) -> Result<u32, Full> {
         let at = u32::try_from(self.bytes.len())
             .ok()
-            .filter(|at| at.saturating_add(text.len() as u32 + 10) < TEXT_LIMIT)
-            .filter(|_| text.len() < TEXT_LIMIT as usize)
+            .filter(|&at| u64::from(at) + text.len() as u64 + 10 < u64::from(TEXT_LIMIT))
             .ok_or(Full)?;
-        let mut len = text.len();
-        loop {
-            let byte = (len & 0x7f) as u8;
-            len >>= 7;
-            if len == 0 {
-                self.bytes.push(byte);
-                break;
-            }
-            self.bytes.push(byte | 0x80);
-        }
+        push_var(&mut self.bytes, text.len() as u64);
         self.bytes.extend_from_slice(text.as_bytes());
         Ok(at)
     }

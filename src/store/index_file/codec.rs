@@ -36,16 +36,8 @@ impl Writer {
         self.u64(v.to_bits());
     }
 
-    pub fn var(&mut self, mut v: u64) {
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.bytes.push(byte);
-                return;
-            }
-            self.bytes.push(byte | 0x80);
-        }
+    pub fn var(&mut self, v: u64) {
+        super::super::index::push_var(&mut self.bytes, v);
     }
 
     pub fn str(&mut self, text: &str) {
