@@ -8,58 +8,17 @@
 //! peak RSS (`VmHWM`) is read from /proc after the open and after each request kind. pi's side:
 //! `benches/pi-tree-reads.mjs` (getTree(), getBranch() and its `/tree` selector, in memory).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 
 use serde_json::{Value, json};
 
 #[path = "support/side_by_side.rs"]
 mod side_by_side;
+#[path = "support/stdio_server.rs"]
+mod stdio_server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
-
-struct Server {
-    child: std::process::Child,
-    input: std::process::ChildStdin,
-    output: BufReader<std::process::ChildStdout>,
-    next: u64,
-}
-
-impl Server {
-    /// Sends one request and reads its answer line; the time covers writing and reading only.
-    fn timed(&mut self, method: &str, params: Value) -> (f64, Vec<u8>) {
-        self.next += 1;
-        let request =
-            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
-        let mut bytes = request.to_string().into_bytes();
-        bytes.push(b'\n');
-        let mut line = Vec::new();
-        let started = Instant::now();
-        self.input.write_all(&bytes).unwrap();
-        self.input.flush().unwrap();
-        self.output.read_until(b'\n', &mut line).unwrap();
-        (started.elapsed().as_secs_f64() * 1000.0, line)
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let (_, line) = self.timed(method, params);
-        let answer: Value = serde_json::from_slice(&line).expect("a JSON answer");
-        assert!(answer.get("error").is_none(), "{method}: {answer}");
-        answer["result"].clone()
-    }
-
-    fn peak_rss_mb(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let kb: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
-    }
-}
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -70,22 +29,9 @@ fn main() {
         file.display()
     );
 
-    let mut child = Command::new(BIN)
-        .arg("--stdio")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let input = child.stdin.take().unwrap();
-    let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
-    let mut server = Server {
-        child,
-        input,
-        output,
-        next: 0,
-    };
-    server.call("initialize", json!({}));
+    let mut command = Command::new(BIN);
+    command.arg("--stdio");
+    let mut server = stdio_server::Server::start(command);
     let opened = server.call("session/open", json!({"path": file, "profile": "pi-cli"}));
     let session = opened["sessionId"].as_str().unwrap().to_string();
     let leaf = opened["leafId"].clone();
@@ -152,8 +98,7 @@ fn main() {
             server.peak_rss_mb()
         );
     }
-    drop(server.input);
-    let _ = server.child.wait();
+    server.stop();
 
     let pi = Command::new("node")
         .arg(root.join("benches/pi-tree-reads.mjs"))

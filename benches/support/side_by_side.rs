@@ -69,12 +69,17 @@ pub fn generated() -> (PathBuf, usize) {
 
 /// [`generated`], with another default number of runs.
 pub fn generated_with_runs(default_runs: usize) -> (PathBuf, usize) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let size = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(default_runs);
+    (generated_of_size(&size), runs)
+}
+
+/// The generated session of `size` (`10MB`, `100MB`, ...), made once under `target/bench/`.
+pub fn generated_of_size(size: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let file = root.join(format!("target/bench/session-{size}.jsonl"));
     if !file.exists() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -82,12 +87,12 @@ pub fn generated_with_runs(default_runs: usize) -> (PathBuf, usize) {
             .arg(root.join("tests/oracle/gen-session.mjs"))
             .args(["file", "--out"])
             .arg(&file)
-            .args(["--size", &size, "--seed", "100", "--quiet"])
+            .args(["--size", size, "--seed", "100", "--quiet"])
             .status()
             .expect("node runs the session generator");
         assert!(status.success(), "generating {size} failed");
     }
-    (file, runs)
+    file
 }
 
 /// Best wall time (s) and largest peak RSS (KiB) over `runs` fresh processes.

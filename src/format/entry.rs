@@ -105,18 +105,20 @@ pub enum Replacement {
     Value,
 }
 
-/// A reference field (`parentId`, `targetId`) as JavaScript would test it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Ref {
+/// A reference field (`parentId`, `targetId`) as JavaScript would test it: owning its id as
+/// parsing gives it, or borrowing it (`Ref<&str>`) as the index hands it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ref<I = EntryId> {
     Missing,
     Null,
-    Id(EntryId),
+    Id(I),
     /// Present but neither a string nor null.
     Invalid,
 }
 
-impl Ref {
-    pub fn id(&self) -> Option<&str> {
+impl<'a> Ref<&'a str> {
+    /// The id, borrowed for as long as the text it points into.
+    pub fn into_id(self) -> Option<&'a str> {
         match self {
             Ref::Id(id) => Some(id),
             _ => None,
@@ -124,30 +126,50 @@ impl Ref {
     }
 }
 
+impl<I: std::ops::Deref<Target = str>> Ref<I> {
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Ref::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The same reference owning its id.
+    pub fn to_owned(&self) -> Ref {
+        match self {
+            Ref::Missing => Ref::Missing,
+            Ref::Null => Ref::Null,
+            Ref::Id(id) => Ref::Id(EntryId::from(&**id)),
+            Ref::Invalid => Ref::Invalid,
+        }
+    }
+}
+
 /// The kind-specific fields the index keeps, as raw JSON texts (`None` = undefined), so that
-/// settings are reported exactly as pi reports them, whatever their type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Payload {
+/// settings are reported exactly as pi reports them, whatever their type. Owning its texts as
+/// parsing gives them, or borrowing them (`Payload<&str, &str>`) as the index hands them out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Payload<T = Arc<str>, I = EntryId> {
     None,
     Message {
         role: Role,
-        provider: Option<Arc<str>>,
-        model: Option<Arc<str>>,
+        provider: Option<T>,
+        model: Option<T>,
     },
-    ThinkingLevel(Option<Arc<str>>),
+    ThinkingLevel(Option<T>),
     ModelChange {
-        provider: Option<Arc<str>>,
-        model_id: Option<Arc<str>>,
+        provider: Option<T>,
+        model_id: Option<T>,
     },
     Compaction {
-        first_kept: Option<EntryId>,
+        first_kept: Option<I>,
         retained_tail: bool,
         /// pi 1.6: `systemMessage` is truthy (the compaction projects it before its summary).
         has_system_message: bool,
     },
     ContextEdit(Replacement),
-    Label(Option<Arc<str>>),
-    SessionInfo(Option<Arc<str>>),
+    Label(Option<T>),
+    SessionInfo(Option<T>),
 }
 
 /// Everything the index keeps of one parsed line.

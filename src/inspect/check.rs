@@ -29,7 +29,7 @@ pub fn check_file(path: &Path, options: SessionOptions) -> Result<Vec<Finding>, 
             findings.push(warning_finding(w));
         }
     }
-    let last_line = session.records().last().map_or(0, |r| r.line);
+    let last_line = session.entries().next_back().map_or(0, |r| r.line());
     // A torn last line that does not parse is already a warning naming its own line.
     let torn_line_reported = session.warnings().iter().any(|w| w.line > last_line);
     if session.has_torn_tail() && !torn_line_reported {
@@ -54,8 +54,8 @@ fn warning_finding(w: &Warning) -> Finding {
 
 fn structure(session: &Session, findings: &mut Vec<Finding>) {
     let mut first_line: HashMap<&str, u64> = HashMap::new();
-    for record in session.records() {
-        let line = record.line;
+    for record in session.entries() {
+        let line = record.line();
         let mut problem = |message: String| {
             findings.push(Finding {
                 line,
@@ -72,8 +72,8 @@ fn structure(session: &Session, findings: &mut Vec<Finding>) {
                 "id {id} repeats line {first}; the later entry wins"
             ));
         }
-        match &record.facts.parent {
-            Ref::Id(parent) if &**parent == id => problem(format!("entry {id} is its own parent")),
+        match record.parent() {
+            Ref::Id(parent) if parent == id => problem(format!("entry {id} is its own parent")),
             Ref::Id(parent) if session.position(parent).is_none() => {
                 problem(format!("parent {parent} of entry {id} does not exist"));
             }
@@ -82,7 +82,7 @@ fn structure(session: &Session, findings: &mut Vec<Finding>) {
             _ => {}
         }
         if matches!(record.kind(), Kind::Label | Kind::Leaf)
-            && let Ref::Id(target) = &record.facts.target
+            && let Ref::Id(target) = record.target()
             && session.position(target).is_none()
         {
             problem(format!("target {target} of entry {id} does not exist"));

@@ -303,7 +303,7 @@ mod tests {
                         continue;
                     };
                     let mut choices = vec![LeafChoice::Current, LeafChoice::Root];
-                    if let Some(id) = session.records().first().and_then(|r| r.id()) {
+                    if let Some(id) = session.entries().next().and_then(|r| r.id()) {
                         choices.push(LeafChoice::Entry(id.to_string()));
                     }
                     for choice in choices {

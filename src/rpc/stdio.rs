@@ -58,6 +58,7 @@ pub async fn serve_stdio(args: StdioArgs) -> i32 {
         );
         return 2;
     }
+    raise_open_files_limit();
     let signals = match Signals::listen() {
         Ok(signals) => signals,
         Err(error) => {
@@ -73,6 +74,40 @@ pub async fn serve_stdio(args: StdioArgs) -> i32 {
         outcome.exit_code()
     );
     outcome.exit_code()
+}
+
+/// Raises the soft limit on open files to the hard one: every open session holds its file
+/// open, and a client may keep a thousand sessions open. A refusal leaves the limit as it is.
+fn raise_open_files_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for the call to fill in.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        tracing::debug!(
+            "open-files limit not read: {}",
+            std::io::Error::last_os_error()
+        );
+        return;
+    }
+    if limit.rlim_cur >= limit.rlim_max {
+        tracing::debug!(
+            "open-files limit {} (already the hard limit)",
+            limit.rlim_cur
+        );
+        return;
+    }
+    let from = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    // SAFETY: `limit` is a valid rlimit, read above, asking for no more than the hard limit.
+    match unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } {
+        0 => tracing::debug!("open-files limit raised from {from} to {}", limit.rlim_cur),
+        _ => tracing::debug!(
+            "open-files limit left at {from}: {}",
+            std::io::Error::last_os_error()
+        ),
+    }
 }
 
 /// stdin as the server reads it. A pipe (the usual case: a parent process spawned us) is read

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::format::entry::{Kind, Payload, Replacement, Role};
+use crate::format::entry::{Kind, Payload, Ref, Replacement, Role};
 use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::format::time::parse_date_millis;
@@ -112,7 +112,7 @@ impl Session {
             first_kept,
             retained_tail,
             ..
-        } = &compaction.facts.payload
+        } = compaction.payload()
         else {
             return path.to_vec();
         };
@@ -120,14 +120,12 @@ impl Session {
         let keeps_before = match self.profile() {
             Profile::PiCli | Profile::Pi16 => true,
             // The harness's checkpoint stands alone; it looks for firstKeptEntryId only if set.
-            Profile::Harness => {
-                !*retained_tail && first_kept.as_deref().is_some_and(|f| !f.is_empty())
-            }
+            Profile::Harness => !retained_tail && first_kept.is_some_and(|f| !f.is_empty()),
         };
         if keeps_before
             && let Some(first) = path[..c]
                 .iter()
-                .position(|&p| self.record(p).facts.id == *first_kept)
+                .position(|&p| self.record(p).id() == first_kept)
         {
             let kept = &path[first..c];
             if self.profile() == Profile::Pi16 {
@@ -144,7 +142,7 @@ impl Session {
 
     fn is_system_message(&self, position: u32) -> bool {
         matches!(
-            self.record(position).facts.payload,
+            self.record(position).payload(),
             Payload::Message {
                 role: Role::System,
                 ..
@@ -222,7 +220,7 @@ impl Session {
         for &position in selected {
             let record = self.record(position);
             if record.kind() == Kind::ContextEdit
-                && let Some(target) = record.facts.target.id()
+                && let Ref::Id(target) = record.target()
             {
                 edits.insert(target, position);
             }
@@ -249,7 +247,7 @@ impl Session {
     /// other replacement puts its `content` into the editable roles' messages.
     fn apply_edit(&self, edit: u32, messages: Vec<JsValue>) -> StoreResult<Vec<JsValue>> {
         let record = self.record(edit);
-        let Payload::ContextEdit(replacement) = record.facts.payload else {
+        let Payload::ContextEdit(replacement) = record.payload() else {
             return Ok(messages);
         };
         match replacement {
@@ -258,12 +256,12 @@ impl Session {
             Replacement::Absent => {
                 return Err(StoreError::at_line(
                     ErrorKind::InvalidEntry,
-                    record.line,
+                    record.line(),
                     format!(
                         "line {}: the context_edit {} has no replacement, so pi 1.6 cannot \
                          build this context (Cannot read properties of undefined (reading \
                          'content'))",
-                        record.line,
+                        record.line(),
                         record.id().unwrap_or("without an id")
                     ),
                 ));
@@ -313,24 +311,23 @@ impl Session {
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
     fn settings(&self, path: &[u32]) -> StoreResult<Context> {
-        let parse =
-            |raw: &Option<std::sync::Arc<str>>| raw.as_deref().and_then(|r| json::parse(r).ok());
-        let mut thinking_level = Some(JsValue::from("off"));
-        let mut model = JsValue::Null;
+        // The raw texts of the last setting of each along the path, parsed once at the end.
+        let mut level_text = None;
+        let mut model_texts = None;
         let mut active_tool_names = None;
         for &position in path {
             let record = self.record(position);
-            match &record.facts.payload {
-                Payload::ThinkingLevel(level) => thinking_level = parse(level),
+            match record.payload() {
+                Payload::ThinkingLevel(level) => level_text = Some(level),
                 Payload::ModelChange { provider, model_id } => {
-                    model = model_object(parse(provider), parse(model_id))
+                    model_texts = Some((provider, model_id));
                 }
                 Payload::Message {
                     role: crate::format::entry::Role::Assistant,
                     provider,
                     model: m,
                 } => {
-                    model = model_object(parse(provider), parse(m));
+                    model_texts = Some((provider, m));
                 }
                 _ if record.kind() == Kind::ActiveToolsChange
                     && self.profile() == Profile::Harness =>
@@ -340,6 +337,11 @@ impl Session {
                 _ => {}
             }
         }
+        let parse = |raw: Option<&str>| raw.and_then(|r| json::parse(r).ok());
+        let thinking_level = level_text.map_or_else(|| Some(JsValue::from("off")), parse);
+        let model = model_texts.map_or(JsValue::Null, |(provider, model)| {
+            model_object(parse(provider), parse(model))
+        });
         let active_tool_names = (self.profile() == Profile::Harness)
             .then(|| active_tool_names.unwrap_or(JsValue::Null));
         Ok(Context {

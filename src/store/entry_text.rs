@@ -15,7 +15,7 @@ impl Session {
     pub fn write_entry_json(&self, position: u32, out: &mut String) -> StoreResult<()> {
         let text = self.line_text(position)?;
         let json = exact_text::entry_json(&text).map_err(|e| {
-            let line = self.record(position).line;
+            let line = self.record(position).line();
             StoreError::at_line(
                 ErrorKind::Io,
                 line,
@@ -73,8 +73,8 @@ impl Session {
 
     /// The length of an entry's line in bytes (what reading it back costs).
     fn line_len(&self, position: u32) -> u64 {
-        match &self.record(position).body {
-            super::index::Body::File { len, .. } => u64::from(*len),
+        match self.record(position).body() {
+            super::index::Body::File { len, .. } => u64::from(len),
             super::index::Body::Held(text) => text.len() as u64,
         }
     }

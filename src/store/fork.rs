@@ -7,7 +7,7 @@ use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
-use super::index::{Body, Index, Leaf, Record};
+use super::index::{Body, Index, Leaf};
 use super::session::{NewSession, Session, SessionOptions};
 
 /// `/fork` copies the path before a user message; `/clone` the path up to an entry.
@@ -67,8 +67,7 @@ impl Session {
                     .unwrap_or_default();
                 let parent = self
                     .record(target)
-                    .facts
-                    .parent
+                    .parent()
                     .id()
                     .filter(|p| !p.is_empty())
                     .map(str::to_string);
@@ -193,13 +192,11 @@ impl Session {
         for entry in entries {
             let line = entry.stringify();
             index.push(
-                Record::new(
-                    facts_from_value(entry),
-                    Body::Held(line.clone().into_boxed_str()),
-                    0,
-                ),
+                facts_from_value(entry),
+                Body::Held(line.clone().into_boxed_str()),
+                0,
                 profile,
-            );
+            )?;
             lines.push(line);
         }
         session.replace_index(index);

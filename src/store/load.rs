@@ -14,7 +14,7 @@ use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
-use super::index::{Body, Index, Record};
+use super::index::{Body, Index};
 use super::index_file;
 use super::line_stream::{Span, last_newline, scan_lines, too_long};
 use super::session::SessionOptions;
@@ -194,6 +194,7 @@ pub fn load_from(
         ..
     } = reader;
     warnings.extend(pi16_warnings(profile, pi16_features));
+    index.shrink_to_fit();
     let Some(header) = header else {
         return Err(match profile {
             Profile::PiCli | Profile::Pi16 => not_a_session(path),
@@ -210,13 +211,11 @@ pub fn load_from(
             );
             if facts.kind != Kind::Session {
                 index.push(
-                    Record::new(
-                        facts,
-                        Body::Held(line.clone().into_boxed_str()),
-                        i as u64 + 1,
-                    ),
+                    facts,
+                    Body::Held(line.clone().into_boxed_str()),
+                    i as u64 + 1,
                     profile,
-                );
+                )?;
             }
         }
         return Ok(LoadOutcome::Loaded(Box::new(Loaded {
@@ -544,10 +543,8 @@ impl<'a> Reader<'a> {
                 None => self.pi16_features.push((feature, line_number, 1)),
             }
         }
-        self.index.push(
-            Record::new(facts, Body::File { offset, len }, line_number),
-            self.profile,
-        );
+        self.index
+            .push(facts, Body::File { offset, len }, line_number, self.profile)?;
         Ok(())
     }
 }

@@ -150,7 +150,7 @@ impl Session {
                 break;
             }
             entries.push(position);
-            current = match &self.record(position).facts.parent {
+            current = match self.record(position).parent() {
                 Ref::Id(parent) if !parent.is_empty() => {
                     let found = self.position(parent);
                     if found.is_none() && self.profile() == Profile::Harness {
@@ -350,7 +350,7 @@ fn landing(session: &Session, target: u32, value: &JsValue) -> (Ref, Option<Stri
         }
     };
     (
-        record.facts.parent.clone(),
+        record.parent().to_owned(),
         Some(content.map(content_text).unwrap_or_default()),
     )
 }

@@ -46,12 +46,12 @@ impl Session {
             )));
         }
         let record = self.record(position);
-        let role = match (&record.facts.payload, record.kind()) {
+        let role = match (record.payload(), record.kind()) {
             (_, Kind::CustomMessage) => Role::Other,
             (Payload::Message { role, .. }, _)
                 if matches!(role, Role::User | Role::Assistant | Role::ToolResult) =>
             {
-                *role
+                role
             }
             _ => {
                 return Err(invalid(format!(

@@ -70,7 +70,7 @@ impl Session {
             Kind::Custom => format!("custom ({})", one("customType")?),
             Kind::ContextEdit => {
                 let target = one("targetId")?;
-                match record.facts.payload {
+                match record.payload() {
                     Payload::ContextEdit(Replacement::Null) => {
                         format!("context edit: removes {target}")
                     }

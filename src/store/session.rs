@@ -379,7 +379,7 @@ impl Session {
         self.options.durable = true;
         match (&mut self.file, &self.path) {
             (Some(file), _) => file.make_durable(),
-            (None, Some(path)) if !self.read_only && !self.index.records.is_empty() => {
+            (None, Some(path)) if !self.read_only && !self.index.is_empty() => {
                 let path = path.clone();
                 self.first_write(&path, None)
             }
@@ -463,25 +463,37 @@ impl Session {
         self.index.get(id)
     }
 
-    pub fn record(&self, position: u32) -> &Record {
+    pub fn record(&self, position: u32) -> Record<'_> {
         self.index.record(position)
     }
 
-    pub fn records(&self) -> &[Record] {
-        &self.index.records
+    /// Bytes the session's index holds in memory (see [`Index::heap_bytes`]).
+    pub fn index_heap_bytes(&self) -> usize {
+        self.index.heap_bytes()
+    }
+
+    /// Every entry, in file order.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = Record<'_>> + ExactSizeIterator {
+        self.index.records()
+    }
+
+    /// Every entry as a list (a view of 16 bytes per entry, made on each call: walks take
+    /// [`Session::entries`]).
+    pub fn records(&self) -> Vec<Record<'_>> {
+        self.index.records().collect()
     }
 
     /// The raw text of an entry's line.
     pub fn line_text(&self, position: u32) -> StoreResult<Cow<'_, str>> {
         let record = self.index.record(position);
-        match &record.body {
+        match record.body() {
             Body::Held(text) => Ok(Cow::Borrowed(text)),
             Body::File { offset, len } => {
                 let file = self
                     .file
                     .as_ref()
                     .ok_or_else(|| StoreError::new(ErrorKind::Io, "session file is not open"))?;
-                let bytes = file.read_at(*offset, *len as usize)?;
+                let bytes = file.read_at(offset, len as usize)?;
                 // Valid UTF-8 (nearly every line) is taken without a copy.
                 Ok(Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|e| {
                     String::from_utf8_lossy(e.as_bytes()).into_owned()
@@ -496,10 +508,10 @@ impl Session {
         json::parse(&text).map_err(|e| {
             StoreError::at_line(
                 ErrorKind::Io,
-                self.index.record(position).line,
+                self.index.record(position).line(),
                 format!(
                     "line {} changed on disk: {e}",
-                    self.index.record(position).line
+                    self.index.record(position).line()
                 ),
             )
         })
@@ -514,7 +526,7 @@ impl Session {
     ) -> StoreResult<[Option<JsValue>; N]> {
         let text = self.line_text(position)?;
         crate::format::entry::field_values(&text, keys).map_err(|e| {
-            let line = self.index.record(position).line;
+            let line = self.index.record(position).line();
             StoreError::at_line(
                 ErrorKind::Io,
                 line,
@@ -543,11 +555,10 @@ impl Session {
     pub fn session_name(&self) -> Option<String> {
         let record = self
             .index
-            .records
-            .iter()
+            .records()
             .rev()
             .find(|r| r.kind() == Kind::SessionInfo)?;
-        let crate::format::entry::Payload::SessionInfo(Some(raw)) = &record.facts.payload else {
+        let crate::format::entry::Payload::SessionInfo(Some(raw)) = record.payload() else {
             return None;
         };
         let value = json::parse(raw).ok()?;
@@ -566,9 +577,9 @@ impl Session {
     }
 
     fn new_entry_id(&self) -> String {
-        self.options.ids.entry_id(self.entry_id_style(), |id| {
-            self.index.by_id.contains_key(id)
-        })
+        self.options
+            .ids
+            .entry_id(self.entry_id_style(), |id| self.index.contains(id))
     }
 
     /// The current leaf as a parent. The harness refuses a leaf that names no entry.
@@ -753,17 +764,16 @@ impl Session {
             }
             _ => 0,
         };
-        self.index
-            .push(Record::new(facts, body, number), self.options.profile);
+        self.index.push(facts, body, number, self.options.profile)?;
         self.leaf = self.index.leaf.clone().unwrap_or(Leaf::Null);
         Ok(())
     }
 
     fn first_write(&mut self, path: &Path, new_line: Option<&str>) -> StoreResult<()> {
         let mut content = format!("{}\n", self.header.stringify());
-        let mut offsets = Vec::with_capacity(self.index.records.len());
-        for record in &self.index.records {
-            let Body::Held(text) = &record.body else {
+        let mut offsets = Vec::with_capacity(self.index.len());
+        for record in self.index.records() {
+            let Body::Held(text) = record.body() else {
                 return Err(StoreError::new(
                     ErrorKind::Io,
                     "unwritten session holds a written entry",
@@ -780,12 +790,10 @@ impl Session {
         let mut file = SessionFile::create_new(path, &content, self.options.durable)?;
         file.set_indexed(
             file.len(),
-            self.index.records.len() as u64 + 1 + u64::from(new_line.is_some()),
+            self.index.len() as u64 + 1 + u64::from(new_line.is_some()),
         );
         for (i, (offset, len)) in offsets.into_iter().enumerate() {
-            let record = &mut self.index.records[i];
-            record.body = Body::File { offset, len };
-            record.line = i as u64 + 2;
+            self.index.set_written(i as u32, offset, len, i as u64 + 2);
         }
         self.file = Some(file);
         self.flushed = true;

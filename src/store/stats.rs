@@ -75,7 +75,7 @@ impl Session {
     fn count(&self, stats: &mut SessionStats, from: usize, to: usize) -> StoreResult<()> {
         for position in from as u32..to as u32 {
             let record = self.record(position);
-            match (&record.facts.payload, record.kind()) {
+            match (record.payload(), record.kind()) {
                 (Payload::Message { role, .. }, _) => {
                     stats.message_count += 1;
                     match role {

@@ -52,10 +52,7 @@ impl Session {
 
     /// The parent of a record, if its `parentId` is a non-empty string naming an entry.
     pub fn parent_position(&self, position: u32) -> Option<u32> {
-        match &self.index.record(position).facts.parent {
-            Ref::Id(id) if !id.is_empty() => self.index.get(id),
-            _ => None,
-        }
+        self.index.parent_position(position)
     }
 
     /// The full path from the root to `start` (the SessionManager's walk).
@@ -106,7 +103,7 @@ impl Session {
         };
         let mut walk = Walk::default();
         let mut seen = std::collections::HashSet::new();
-        let mut stop_at: Option<crate::format::entry::EntryId> = None;
+        let mut stop_at: Option<&str> = None;
         loop {
             if !seen.insert(position) {
                 walk.cycle_at = self.index.record(position).id().map(str::to_string);
@@ -114,21 +111,21 @@ impl Session {
             }
             walk.positions.push(position);
             let record = self.index.record(position);
-            if stop_at.is_some() && record.facts.id == stop_at {
+            if stop_at.is_some() && record.id() == stop_at {
                 break;
             }
             if let Payload::Compaction {
                 first_kept,
                 retained_tail,
                 ..
-            } = &record.facts.payload
+            } = record.payload()
             {
-                if *retained_tail {
+                if retained_tail {
                     break;
                 }
-                stop_at = first_kept.clone();
+                stop_at = first_kept;
             }
-            let parent = match &record.facts.parent {
+            let parent = match record.parent() {
                 Ref::Id(p) if !p.is_empty() => p,
                 _ => break,
             };
@@ -157,7 +154,7 @@ impl Session {
     /// Entries whose parent is `id`, in file order (`getChildren`).
     pub fn children(&self, id: &str) -> Vec<u32> {
         (0..self.index.len() as u32)
-            .filter(|&p| self.index.record(p).facts.parent.id() == Some(id))
+            .filter(|&p| self.index.record(p).parent().id() == Some(id))
             .collect()
     }
 
@@ -234,7 +231,7 @@ impl Session {
                 .id()
                 .and_then(|id| self.index.get(id))
                 .unwrap_or(entry);
-            let parent = match &record.facts.parent {
+            let parent = match record.parent() {
                 Ref::Null => None,
                 Ref::Missing if self.options.profile == Profile::Harness => None,
                 Ref::Id(p) if record.id() == Some(p) => None,
@@ -279,7 +276,7 @@ impl Session {
         let record = self.index.record(position);
         record.kind() == Kind::Message
             && matches!(
-                record.facts.payload,
+                record.payload(),
                 Payload::Message {
                     role: crate::format::entry::Role::User,
                     ..

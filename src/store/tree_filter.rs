@@ -35,8 +35,8 @@ impl Session {
         filter: TreeFilter,
     ) -> bool {
         let record = self.record(position);
-        let role = match &record.facts.payload {
-            Payload::Message { role, .. } if record.kind() == Kind::Message => Some(*role),
+        let role = match record.payload() {
+            Payload::Message { role, .. } if record.kind() == Kind::Message => Some(role),
             _ => None,
         };
         let settings = matches!(

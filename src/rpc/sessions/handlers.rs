@@ -500,7 +500,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
             let label = record.id().and_then(|id| session.label(id));
             rows.push(TreeRow {
                 id: record.id(),
-                parent_id: record.facts.parent.id(),
+                parent_id: record.parent().into_id(),
                 kind: record.type_name(),
                 depth: row.depth,
                 label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),

@@ -173,13 +173,13 @@ impl Session {
             .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction);
         let window_start = match compaction {
             None => 0,
-            Some(c) => match &self.record(positions[c]).facts.payload {
+            Some(c) => match self.record(positions[c]).payload() {
                 crate::format::entry::Payload::Compaction {
                     first_kept: Some(first),
                     ..
                 } => positions[..c]
                     .iter()
-                    .position(|&p| self.record(p).facts.id.as_ref() == Some(first))
+                    .position(|&p| self.record(p).id() == Some(first))
                     .unwrap_or(c),
                 _ => c,
             },

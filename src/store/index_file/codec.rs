@@ -1,16 +1,18 @@
 //! The bytes of a persisted index: a fixed preamble (magic, format version, body length, body
-//! checksum), then a body written and read in one pass. Numbers are little-endian or LEB128;
-//! strings are a length and their UTF-8 bytes.
+//! checksum), then a body. A stats file's body is written and read in one pass; an index
+//! file's body is its header's length, the header, then the index's arrays as they sit in
+//! memory (see `sections`). Numbers are little-endian or LEB128; strings are a length and
+//! their UTF-8 bytes.
 
-use std::sync::Arc;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 
-use crate::format::entry::{Kind, LineFacts, Payload, Ref, Replacement, Role};
-
-use super::super::index::{Body, Record};
+use xxhash_rust::xxh3::Xxh3;
 
 pub const MAGIC: &[u8; 8] = b"PISIDX\0\x01";
-/// The layout of the body; bump on any change to what is written below.
-pub const FORMAT_VERSION: u32 = 1;
+/// The layout of the body; bump on any change to what is written (2: the index's arrays as
+/// they sit in memory instead of one encoded record per entry).
+pub const FORMAT_VERSION: u32 = 2;
 /// Magic, format version, body length, body checksum.
 pub const PREAMBLE: usize = 8 + 4 + 8 + 8;
 
@@ -26,10 +28,6 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-
     pub fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
@@ -38,31 +36,13 @@ impl Writer {
         self.u64(v.to_bits());
     }
 
-    pub fn var(&mut self, mut v: u64) {
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.bytes.push(byte);
-                return;
-            }
-            self.bytes.push(byte | 0x80);
-        }
+    pub fn var(&mut self, v: u64) {
+        super::super::index::push_var(&mut self.bytes, v);
     }
 
     pub fn str(&mut self, text: &str) {
         self.var(text.len() as u64);
         self.bytes.extend_from_slice(text.as_bytes());
-    }
-
-    pub fn opt_str(&mut self, text: Option<&str>) {
-        match text {
-            None => self.u8(0),
-            Some(text) => {
-                self.u8(1);
-                self.str(text);
-            }
-        }
     }
 
     /// The finished file: preamble and body.
@@ -96,6 +76,107 @@ pub fn body(file: &[u8]) -> Decoded<&[u8]> {
         return Err(Corrupt("checksum mismatch"));
     }
     Ok(body)
+}
+
+/// An index file's preamble, its header's length and its header, then `sections` (written
+/// after these bytes), all under one checksum.
+pub fn index_head(header: &[u8], sections: &[&[u8]]) -> Vec<u8> {
+    let header_len = (header.len() as u64).to_le_bytes();
+    let mut sum = Xxh3::new();
+    sum.update(&header_len);
+    sum.update(header);
+    let mut body_len = 8 + header.len() as u64;
+    for section in sections {
+        sum.update(section);
+        body_len += section.len() as u64;
+    }
+    let mut out = Vec::with_capacity(PREAMBLE + 8 + header.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&body_len.to_le_bytes());
+    out.extend_from_slice(&sum.digest().to_le_bytes());
+    out.extend_from_slice(&header_len);
+    out.extend_from_slice(header);
+    out
+}
+
+/// An index file being read: its header, then the rest of its body read piece by piece into
+/// the caller's buffers, under the checksum.
+pub struct IndexReader<'f> {
+    file: &'f File,
+    pub header: Vec<u8>,
+    at: u64,
+    end: u64,
+    sum: Xxh3,
+    expected: u64,
+}
+
+impl<'f> IndexReader<'f> {
+    /// Checks the preamble against the file's length and reads the header.
+    pub fn open(file: &'f File) -> Decoded<IndexReader<'f>> {
+        let len = file.metadata().map_err(|_| Corrupt("cannot stat"))?.len();
+        let mut head = [0u8; PREAMBLE + 8];
+        file.read_exact_at(&mut head, 0)
+            .map_err(|_| Corrupt("not an index file (magic)"))?;
+        if &head[..8] != MAGIC {
+            return Err(Corrupt("not an index file (magic)"));
+        }
+        let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap_or([0; 8]));
+        if u32::from_le_bytes(head[8..12].try_into().unwrap_or([0; 4])) != FORMAT_VERSION {
+            return Err(Corrupt("another format version"));
+        }
+        let (body_len, expected, header_len) = (word(12), word(20), word(28));
+        if Some(len) != body_len.checked_add(PREAMBLE as u64) {
+            return Err(Corrupt("truncated or extended"));
+        }
+        let header_len = usize::try_from(header_len)
+            .ok()
+            .filter(|&h| (h as u64) <= body_len - 8)
+            .ok_or(Corrupt("header length"))?;
+        let mut reader = IndexReader {
+            file,
+            header: Vec::new(),
+            at: PREAMBLE as u64,
+            end: len,
+            sum: Xxh3::new(),
+            expected,
+        };
+        reader.sum.update(&head[PREAMBLE..]);
+        reader.at += 8;
+        let mut header = vec![0u8; header_len];
+        reader.read_into(&mut header)?;
+        reader.header = header;
+        Ok(reader)
+    }
+
+    /// Bytes of the body not read yet.
+    pub fn remaining(&self) -> u64 {
+        self.end - self.at
+    }
+
+    /// Fills `buffer` with the next bytes of the body.
+    pub fn read_into(&mut self, buffer: &mut [u8]) -> Decoded<()> {
+        if buffer.len() as u64 > self.remaining() {
+            return Err(Corrupt("short body"));
+        }
+        self.file
+            .read_exact_at(buffer, self.at)
+            .map_err(|_| Corrupt("cannot read the index"))?;
+        self.sum.update(buffer);
+        self.at += buffer.len() as u64;
+        Ok(())
+    }
+
+    /// Checks that the whole body was read and matches its checksum.
+    pub fn finish(self) -> Decoded<()> {
+        if self.at != self.end {
+            return Err(Corrupt("trailing bytes"));
+        }
+        if self.sum.digest() != self.expected {
+            return Err(Corrupt("checksum mismatch"));
+        }
+        Ok(())
+    }
 }
 
 pub struct Reader<'a> {
@@ -145,205 +226,7 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.take(len)?).map_err(|_| Corrupt("string is not UTF-8"))
     }
 
-    pub fn opt_str(&mut self) -> Decoded<Option<&'a str>> {
-        match self.u8()? {
-            0 => Ok(None),
-            1 => self.str().map(Some),
-            _ => Err(Corrupt("bad option tag")),
-        }
-    }
-
     pub fn is_done(&self) -> bool {
         self.at == self.bytes.len()
     }
-}
-
-const KINDS: [Kind; 15] = [
-    Kind::Session,
-    Kind::Message,
-    Kind::ThinkingLevelChange,
-    Kind::ModelChange,
-    Kind::ActiveToolsChange,
-    Kind::Compaction,
-    Kind::BranchSummary,
-    Kind::Custom,
-    Kind::CustomMessage,
-    Kind::Label,
-    Kind::SessionInfo,
-    Kind::Leaf,
-    Kind::ContextEdit,
-    Kind::Usage,
-    Kind::Other,
-];
-
-const ROLES: [Role; 5] = [
-    Role::User,
-    Role::Assistant,
-    Role::ToolResult,
-    Role::System,
-    Role::Other,
-];
-
-fn tag_of<T: PartialEq>(table: &[T], value: &T) -> u8 {
-    table.iter().position(|v| v == value).unwrap_or(0) as u8
-}
-
-fn from_tag<T: Copy>(table: &[T], tag: u8) -> Decoded<T> {
-    table
-        .get(tag as usize)
-        .copied()
-        .ok_or(Corrupt("unknown tag"))
-}
-
-fn write_ref(w: &mut Writer, r: &Ref) {
-    match r {
-        Ref::Missing => w.u8(0),
-        Ref::Null => w.u8(1),
-        Ref::Invalid => w.u8(2),
-        Ref::Id(id) => {
-            w.u8(3);
-            w.str(id);
-        }
-    }
-}
-
-fn read_ref(r: &mut Reader) -> Decoded<Ref> {
-    Ok(match r.u8()? {
-        0 => Ref::Missing,
-        1 => Ref::Null,
-        2 => Ref::Invalid,
-        3 => Ref::Id(r.str()?.into()),
-        _ => return Err(Corrupt("bad reference tag")),
-    })
-}
-
-fn arc(text: Option<&str>) -> Option<Arc<str>> {
-    text.map(Arc::from)
-}
-
-/// One record: facts, where its bytes are, its line number. Only records whose bodies are in
-/// the file are ever persisted.
-pub fn write_record(w: &mut Writer, record: &Record) -> bool {
-    let Body::File { offset, len } = record.body else {
-        return false;
-    };
-    let facts = &record.facts;
-    w.u8(tag_of(&KINDS, &facts.kind));
-    let flags = u8::from(facts.is_object)
-        | u8::from(facts.has_type) << 1
-        | u8::from(facts.has_timestamp) << 2;
-    w.u8(flags);
-    w.opt_str(facts.other_type.as_deref());
-    w.opt_str(facts.id.as_deref());
-    write_ref(w, &facts.parent);
-    write_ref(w, &facts.target);
-    w.f64(facts.timestamp_millis);
-    match &facts.payload {
-        Payload::None => w.u8(0),
-        Payload::Message {
-            role,
-            provider,
-            model,
-        } => {
-            w.u8(1);
-            w.u8(tag_of(&ROLES, role));
-            w.opt_str(provider.as_deref());
-            w.opt_str(model.as_deref());
-        }
-        Payload::ThinkingLevel(level) => {
-            w.u8(2);
-            w.opt_str(level.as_deref());
-        }
-        Payload::ModelChange { provider, model_id } => {
-            w.u8(3);
-            w.opt_str(provider.as_deref());
-            w.opt_str(model_id.as_deref());
-        }
-        Payload::Compaction {
-            first_kept,
-            retained_tail,
-            has_system_message,
-        } => {
-            w.u8(4);
-            w.opt_str(first_kept.as_deref());
-            w.u8(u8::from(*retained_tail) | u8::from(*has_system_message) << 1);
-        }
-        Payload::ContextEdit(replacement) => {
-            w.u8(5);
-            w.u8(match replacement {
-                Replacement::Absent => 0,
-                Replacement::Null => 1,
-                Replacement::Value => 2,
-            });
-        }
-        Payload::Label(label) => {
-            w.u8(6);
-            w.opt_str(label.as_deref());
-        }
-        Payload::SessionInfo(name) => {
-            w.u8(7);
-            w.opt_str(name.as_deref());
-        }
-    }
-    w.var(offset);
-    w.var(u64::from(len));
-    w.var(record.line);
-    true
-}
-
-pub fn read_record(r: &mut Reader) -> Decoded<Record> {
-    let kind = from_tag(&KINDS, r.u8()?)?;
-    let flags = r.u8()?;
-    let other_type = r.opt_str()?.map(Box::from);
-    let id = r.opt_str()?.map(Into::into);
-    let parent = read_ref(r)?;
-    let target = read_ref(r)?;
-    let timestamp_millis = r.f64()?;
-    let payload = match r.u8()? {
-        0 => Payload::None,
-        1 => Payload::Message {
-            role: from_tag(&ROLES, r.u8()?)?,
-            provider: arc(r.opt_str()?),
-            model: arc(r.opt_str()?),
-        },
-        2 => Payload::ThinkingLevel(arc(r.opt_str()?)),
-        3 => Payload::ModelChange {
-            provider: arc(r.opt_str()?),
-            model_id: arc(r.opt_str()?),
-        },
-        4 => {
-            let first_kept = r.opt_str()?.map(Into::into);
-            let bits = r.u8()?;
-            Payload::Compaction {
-                first_kept,
-                retained_tail: bits & 1 != 0,
-                has_system_message: bits & 2 != 0,
-            }
-        }
-        5 => Payload::ContextEdit(match r.u8()? {
-            0 => Replacement::Absent,
-            1 => Replacement::Null,
-            2 => Replacement::Value,
-            _ => return Err(Corrupt("bad replacement tag")),
-        }),
-        6 => Payload::Label(arc(r.opt_str()?)),
-        7 => Payload::SessionInfo(arc(r.opt_str()?)),
-        _ => return Err(Corrupt("bad payload tag")),
-    };
-    let offset = r.var()?;
-    let len = u32::try_from(r.var()?).map_err(|_| Corrupt("line length"))?;
-    let line = r.var()?;
-    let facts = LineFacts {
-        kind,
-        other_type,
-        is_object: flags & 1 != 0,
-        has_type: flags & 2 != 0,
-        id,
-        parent,
-        has_timestamp: flags & 4 != 0,
-        timestamp_millis,
-        target,
-        payload,
-    };
-    Ok(Record::new(facts, Body::File { offset, len }, line))
 }

@@ -16,6 +16,7 @@
 //! that directory.
 
 mod codec;
+mod sections;
 pub mod tree_facts;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -31,7 +32,7 @@ use super::load::{Checkpoint, PARSE_RULES_VERSION, Resume, Warning};
 use super::safe_file::{self, Access};
 use super::session::SessionOptions;
 use super::stats::SessionStats;
-use codec::{Corrupt, Decoded, Reader, Writer};
+use codec::{Corrupt, Decoded, IndexReader, Reader, Writer};
 
 /// Turns the index off (any value but empty or `0`).
 pub const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
@@ -167,15 +168,15 @@ pub fn restore(place: &Place, file: &SessionFile, options: &SessionOptions) -> O
         }
         return None;
     }
-    let bytes = match safe_file::read_regular(&place.file, false) {
-        Ok(bytes) => bytes,
+    let index_file = match safe_file::open_regular(&place.file, Access::Read, false) {
+        Ok(index_file) => index_file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             tracing::info!("{}: index not read: {e}", place.file.display());
             return None;
         }
     };
-    match decode(place, file, options, &bytes) {
+    match decode(place, file, options, &index_file) {
         Ok(restored) => Some(restored),
         Err(Corrupt(why)) => {
             tracing::info!(
@@ -192,10 +193,11 @@ fn decode(
     place: &Place,
     file: &SessionFile,
     options: &SessionOptions,
-    bytes: &[u8],
+    index_file: &std::fs::File,
 ) -> Decoded<Restored> {
-    let body = codec::body(bytes)?;
-    let mut r = Reader::new(body);
+    let mut reader = IndexReader::open(index_file)?;
+    let header = std::mem::take(&mut reader.header);
+    let mut r = Reader::new(&header);
     if r.str()? != env!("CARGO_PKG_VERSION") {
         return Err(Corrupt("written by another version of pi-session"));
     }
@@ -257,17 +259,21 @@ fn decode(
             message: r.str()?.to_string(),
         });
     }
-    let count = r.var()? as usize;
-    if count > body.len() {
-        return Err(Corrupt("record count"));
-    }
-    let mut index = Index::with_capacity(count);
-    for _ in 0..count {
-        index.push(codec::read_record(&mut r)?, options.profile);
-    }
+    let lengths = sections::read_lengths(&mut r)?;
     if !r.is_done() {
-        return Err(Corrupt("trailing bytes"));
+        return Err(Corrupt("trailing header bytes"));
     }
+    let arrays = sections::read(&mut reader, &lengths)?;
+    reader.finish()?;
+    let count = arrays.records.len();
+    let index = Index::from_parts(
+        arrays.records,
+        arrays.extras,
+        arrays.interned,
+        arrays.texts,
+        options.profile,
+    )
+    .map_err(Corrupt)?;
     // The header is read back from the session file itself (inside the sampled head, or
     // checked by its parse), exactly as a full read parses it.
     let header_len = usize::try_from(header_span.1).map_err(|_| Corrupt("header length"))?;
@@ -355,13 +361,16 @@ pub fn save(
         w.u64(warning.line);
         w.str(&warning.message);
     }
-    w.var(checkpoint.records as u64);
-    for record in &index.records[..checkpoint.records] {
-        if !codec::write_record(&mut w, record) {
-            return;
-        }
-    }
-    write_file(place, &place.file, &w.finish());
+    // Only entries whose bodies are in the file are ever persisted.
+    let Some(parts) = index.parts(checkpoint.records) else {
+        return;
+    };
+    sections::write_lengths(&mut w, &parts);
+    let arrays = sections::bytes(&parts);
+    let head = codec::index_head(&w.bytes, &arrays);
+    let mut pieces = vec![head.as_slice()];
+    pieces.extend(arrays);
+    write_file(place, &place.file, &pieces);
     prune_once(&place.dir);
 }
 
@@ -379,10 +388,15 @@ fn sample_blocks(end: u64) -> Vec<(u64, u64)> {
     blocks
 }
 
-fn write_file(place: &Place, target: &Path, bytes: &[u8]) {
+fn write_file(place: &Place, target: &Path, pieces: &[&[u8]]) {
     debug_assert!(target.starts_with(&place.dir));
     let written = safe_file::temporary_beside(target).and_then(|mut temporary| {
-        std::io::Write::write_all(&mut temporary, bytes)?;
+        let mut out = std::io::BufWriter::new(&mut temporary);
+        for piece in pieces {
+            std::io::Write::write_all(&mut out, piece)?;
+        }
+        std::io::Write::flush(&mut out)?;
+        drop(out);
         // Derived data: no sync; a torn file fails its checksum and is rebuilt.
         temporary.persist(target).map_err(|e| e.error).map(|_| ())
     });
@@ -461,7 +475,7 @@ pub fn save_stats(place: &Place, generation: u64, records: usize, stats: &Sessio
     ] {
         w.f64(s);
     }
-    write_file(place, &place.stats_file(), &w.finish());
+    write_file(place, &place.stats_file(), &[&w.finish()]);
 }
 
 /// Once per process, after a write: removes the indexes of files that no longer exist, then
@@ -533,7 +547,8 @@ pub fn prune(dir: &Path, max_bytes: u64) {
 fn indexed_path(index: &Path) -> Option<PathBuf> {
     let file = safe_file::open_regular(index, Access::Read, false).ok()?;
     let head = safe_file::read_prefix(&file, 8192).ok()?;
-    let body = head.get(codec::PREAMBLE..)?;
+    // The header follows the preamble and the header's length.
+    let body = head.get(codec::PREAMBLE + 8..)?;
     if head.get(..8)? != codec::MAGIC {
         return None;
     }

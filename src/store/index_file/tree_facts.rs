@@ -68,7 +68,7 @@ pub fn save(place: &Place, generation: u64, facts: &TreeFacts, records: usize) {
     }
     let mut w = Writer::default();
     encode(&mut w, generation, facts, records);
-    super::write_file(place, &place.tree_file(), &w.finish());
+    super::write_file(place, &place.tree_file(), &[&w.finish()]);
 }
 
 fn encode(w: &mut Writer, generation: u64, facts: &TreeFacts, records: usize) {
