@@ -3,6 +3,7 @@
 use chrono::{Local, TimeZone};
 
 use crate::format::js_date::JsDate;
+use crate::repo::rows;
 use crate::repo::session_info::{ListField, SessionInfo};
 
 /// The widest a title gets in the table before it is cut with `…`.
@@ -19,10 +20,23 @@ pub fn listing_json_fields(sessions: &[SessionInfo], fields: &[ListField]) -> St
 }
 
 fn listing_json_of(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> String {
-    let mut out = String::new();
-    crate::repo::rows::write_pretty(sessions, fields, &mut out);
+    let mut out = String::with_capacity(rows::estimated_len(sessions, fields));
+    // Writing to a string cannot fail.
+    let _ = rows::write_pretty(sessions, fields, &mut out);
     out.push('\n');
     out
+}
+
+/// [`listing_json`] (only `fields` when given) written to `out` as it is made.
+pub fn write_listing_json(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut stream = rows::Stream(out);
+    rows::write_pretty(sessions, fields, &mut stream)?;
+    stream.0.write_all(b"\n")?;
+    stream.0.flush()
 }
 
 /// A table with one session per line: title (name, else first message, on one line), message

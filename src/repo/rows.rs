@@ -4,6 +4,8 @@
 //! `allMessagesText`, most of a row, is copied from its JSON literal as it is; the other
 //! members are small and written as those two would write them.
 
+use std::io;
+
 use crate::format::js_date::JsDate;
 use crate::format::json::{JsValue, write_number};
 use crate::repo::session_info::{ListField, SessionInfo};
@@ -11,6 +13,7 @@ use crate::repo::session_info::{ListField, SessionInfo};
 /// One member's value, in the form it is written from.
 enum Member<'a> {
     Value(JsValue),
+    Text(&'a str),
     /// `messageCount`: an integer in the answer, a JavaScript number in `list --json`.
     Count(u64),
     /// A JSON string literal, written as it is.
@@ -23,21 +26,23 @@ fn members<'a>(
     fields: Option<&[ListField]>,
 ) -> Vec<(ListField, Member<'a>)> {
     let date = |d: JsDate| Member::Value(d.to_iso_string().map_or(JsValue::Null, JsValue::from));
-    let text = |t: &str| Member::Value(JsValue::from(t));
     ListField::ALL
         .into_iter()
         .filter(|field| fields.is_none_or(|f| f.contains(field)))
         .filter_map(|field| {
             let member = match field {
-                ListField::Path => text(&info.path.to_string_lossy()),
+                ListField::Path => match info.path.to_str() {
+                    Some(path) => Member::Text(path),
+                    None => Member::Value(JsValue::from(info.path.to_string_lossy().as_ref())),
+                },
                 ListField::Id => Member::Value(info.id.clone()?),
-                ListField::Cwd => text(&info.cwd),
-                ListField::Name => text(info.name.as_deref()?),
+                ListField::Cwd => Member::Text(&info.cwd),
+                ListField::Name => Member::Text(info.name.as_deref()?),
                 ListField::ParentSessionPath => Member::Value(info.parent_session_path.clone()?),
                 ListField::Created => date(info.created),
                 ListField::Modified => date(info.modified),
                 ListField::MessageCount => Member::Count(info.message_count),
-                ListField::FirstMessage => text(&info.first_message),
+                ListField::FirstMessage => Member::Text(&info.first_message),
                 ListField::AllMessagesText => Member::Literal(info.all_messages_text.json()),
             };
             Some((field, member))
@@ -45,99 +50,144 @@ fn members<'a>(
         .collect()
 }
 
+/// Where rows go: a string (an answer), or a stream (`list --json` on stdout), so that
+/// megabytes of text are not gathered first.
+pub trait RowsOut {
+    fn put(&mut self, text: &str) -> io::Result<()>;
+}
+
+impl RowsOut for String {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.push_str(text);
+        Ok(())
+    }
+}
+
+/// A [`RowsOut`] writing to `W`.
+pub struct Stream<W: io::Write>(pub W);
+
+impl<W: io::Write> RowsOut for Stream<W> {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.0.write_all(text.as_bytes())
+    }
+}
+
 /// The rows as the JSON-RPC answer carries them: `[{...},{...}]`, compact.
-pub fn write_compact(sessions: &[SessionInfo], fields: Option<&[ListField]>, out: &mut String) {
-    out.reserve(estimated_len(sessions, fields));
-    out.push('[');
+pub fn write_compact(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: &mut impl RowsOut,
+) -> io::Result<()> {
+    let mut part = String::from("[");
     for (i, info) in sessions.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            part.push(',');
         }
-        out.push('{');
+        part.push('{');
         for (j, (field, member)) in members(info, fields).into_iter().enumerate() {
             if j > 0 {
-                out.push(',');
+                part.push(',');
             }
-            push_key(out, field);
-            out.push(':');
+            push_key(&mut part, field);
+            part.push(':');
             match member {
                 Member::Value(value) => {
                     let text = serde_json::to_string(&value.to_serde());
-                    out.push_str(text.as_deref().unwrap_or("null"));
+                    part.push_str(text.as_deref().unwrap_or("null"));
                 }
-                Member::Count(n) => out.push_str(&n.to_string()),
-                Member::Literal(literal) => out.push_str(literal),
+                Member::Text(text) => push_text(&mut part, text),
+                Member::Count(n) => part.push_str(&n.to_string()),
+                Member::Literal(literal) => put_literal(out, &mut part, literal)?,
             }
         }
-        out.push('}');
+        part.push('}');
     }
-    out.push(']');
+    part.push(']');
+    out.put(&part)
 }
 
 /// The rows as `JSON.stringify(rows, null, 2)` writes them.
-pub fn write_pretty(sessions: &[SessionInfo], fields: Option<&[ListField]>, out: &mut String) {
+pub fn write_pretty(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: &mut impl RowsOut,
+) -> io::Result<()> {
     const INDENT: usize = 2;
-    let newline = |out: &mut String, level: usize| {
-        out.push('\n');
-        out.extend(std::iter::repeat_n(' ', INDENT * level));
+    let newline = |part: &mut String, level: usize| {
+        part.push('\n');
+        part.extend(std::iter::repeat_n(' ', INDENT * level));
     };
     if sessions.is_empty() {
-        out.push_str("[]");
-        return;
+        return out.put("[]");
     }
-    out.reserve(estimated_len(sessions, fields));
-    out.push('[');
+    let mut part = String::from("[");
     for (i, info) in sessions.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            part.push(',');
         }
-        newline(out, 1);
+        newline(&mut part, 1);
         let members = members(info, fields);
         if members.is_empty() {
-            out.push_str("{}");
+            part.push_str("{}");
             continue;
         }
-        out.push('{');
+        part.push('{');
         for (j, (field, member)) in members.into_iter().enumerate() {
             if j > 0 {
-                out.push(',');
+                part.push(',');
             }
-            newline(out, 2);
-            push_key(out, field);
-            out.push_str(": ");
+            newline(&mut part, 2);
+            push_key(&mut part, field);
+            part.push_str(": ");
             match member {
-                Member::Value(value) => value.write_pretty_at(out, INDENT, 2),
-                Member::Count(n) => write_number(n as f64, out),
-                Member::Literal(literal) => out.push_str(literal),
+                Member::Value(value) => value.write_pretty_at(&mut part, INDENT, 2),
+                Member::Text(text) => push_text(&mut part, text),
+                Member::Count(n) => write_number(n as f64, &mut part),
+                Member::Literal(literal) => put_literal(out, &mut part, literal)?,
             }
         }
-        newline(out, 1);
-        out.push('}');
+        newline(&mut part, 1);
+        part.push('}');
     }
-    newline(out, 0);
-    out.push(']');
+    newline(&mut part, 0);
+    part.push(']');
+    out.put(&part)
+}
+
+/// Writes what has gathered in `part`, then `literal` as it is.
+fn put_literal(out: &mut impl RowsOut, part: &mut String, literal: &str) -> io::Result<()> {
+    out.put(part)?;
+    part.clear();
+    out.put(literal)
+}
+
+/// A string, escaped as serde_json and `JSON.stringify` both escape it (see
+/// [`MessagesText::json`](crate::repo::MessagesText::json)).
+fn push_text(part: &mut String, text: &str) {
+    match serde_json::to_string(text) {
+        Ok(literal) => part.push_str(&literal),
+        Err(_) => part.push_str("\"\""),
+    }
+}
+
+/// About how long the rows are written out (the message texts are most of it), so that an
+/// answer gathered in a string is not copied as it grows.
+pub fn estimated_len(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> usize {
+    let texts = fields.is_none_or(|f| f.contains(&ListField::AllMessagesText));
+    let text_len = |s: &SessionInfo| {
+        if texts {
+            s.all_messages_text.json().len()
+        } else {
+            0
+        }
+    };
+    sessions.iter().map(|s| 512 + text_len(s)).sum()
 }
 
 fn push_key(out: &mut String, field: ListField) {
     out.push('"');
     out.push_str(field.name());
     out.push('"');
-}
-
-/// Room for the message texts (the bulk of the rows) and a little for each row's rest, so
-/// that the answer is not copied as it grows.
-fn estimated_len(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> usize {
-    let texts = fields.is_none_or(|f| f.contains(&ListField::AllMessagesText));
-    sessions
-        .iter()
-        .map(|s| {
-            512 + if texts {
-                s.all_messages_text.json().len()
-            } else {
-                0
-            }
-        })
-        .sum()
 }
 
 #[cfg(test)]
@@ -182,12 +232,12 @@ mod tests {
         let rows = [odd_row(), plain_row()];
         for fields in PICKS.map(Some).into_iter().chain([None]) {
             let mut ours = String::new();
-            write_compact(&rows, fields, &mut ours);
+            write_compact(&rows, fields, &mut ours).unwrap();
             let values: Vec<_> = rows.iter().map(|r| r.clone().into_json(fields)).collect();
             assert_eq!(ours, serde_json::to_string(&values).unwrap(), "{fields:?}");
         }
         let mut empty = String::new();
-        write_compact(&[], None, &mut empty);
+        write_compact(&[], None, &mut empty).unwrap();
         assert_eq!(empty, "[]");
     }
 
@@ -196,7 +246,7 @@ mod tests {
         let rows = [odd_row(), plain_row()];
         for fields in PICKS.map(Some).into_iter().chain([None]) {
             let mut ours = String::new();
-            write_pretty(&rows, fields, &mut ours);
+            write_pretty(&rows, fields, &mut ours).unwrap();
             let values = rows.iter().map(|r| match fields {
                 Some(fields) => r.to_js_value_fields(fields),
                 None => r.to_js_value(),
@@ -205,7 +255,7 @@ mod tests {
             assert_eq!(ours, theirs, "{fields:?}");
         }
         let mut empty = String::new();
-        write_pretty(&[], None, &mut empty);
+        write_pretty(&[], None, &mut empty).unwrap();
         assert_eq!(empty, "[]");
     }
 }

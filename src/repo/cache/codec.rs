@@ -13,7 +13,8 @@
 //!   tag 2 (skipped): reason u8 | line u64
 //! texts: UTF-8, the literals one after another
 //! ```
-//! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte.
+//! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte;
+//! the checksum is XXH3-64 of records and texts.
 //! `id` and `parentSession` are stored as their `JSON.stringify` text. Binary rather than JSON
 //! because a warm listing reads the whole file (tens of megabytes of message text for big
 //! directories) and must do so in milliseconds; the message texts are kept apart, already
@@ -21,6 +22,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::Xxh3;
 
 use super::{CacheEntry, CachedOutcome};
 use crate::format::js_date::JsDate;
@@ -34,7 +37,7 @@ const MAGIC: &[u8; 8] = b"PISLCACH";
 /// Bumped whenever the format or the meaning of a record changes (for instance when the scan
 /// learns to read something differently); any other version is ignored and rebuilt.
 /// 2: sessions carry what only pi 1.6 writes (the listing warns of it in other profiles).
-/// 3: `allMessagesText` moves to the text region, as its JSON literal.
+/// 3: `allMessagesText` moves to the text region, as its JSON literal; XXH3 checksum.
 pub(crate) const VERSION: u32 = 3;
 pub(crate) const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8;
 
@@ -51,11 +54,38 @@ pub(crate) enum DecodeError {
     Corrupt(&'static str),
 }
 
+/// A cache file ready to be written: header and records, then the message texts where they
+/// are (tens of megabytes, not copied into one buffer first).
+pub(crate) struct Encoded<'a> {
+    header: Vec<u8>,
+    records: Vec<u8>,
+    texts: Vec<&'a str>,
+}
+
+impl Encoded<'_> {
+    pub(crate) fn write_to(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.header)?;
+        out.write_all(&self.records)?;
+        for text in &self.texts {
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out).unwrap();
+        out
+    }
+}
+
 pub(crate) fn encode<'a>(
     entries: impl ExactSizeIterator<Item = (&'a str, &'a CacheEntry)>,
-) -> Vec<u8> {
+) -> Encoded<'a> {
     let mut payload = Vec::new();
-    let mut texts = String::new();
+    let mut texts = Vec::new();
+    let mut texts_len = 0u64;
     put_u64(&mut payload, entries.len() as u64);
     for (name, entry) in entries {
         put_text(&mut payload, name);
@@ -76,9 +106,10 @@ pub(crate) fn encode<'a>(
                 put_u64(&mut payload, info.message_count);
                 put_text(&mut payload, &info.first_message);
                 let literal = info.all_messages_text.json();
-                put_u64(&mut payload, texts.len() as u64);
+                put_u64(&mut payload, texts_len);
                 put_u64(&mut payload, literal.len() as u64);
-                texts.push_str(literal);
+                texts_len += literal.len() as u64;
+                texts.push(literal);
                 payload.push(marks.len() as u8);
                 for mark in marks {
                     payload.push(feature_code(mark.feature));
@@ -94,16 +125,23 @@ pub(crate) fn encode<'a>(
             }
         }
     }
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + texts.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(texts.len() as u64).to_le_bytes());
-    out.extend_from_slice(&parts_checksum(&payload, texts.as_bytes()).to_le_bytes());
-    out.extend_from_slice(&payload);
-    out.extend_from_slice(texts.as_bytes());
-    out
+    let mut sum = Xxh3::new();
+    sum.update(&payload);
+    for text in &texts {
+        sum.update(text.as_bytes());
+    }
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&VERSION.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&texts_len.to_le_bytes());
+    header.extend_from_slice(&sum.digest().to_le_bytes());
+    Encoded {
+        header,
+        records: payload,
+        texts,
+    }
 }
 
 /// What the header says of the rest of the file.
@@ -158,7 +196,10 @@ pub(crate) fn decode_parts(
     if records.len() as u64 != header.records_len || texts.len() as u64 != header.texts_len {
         return Err(DecodeError::Truncated);
     }
-    if parts_checksum(records, &texts) != header.checksum {
+    let mut sum = Xxh3::new();
+    sum.update(records);
+    sum.update(&texts);
+    if sum.digest() != header.checksum {
         return Err(DecodeError::Checksum);
     }
     let texts = Arc::new(
@@ -378,36 +419,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The checksum of the records and the texts together.
-fn parts_checksum(records: &[u8], texts: &[u8]) -> u64 {
-    checksum(records) ^ checksum(texts).rotate_left(17)
-}
-
-/// A fast 64-bit checksum (four independent multiply-rotate lanes, so it runs at memory speed).
-/// It guards against torn or damaged files, not against tampering.
-fn checksum(data: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
-    let mut chunks = data.chunks_exact(32);
-    for chunk in &mut chunks {
-        for (lane, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
-            let mut buf = [0; 8];
-            buf.copy_from_slice(word);
-            *lane = (*lane ^ u64::from_le_bytes(buf))
-                .wrapping_mul(K)
-                .rotate_left(29);
-        }
-    }
-    let mut hash = data.len() as u64;
-    for lane in lanes {
-        hash = (hash ^ lane).wrapping_mul(K).rotate_left(31);
-    }
-    for &b in chunks.remainder() {
-        hash = (hash ^ u64::from(b)).wrapping_mul(K).rotate_left(23);
-    }
-    hash ^ (hash >> 29)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,7 +477,7 @@ mod tests {
     }
 
     fn encode_all(entries: &[(String, CacheEntry)]) -> Vec<u8> {
-        encode(entries.iter().map(|(n, e)| (n.as_str(), e)))
+        encode(entries.iter().map(|(n, e)| (n.as_str(), e))).to_bytes()
     }
 
     #[test]

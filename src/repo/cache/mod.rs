@@ -120,13 +120,19 @@ impl DirCache {
     pub(crate) fn store(&self, dir: &Path) -> io::Result<()> {
         let mut names: Vec<&String> = self.entries.keys().collect();
         names.sort();
-        let bytes = codec::encode(
+        let encoded = codec::encode(
             names
                 .iter()
                 .map(|name| (name.as_str(), &self.entries[*name])),
         );
+        let target = dir.join(CACHE_FILE_NAME);
         // The cache holds message text, so it is as private as a session file (0600).
-        safe_file::replace_atomically(&dir.join(CACHE_FILE_NAME), &bytes, false)
+        let temporary = safe_file::temporary_beside(&target)?;
+        encoded.write_to(io::BufWriter::with_capacity(1 << 20, temporary.as_file()))?;
+        // Not synced: a cache torn by a crash fails its checksum and is rebuilt, and waiting
+        // for the disk would make every listing that updates it wait too.
+        temporary.persist(&target).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 //! of values, and the slices that `offset`/`limit` ask for.
 
 use super::wire::ListWarning;
-use crate::repo::{ListField, SessionInfo};
+use crate::repo::{ListField, SessionInfo, rows};
 use crate::rpc::{RawAnswer, RpcError};
 use crate::store::Session;
 
@@ -51,15 +51,18 @@ pub fn entry(session: &Session, position: u32) -> Result<RawAnswer, RpcError> {
 /// `session/list`'s answer ([`super::wire::ListResult`], member for member): the rows
 /// written from their parts, message texts copied from their JSON literals.
 pub fn listing(
-    rows: &[SessionInfo],
+    sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
     warnings: &[ListWarning],
     total: Option<u64>,
 ) -> Result<RawAnswer, RpcError> {
     let warnings = serde_json::to_string(warnings)
         .map_err(|e| RpcError::internal(format!("cannot serialize the warnings: {e}")))?;
-    let mut out = String::from(r#"{"sessions":"#);
-    crate::repo::rows::write_compact(rows, fields, &mut out);
+    let mut out =
+        String::with_capacity(64 + warnings.len() + rows::estimated_len(sessions, fields));
+    out.push_str(r#"{"sessions":"#);
+    // Writing to a string cannot fail.
+    let _ = rows::write_compact(sessions, fields, &mut out);
     out.push_str(r#","warnings":"#);
     out.push_str(&warnings);
     if let Some(total) = total {
