@@ -247,7 +247,9 @@ impl Server {
             .spawn()
             .expect("start pi-session --stdio");
         let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
+        // Answers are tens of megabytes: read them in large pieces, so that the client's
+        // reading is not what is timed.
+        let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
         let mut server = Server {
             child,
             input,

@@ -21,7 +21,7 @@ mod transcript;
 pub use cli::run as run_cli;
 pub use format::json::JsValue;
 pub use format::profile::Profile;
-pub use repo::{CachePolicy, Listing, PathEnv, Repo, RepoError, SessionInfo};
+pub use repo::{CachePolicy, Listing, MessagesText, PathEnv, Repo, RepoError, SessionInfo};
 pub use rpc::{StdioArgs, serve_stdio};
 pub use store::{
     Context, ErrorKind, ForkPosition, MessageFormat, NewSession, Session, SessionOptions,

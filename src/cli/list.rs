@@ -147,15 +147,13 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     for note in &listing.pi16_notes {
         warn(format_args!("{note}"));
     }
-    let text = if args.json {
-        match &args.fields {
-            Some(fields) => render::listing_json_fields(&listing.sessions, fields),
-            None => render::listing_json(&listing.sessions),
-        }
+    if args.json {
+        // Streamed: the rows of a big directory are tens of megabytes of text.
+        let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        render::write_listing_json(&listing.sessions, args.fields.as_deref(), out)?;
     } else {
-        render::listing_table(&listing.sessions)
-    };
-    emit(&text)?;
+        emit(&render::listing_table(&listing.sessions))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

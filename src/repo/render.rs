@@ -3,7 +3,7 @@
 use chrono::{Local, TimeZone};
 
 use crate::format::js_date::JsDate;
-use crate::format::json::JsValue;
+use crate::repo::rows;
 use crate::repo::session_info::{ListField, SessionInfo};
 
 /// The widest a title gets in the table before it is cut with `…`.
@@ -11,18 +11,32 @@ const TITLE_WIDTH: usize = 60;
 
 /// `JSON.stringify(sessions, null, 2)` of pi's listing, plus a final newline.
 pub fn listing_json(sessions: &[SessionInfo]) -> String {
-    let array = JsValue::Array(sessions.iter().map(SessionInfo::to_js_value).collect());
-    let mut out = array.stringify_pretty(2);
-    out.push('\n');
-    out
+    listing_json_of(sessions, None)
 }
 
 /// [`listing_json`] with only `fields` of each row.
 pub fn listing_json_fields(sessions: &[SessionInfo], fields: &[ListField]) -> String {
-    let rows = sessions.iter().map(|s| s.to_js_value_fields(fields));
-    let mut out = JsValue::Array(rows.collect()).stringify_pretty(2);
+    listing_json_of(sessions, Some(fields))
+}
+
+fn listing_json_of(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> String {
+    let mut out = String::with_capacity(rows::estimated_len(sessions, fields));
+    // Writing to a string cannot fail.
+    let _ = rows::write_pretty(sessions, fields, &mut out);
     out.push('\n');
     out
+}
+
+/// [`listing_json`] (only `fields` when given) written to `out` as it is made.
+pub fn write_listing_json(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut stream = rows::Stream(out);
+    rows::write_pretty(sessions, fields, &mut stream)?;
+    stream.0.write_all(b"\n")?;
+    stream.0.flush()
 }
 
 /// A table with one session per line: title (name, else first message, on one line), message
@@ -92,6 +106,7 @@ fn local_time(date: JsDate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::json::JsValue;
     use std::path::PathBuf;
 
     fn info(name: Option<&str>, first: &str, count: u64) -> SessionInfo {

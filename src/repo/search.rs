@@ -195,9 +195,14 @@ fn search_text(session: &SessionInfo) -> String {
     let mut text = String::with_capacity(
         id.len() + name.len() + session.all_messages_text.len() + session.cwd.len() + 3,
     );
-    for (i, part) in [id.as_str(), name, &session.all_messages_text, &session.cwd]
-        .into_iter()
-        .enumerate()
+    for (i, part) in [
+        id.as_str(),
+        name,
+        session.all_messages_text.as_str(),
+        &session.cwd,
+    ]
+    .into_iter()
+    .enumerate()
     {
         if i > 0 {
             text.push(' ');

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::format::js_date::JsDate;
 use crate::format::json::{JsObject, JsString, JsValue};
+use crate::repo::messages_text::MessagesText;
 
 /// A member of pi's `SessionInfo`, named as pi names it: what a client asks for in `fields`.
 #[derive(
@@ -79,7 +80,7 @@ pub struct SessionInfo {
     /// The first user text, or `(no messages)`.
     pub first_message: String,
     /// Every non-empty user/assistant text, joined with spaces (what pi's search reads).
-    pub all_messages_text: String,
+    pub all_messages_text: MessagesText,
 }
 
 impl SessionInfo {
@@ -138,7 +139,7 @@ impl SessionInfo {
         if wanted(ListField::AllMessagesText) {
             row.insert(
                 "allMessagesText".into(),
-                Value::String(self.all_messages_text),
+                Value::String(self.all_messages_text.into_string()),
             );
         }
         Value::Object(row)

@@ -137,13 +137,6 @@ pub fn replace_with(
     Ok(())
 }
 
-/// Writes `bytes` to a fresh temporary beside `target` and renames it over `target`.
-pub fn replace_atomically(target: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
-    let mut temporary = temporary_beside(target)?;
-    temporary.write_all(bytes)?;
-    replace_with(temporary, target, durable)
-}
-
 /// Copies the first `len` bytes of `source` to a new file at `wanted`, or, when something
 /// already has that name, at `wanted.1`, `wanted.2`, ...: an existing backup is never
 /// replaced. Returns where the copy went; the copy is synced.

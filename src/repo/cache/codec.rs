@@ -1,24 +1,34 @@
-//! The listing cache file format: a checked header, then length-prefixed records.
+//! The listing cache file format: a checked header, length-prefixed records, then one text
+//! region holding every session's `allMessagesText` as its JSON string literal.
 //!
 //! ```text
-//! magic "PISLCACH" | version u32 | reserved u32 | payload length u64 | checksum u64 | payload
-//! payload: record count u64, then per record:
+//! magic "PISLCACH" | version u32 | reserved u32 | records length u64 | texts length u64
+//!   | checksum u64 | records | texts
+//! records: record count u64, then per record:
 //!   file name | size, mtime ns, ctime ns, inode, device | scanned-at ns | tag u8
 //!   tag 1 (session): id? | cwd | name? | parentSession? | created? | modified? | message count
-//!                    | first message | all messages text | pi 1.6 marks: count u8, then per mark
+//!                    | first message | all messages text: offset u64, length u64 in texts
+//!                    | pi 1.6 marks: count u8, then per mark
 //!                    feature u8 | first line u64 | line count u64
 //!   tag 2 (skipped): reason u8 | line u64
+//! texts: UTF-8, the literals one after another
 //! ```
-//! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte.
+//! Integers are little-endian; texts are a u64 length and UTF-8 bytes; `?` is a presence byte;
+//! the checksum is XXH3-64 of records and texts.
 //! `id` and `parentSession` are stored as their `JSON.stringify` text. Binary rather than JSON
 //! because a warm listing reads the whole file (tens of megabytes of message text for big
-//! directories) and must do so in milliseconds.
+//! directories) and must do so in milliseconds; the message texts are kept apart, already
+//! escaped, so that they are read into one string once and answered from as they are.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use xxhash_rust::xxh3::Xxh3;
 
 use super::{CacheEntry, CachedOutcome};
 use crate::format::js_date::JsDate;
 use crate::format::json::{self, JsValue};
+use crate::repo::messages_text::{JsonLiteral, MessagesText};
 use crate::repo::scan::{Pi16Feature, Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
 use crate::repo::stamp::FileStamp;
@@ -27,8 +37,9 @@ const MAGIC: &[u8; 8] = b"PISLCACH";
 /// Bumped whenever the format or the meaning of a record changes (for instance when the scan
 /// learns to read something differently); any other version is ignored and rebuilt.
 /// 2: sessions carry what only pi 1.6 writes (the listing warns of it in other profiles).
-pub(crate) const VERSION: u32 = 2;
-const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
+/// 3: `allMessagesText` moves to the text region, as its JSON literal; XXH3 checksum.
+pub(crate) const VERSION: u32 = 3;
+pub(crate) const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8;
 
 const TAG_SESSION: u8 = 1;
 const TAG_SKIPPED: u8 = 2;
@@ -43,10 +54,38 @@ pub(crate) enum DecodeError {
     Corrupt(&'static str),
 }
 
+/// A cache file ready to be written: header and records, then the message texts where they
+/// are (tens of megabytes, not copied into one buffer first).
+pub(crate) struct Encoded<'a> {
+    header: Vec<u8>,
+    records: Vec<u8>,
+    texts: Vec<&'a str>,
+}
+
+impl Encoded<'_> {
+    pub(crate) fn write_to(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.header)?;
+        out.write_all(&self.records)?;
+        for text in &self.texts {
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out).unwrap();
+        out
+    }
+}
+
 pub(crate) fn encode<'a>(
     entries: impl ExactSizeIterator<Item = (&'a str, &'a CacheEntry)>,
-) -> Vec<u8> {
+) -> Encoded<'a> {
     let mut payload = Vec::new();
+    let mut texts = Vec::new();
+    let mut texts_len = 0u64;
     put_u64(&mut payload, entries.len() as u64);
     for (name, entry) in entries {
         put_text(&mut payload, name);
@@ -66,7 +105,11 @@ pub(crate) fn encode<'a>(
                 put_opt_i64(&mut payload, info.modified.millis());
                 put_u64(&mut payload, info.message_count);
                 put_text(&mut payload, &info.first_message);
-                put_text(&mut payload, &info.all_messages_text);
+                let literal = info.all_messages_text.json();
+                put_u64(&mut payload, texts_len);
+                put_u64(&mut payload, literal.len() as u64);
+                texts_len += literal.len() as u64;
+                texts.push(literal);
                 payload.push(marks.len() as u8);
                 for mark in marks {
                     payload.push(feature_code(mark.feature));
@@ -82,38 +125,87 @@ pub(crate) fn encode<'a>(
             }
         }
     }
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
-    out
+    let mut sum = Xxh3::new();
+    sum.update(&payload);
+    for text in &texts {
+        sum.update(text.as_bytes());
+    }
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&VERSION.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&texts_len.to_le_bytes());
+    header.extend_from_slice(&sum.digest().to_le_bytes());
+    Encoded {
+        header,
+        records: payload,
+        texts,
+    }
 }
 
+/// What the header says of the rest of the file.
+#[derive(Debug)]
+pub(crate) struct Header {
+    pub records_len: u64,
+    pub texts_len: u64,
+    checksum: u64,
+}
+
+impl Header {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Header, DecodeError> {
+        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+            return Err(DecodeError::NotACache);
+        }
+        let mut header = Reader {
+            bytes: &bytes[8..HEADER_LEN],
+        };
+        let version = header.u32()?;
+        if version != VERSION {
+            return Err(DecodeError::OtherVersion(version));
+        }
+        let _reserved = header.u32()?;
+        Ok(Header {
+            records_len: header.u64()?,
+            texts_len: header.u64()?,
+            checksum: header.u64()?,
+        })
+    }
+}
+
+/// The entries of a whole cache file.
+#[cfg(test)]
 pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<(String, CacheEntry)>, DecodeError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-        return Err(DecodeError::NotACache);
-    }
-    let mut header = Reader {
-        bytes: &bytes[8..HEADER_LEN],
-    };
-    let version = header.u32()?;
-    if version != VERSION {
-        return Err(DecodeError::OtherVersion(version));
-    }
-    let _reserved = header.u32()?;
-    let payload_len = header.u64()?;
-    let expected_sum = header.u64()?;
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() as u64 != payload_len {
+    let header = Header::parse(bytes)?;
+    let rest = &bytes[HEADER_LEN..];
+    let records_len = usize::try_from(header.records_len).map_err(|_| DecodeError::Truncated)?;
+    if rest.len() < records_len {
         return Err(DecodeError::Truncated);
     }
-    if checksum(payload) != expected_sum {
+    let (records, texts) = rest.split_at(records_len);
+    decode_parts(&header, records, texts.to_vec())
+}
+
+/// The entries of a cache file, from what follows its header (`texts` becomes the one string
+/// every cached message text is a slice of).
+pub(crate) fn decode_parts(
+    header: &Header,
+    records: &[u8],
+    texts: Vec<u8>,
+) -> Result<Vec<(String, CacheEntry)>, DecodeError> {
+    if records.len() as u64 != header.records_len || texts.len() as u64 != header.texts_len {
+        return Err(DecodeError::Truncated);
+    }
+    let mut sum = Xxh3::new();
+    sum.update(records);
+    sum.update(&texts);
+    if sum.digest() != header.checksum {
         return Err(DecodeError::Checksum);
     }
-    let mut r = Reader { bytes: payload };
+    let texts = Arc::new(
+        String::from_utf8(texts).map_err(|_| DecodeError::Corrupt("texts are not UTF-8"))?,
+    );
+    let mut r = Reader { bytes: records };
     let count = r.u64()?;
     let mut entries = Vec::with_capacity(count.min(1 << 20) as usize);
     for _ in 0..count {
@@ -138,7 +230,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<(String, CacheEntry)>, DecodeEr
                     modified: r.opt_date()?,
                     message_count: r.u64()?,
                     first_message: r.text()?,
-                    all_messages_text: r.text()?,
+                    all_messages_text: r.literal(&texts)?,
                 };
                 let marks = (0..r.u8()?)
                     .map(|_| {
@@ -281,6 +373,18 @@ impl<'a> Reader<'a> {
         String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::Corrupt("text is not UTF-8"))
     }
 
+    /// A slice of the text region, which must be one JSON string literal.
+    fn literal(&mut self, texts: &Arc<String>) -> Result<MessagesText, DecodeError> {
+        let start = usize::try_from(self.u64()?).map_err(|_| DecodeError::Truncated)?;
+        let len = usize::try_from(self.u64()?).map_err(|_| DecodeError::Truncated)?;
+        let end = start.checked_add(len).ok_or(DecodeError::Truncated)?;
+        JsonLiteral::slice(texts.clone(), start, end)
+            .map(MessagesText::from_json)
+            .ok_or(DecodeError::Corrupt(
+                "a message text is not a string literal",
+            ))
+    }
+
     fn present(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
             0 => Ok(false),
@@ -313,31 +417,6 @@ impl<'a> Reader<'a> {
             Ok(JsDate::INVALID)
         }
     }
-}
-
-/// A fast 64-bit checksum (four independent multiply-rotate lanes, so it runs at memory speed).
-/// It guards against torn or damaged files, not against tampering.
-fn checksum(data: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
-    let mut chunks = data.chunks_exact(32);
-    for chunk in &mut chunks {
-        for (lane, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
-            let mut buf = [0; 8];
-            buf.copy_from_slice(word);
-            *lane = (*lane ^ u64::from_le_bytes(buf))
-                .wrapping_mul(K)
-                .rotate_left(29);
-        }
-    }
-    let mut hash = data.len() as u64;
-    for lane in lanes {
-        hash = (hash ^ lane).wrapping_mul(K).rotate_left(31);
-    }
-    for &b in chunks.remainder() {
-        hash = (hash ^ u64::from(b)).wrapping_mul(K).rotate_left(23);
-    }
-    hash ^ (hash >> 29)
 }
 
 #[cfg(test)]
@@ -398,7 +477,7 @@ mod tests {
     }
 
     fn encode_all(entries: &[(String, CacheEntry)]) -> Vec<u8> {
-        encode(entries.iter().map(|(n, e)| (n.as_str(), e)))
+        encode(entries.iter().map(|(n, e)| (n.as_str(), e))).to_bytes()
     }
 
     #[test]

@@ -56,9 +56,8 @@ impl DirCache {
     /// The cache of `dir`; empty when there is none or it cannot be used.
     pub(crate) fn load(dir: &Path) -> DirCache {
         let path = dir.join(CACHE_FILE_NAME);
-        // Never through a symlink, never a FIFO or device, never past the size it has now.
-        let bytes = match safe_file::read_regular(&path, false) {
-            Ok(bytes) => bytes,
+        let read = match read_cache_file(&path) {
+            Ok(read) => read,
             Err(e) => {
                 if e.kind() != io::ErrorKind::NotFound {
                     tracing::debug!("listing cache {} unreadable: {e}", path.display());
@@ -66,7 +65,7 @@ impl DirCache {
                 return DirCache::default();
             }
         };
-        match codec::decode(&bytes) {
+        match read {
             Ok(entries) => DirCache {
                 entries: entries.into_iter().collect(),
                 changed: false,
@@ -121,14 +120,51 @@ impl DirCache {
     pub(crate) fn store(&self, dir: &Path) -> io::Result<()> {
         let mut names: Vec<&String> = self.entries.keys().collect();
         names.sort();
-        let bytes = codec::encode(
+        let encoded = codec::encode(
             names
                 .iter()
                 .map(|name| (name.as_str(), &self.entries[*name])),
         );
+        let target = dir.join(CACHE_FILE_NAME);
         // The cache holds message text, so it is as private as a session file (0600).
-        safe_file::replace_atomically(&dir.join(CACHE_FILE_NAME), &bytes, false)
+        let temporary = safe_file::temporary_beside(&target)?;
+        encoded.write_to(io::BufWriter::with_capacity(1 << 20, temporary.as_file()))?;
+        // Not synced: a cache torn by a crash fails its checksum and is rebuilt, and waiting
+        // for the disk would make every listing that updates it wait too.
+        temporary.persist(&target).map_err(|e| e.error)?;
+        Ok(())
     }
+}
+
+/// The entries of the cache file at `path`, read in its parts: the message texts straight into
+/// the buffer that becomes their string (they are most of the file).
+fn read_cache_file(
+    path: &Path,
+) -> io::Result<Result<Vec<(String, CacheEntry)>, codec::DecodeError>> {
+    // Never through a symlink, never a FIFO or device, never past the size it has now.
+    let file = safe_file::open_regular(path, safe_file::Access::Read, false)?;
+    let size = file.metadata()?.len();
+    let header = read_next(&file, codec::HEADER_LEN as u64)?;
+    let header = match codec::Header::parse(&header) {
+        Ok(header) => header,
+        Err(e) => return Ok(Err(e)),
+    };
+    let records_end = (codec::HEADER_LEN as u64).saturating_add(header.records_len);
+    if records_end.saturating_add(header.texts_len) != size {
+        return Ok(Err(codec::DecodeError::Truncated));
+    }
+    let records = read_next(&file, header.records_len)?;
+    let texts = read_next(&file, header.texts_len)?;
+    Ok(codec::decode_parts(&header, &records, texts))
+}
+
+/// The next `len` bytes of `file` (fewer if it is shorter now).
+fn read_next(mut file: &std::fs::File, len: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let capacity = usize::try_from(len).map_err(|_| io::Error::other("cache file too large"))?;
+    let mut buffer = Vec::with_capacity(capacity);
+    file.by_ref().take(len).read_to_end(&mut buffer)?;
+    Ok(buffer)
 }
 
 /// The current wall-clock time in ns since the epoch (0 if the clock is before 1970).

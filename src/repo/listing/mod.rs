@@ -213,7 +213,7 @@ impl Repo {
             files_read: jobs.len(),
             from_cache: plans.iter().map(DirPlan::cached_count).sum(),
         };
-        let mut scans: Vec<Option<ScanDone>> = scan_all(jobs, self.threads())
+        let mut scans: Vec<Option<ScanDone>> = scan_all(jobs, self.threads(), use_cache)
             .into_iter()
             .map(Some)
             .collect();

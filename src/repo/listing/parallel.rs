@@ -19,14 +19,17 @@ pub(crate) struct ScanDone {
     pub started_ns: i64,
 }
 
-/// Reads every job on up to `threads` threads; results come back in job order.
-pub(crate) fn scan_all(jobs: Vec<ScanJob>, threads: usize) -> Vec<ScanDone> {
+/// Reads every job on up to `threads` threads; results come back in job order. With
+/// `literals`, each row's message text is also escaped into its JSON literal there (the cache
+/// stores it), rather than one row after another once all are read.
+pub(crate) fn scan_all(jobs: Vec<ScanJob>, threads: usize, literals: bool) -> Vec<ScanDone> {
     let run = |job: &ScanJob| {
         let started_ns = now_ns();
-        ScanDone {
-            scan: scan_session_file(&job.file, job.listed_path.clone()),
-            started_ns,
+        let scan = scan_session_file(&job.file, job.listed_path.clone());
+        if literals && let Ok(summary) = &scan.outcome {
+            summary.info.all_messages_text.json();
         }
+        ScanDone { scan, started_ns }
     };
     let threads = threads.clamp(1, jobs.len().max(1));
     if threads == 1 {

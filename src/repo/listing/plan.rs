@@ -20,6 +20,13 @@ enum Source {
     Known(Box<Result<(SessionInfo, Vec<Pi16Mark>), SkipReason>>),
 }
 
+/// What becomes of a file just read: its outcome is remembered under the stamp it was read
+/// at, or only reported.
+enum Fate {
+    Cached(FileStamp, CachedOutcome),
+    Known(Box<Result<(SessionInfo, Vec<Pi16Mark>), SkipReason>>),
+}
+
 struct PlannedFile {
     name: String,
     /// As pi spells it: `path.join(dir, name)`.
@@ -124,39 +131,40 @@ impl DirPlan {
             let Some(done) = scans[job].take() else {
                 continue;
             };
-            let outcome = match done.scan.outcome {
-                Ok(summary) => {
-                    if use_cache && !summary.uses_local_time {
-                        remember(
-                            &mut self.cache,
-                            &file.name,
-                            done.scan.stamp,
-                            done.started_ns,
-                            Ok((&summary.info, &summary.pi16)),
-                        );
-                    } else {
-                        // Whatever was stored for this name no longer describes the file.
-                        self.cache.remove(&file.name);
-                    }
-                    Ok((summary.info, summary.pi16))
+            let stamp = done.scan.stamp.filter(|_| use_cache);
+            // A row worth keeping moves into the cache, to be taken out with the cached rows
+            // once the cache is written (not copied: its texts are megabytes). Dates read as
+            // local time depend on the time zone, and an unreadable file may be readable next
+            // time: neither is remembered.
+            let fate = match (done.scan.outcome, stamp) {
+                (Ok(summary), Some(stamp)) if !summary.uses_local_time => Fate::Cached(
+                    stamp,
+                    CachedOutcome::Session(Box::new(summary.info), summary.pi16),
+                ),
+                (Err(reason), Some(stamp)) if !matches!(reason, SkipReason::Unreadable { .. }) => {
+                    Fate::Cached(stamp, CachedOutcome::Skipped(reason))
                 }
-                Err(reason) => {
-                    // An unreadable file may be readable next time: never remembered.
-                    if use_cache && !matches!(reason, SkipReason::Unreadable { .. }) {
-                        remember(
-                            &mut self.cache,
-                            &file.name,
-                            done.scan.stamp,
-                            done.started_ns,
-                            Err(&reason),
-                        );
-                    } else {
-                        self.cache.remove(&file.name);
-                    }
-                    Err(reason)
+                (Ok(summary), _) => Fate::Known(Box::new(Ok((summary.info, summary.pi16)))),
+                (Err(reason), _) => Fate::Known(Box::new(Err(reason))),
+            };
+            file.source = match fate {
+                Fate::Known(known) => {
+                    // Whatever was stored for this name no longer describes the file.
+                    self.cache.remove(&file.name);
+                    Source::Known(known)
+                }
+                Fate::Cached(stamp, outcome) => {
+                    self.cache.record(
+                        &file.name,
+                        CacheEntry {
+                            stamp,
+                            scanned_at_ns: done.started_ns,
+                            outcome,
+                        },
+                    );
+                    Source::Cache
                 }
             };
-            file.source = Source::Known(Box::new(outcome));
         }
         if use_cache {
             let names: HashSet<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
@@ -194,32 +202,6 @@ impl DirPlan {
             }
         }
     }
-}
-
-/// Stores a fresh outcome under the stamp of what was read (nothing without a stamp).
-fn remember(
-    cache: &mut DirCache,
-    name: &str,
-    stamp: Option<FileStamp>,
-    scanned_at_ns: i64,
-    outcome: Result<(&SessionInfo, &Vec<Pi16Mark>), &SkipReason>,
-) {
-    let Some(stamp) = stamp else {
-        cache.remove(name);
-        return;
-    };
-    let outcome = match outcome {
-        Ok((info, marks)) => CachedOutcome::Session(Box::new(info.clone()), marks.clone()),
-        Err(reason) => CachedOutcome::Skipped(reason.clone()),
-    };
-    cache.record(
-        name,
-        CacheEntry {
-            stamp,
-            scanned_at_ns,
-            outcome,
-        },
-    );
 }
 
 fn unreadable_reason(error: &str) -> SkipReason {

@@ -22,10 +22,22 @@ pub(crate) struct LineReader<R> {
 }
 
 impl<R: Read> LineReader<R> {
+    #[cfg(test)]
     pub(crate) fn new(source: R) -> Self {
+        Self::with_capacity(source, INITIAL_BUFFER)
+    }
+
+    /// A reader of a source about `expected` bytes long: the buffer starts no larger than
+    /// that (zeroing a quarter megabyte for each small file costs more than reading it).
+    pub(crate) fn with_expected_len(source: R, expected: u64) -> Self {
+        let fits = usize::try_from(expected.saturating_add(1)).unwrap_or(INITIAL_BUFFER);
+        Self::with_capacity(source, fits.min(INITIAL_BUFFER))
+    }
+
+    fn with_capacity(source: R, capacity: usize) -> Self {
         LineReader {
             source,
-            buf: vec![0; INITIAL_BUFFER],
+            buf: vec![0; capacity.max(1)],
             start: 0,
             end: 0,
             scanned: 0,
@@ -122,16 +134,21 @@ mod tests {
     }
 
     fn lines(data: &[u8], trickle: bool) -> Vec<(u64, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut collect = |mut reader: LineReader<Box<dyn Read + '_>>| {
+        let collect = |mut reader: LineReader<Box<dyn Read + '_>>| {
+            let mut out = Vec::new();
             while let Some((n, line)) = reader.next_line().unwrap() {
                 out.push((n, line.to_vec()));
             }
+            out
         };
         if trickle {
-            collect(LineReader::new(Box::new(Trickle(data))));
-        } else {
-            collect(LineReader::new(Box::new(data)));
+            return collect(LineReader::new(Box::new(Trickle(data))));
+        }
+        let out = collect(LineReader::new(Box::new(data)));
+        // However wrong the expected length, the lines are the same.
+        for expected in [0, 1, 3, data.len() as u64, u64::MAX] {
+            let sized = collect(LineReader::with_expected_len(Box::new(data), expected));
+            assert_eq!(sized, out, "expected length {expected}");
         }
         out
     }

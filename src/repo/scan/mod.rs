@@ -119,7 +119,8 @@ pub(crate) fn scan_session_file(file: &Path, listed_path: PathBuf) -> Scan {
         }
     };
     let stamp = FileStamp::of(&meta);
-    let outcome = read_summary(handle.take(stamp.size), listed_path, stamp.mtime_ms());
+    let source = LineReader::with_expected_len(handle.take(stamp.size), stamp.size);
+    let outcome = read_summary(source, listed_path, stamp.mtime_ms());
     Scan {
         outcome,
         stamp: Some(stamp),
@@ -141,14 +142,13 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, std::fs::Metad
 }
 
 fn read_summary(
-    source: impl Read,
+    mut reader: LineReader<impl Read>,
     listed_path: PathBuf,
     mtime_ms: f64,
 ) -> Result<Summary, SkipReason> {
     let unreadable = |e: std::io::Error| SkipReason::Unreadable {
         error: e.to_string(),
     };
-    let mut reader = LineReader::new(source);
     let mut builder: Option<SummaryBuilder> = None;
     while let Some((number, line)) = reader.next_line().map_err(unreadable)? {
         if line.is_empty() {

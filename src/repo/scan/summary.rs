@@ -134,7 +134,7 @@ impl SummaryBuilder {
                 first_message: self
                     .first_message
                     .unwrap_or_else(|| "(no messages)".to_string()),
-                all_messages_text: self.all_messages_text,
+                all_messages_text: self.all_messages_text.into(),
             },
             uses_local_time,
             pi16: self.pi16,

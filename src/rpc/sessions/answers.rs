@@ -2,6 +2,8 @@
 //! (through the store's `write_entries_json`), so a large answer costs its text and not a tree
 //! of values, and the slices that `offset`/`limit` ask for.
 
+use super::wire::ListWarning;
+use crate::repo::{ListField, SessionInfo, rows};
 use crate::rpc::{RawAnswer, RpcError};
 use crate::store::Session;
 
@@ -43,6 +45,30 @@ pub fn entries_sliced(
 pub fn entry(session: &Session, position: u32) -> Result<RawAnswer, RpcError> {
     let mut out = String::new();
     session.write_entry_json(position, &mut out)?;
+    Ok(RawAnswer(out))
+}
+
+/// `session/list`'s answer ([`super::wire::ListResult`], member for member): the rows
+/// written from their parts, message texts copied from their JSON literals.
+pub fn listing(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    warnings: &[ListWarning],
+    total: Option<u64>,
+) -> Result<RawAnswer, RpcError> {
+    let warnings = serde_json::to_string(warnings)
+        .map_err(|e| RpcError::internal(format!("cannot serialize the warnings: {e}")))?;
+    let mut out =
+        String::with_capacity(64 + warnings.len() + rows::estimated_len(sessions, fields));
+    out.push_str(r#"{"sessions":"#);
+    // Writing to a string cannot fail.
+    let _ = rows::write_compact(sessions, fields, &mut out);
+    out.push_str(r#","warnings":"#);
+    out.push_str(&warnings);
+    if let Some(total) = total {
+        out.push_str(&format!(r#","total":{total}"#));
+    }
+    out.push('}');
     Ok(RawAnswer(out))
 }
 

@@ -721,7 +721,7 @@ pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
 fn listing_result(
     mut listing: crate::repo::Listing,
     selection: &ListSelectionParams,
-) -> Result<ListResult, RpcError> {
+) -> Result<RawAnswer, RpcError> {
     let query = match selection.query.as_deref().map(SearchQuery::parse) {
         None => None,
         Some(Ok(query)) => query,
@@ -745,23 +745,19 @@ fn listing_result(
         line: None,
         use_profile: None,
     });
-    let warnings = warnings.chain(pi16_warnings(&listing.pi16_notes)).collect();
-    let fields = selection.fields.as_deref();
-    Ok(ListResult {
-        sessions: listing
-            .sessions
-            .into_iter()
-            .map(|row| row.into_json(fields))
-            .collect(),
-        warnings,
-        total: selection.pages().then_some(total as u64),
-    })
+    let warnings: Vec<_> = warnings.chain(pi16_warnings(&listing.pi16_notes)).collect();
+    answers::listing(
+        &listing.sessions,
+        selection.fields.as_deref(),
+        &warnings,
+        selection.pages().then_some(total as u64),
+    )
 }
 
 fn harness_listing_result(
     listing: crate::repo::HarnessListing,
     selection: &ListSelectionParams,
-) -> Result<ListResult, RpcError> {
+) -> Result<RawAnswer, RpcError> {
     if selection.fields.is_some() || selection.query.is_some() || selection.name_filter.is_some() {
         return Err(store_error(
             ErrorKind::InvalidArgument,
@@ -789,11 +785,14 @@ fn harness_listing_result(
         use_profile: None,
     });
     let warnings = warnings.chain(pi16_warnings(&notes)).collect();
-    Ok(ListResult {
+    let result = ListResult {
         sessions: rows.iter().map(|s| s.to_js_value().to_serde()).collect(),
         warnings,
         total: selection.pages().then_some(total as u64),
-    })
+    };
+    serde_json::to_string(&result)
+        .map(RawAnswer)
+        .map_err(|e| RpcError::internal(format!("cannot serialize the listing: {e}")))
 }
 
 fn to_usize(n: Option<u64>) -> usize {
@@ -813,7 +812,7 @@ fn profile_or_default(ctx: &Ctx, profile: Option<Profile>) -> Profile {
     profile.unwrap_or(ctx.state().settings().default_profile)
 }
 
-pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
+pub async fn list(ctx: Ctx, p: ListParams) -> Result<RawAnswer, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {
@@ -829,7 +828,7 @@ pub async fn list(ctx: Ctx, p: ListParams) -> Result<ListResult, RpcError> {
     .await
 }
 
-pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<ListResult, RpcError> {
+pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<RawAnswer, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {

@@ -1,0 +1,261 @@
+//! Listing rows written as JSON text, member by member, in the two forms they are sent in: the
+//! JSON-RPC answer's (compact, as serde_json writes [`SessionInfo::into_json`]) and
+//! `list --json`'s (`JSON.stringify(rows, null, 2)`, as [`SessionInfo::to_js_value`] writes).
+//! `allMessagesText`, most of a row, is copied from its JSON literal as it is; the other
+//! members are small and written as those two would write them.
+
+use std::io;
+
+use crate::format::js_date::JsDate;
+use crate::format::json::{JsValue, write_number};
+use crate::repo::session_info::{ListField, SessionInfo};
+
+/// One member's value, in the form it is written from.
+enum Member<'a> {
+    Value(JsValue),
+    Text(&'a str),
+    /// `messageCount`: an integer in the answer, a JavaScript number in `list --json`.
+    Count(u64),
+    /// A JSON string literal, written as it is.
+    Literal(&'a str),
+}
+
+/// The members of `info`'s row, in pi's key order, only `fields` when given.
+fn members<'a>(
+    info: &'a SessionInfo,
+    fields: Option<&[ListField]>,
+) -> Vec<(ListField, Member<'a>)> {
+    let date = |d: JsDate| Member::Value(d.to_iso_string().map_or(JsValue::Null, JsValue::from));
+    ListField::ALL
+        .into_iter()
+        .filter(|field| fields.is_none_or(|f| f.contains(field)))
+        .filter_map(|field| {
+            let member = match field {
+                ListField::Path => match info.path.to_str() {
+                    Some(path) => Member::Text(path),
+                    None => Member::Value(JsValue::from(info.path.to_string_lossy().as_ref())),
+                },
+                ListField::Id => Member::Value(info.id.clone()?),
+                ListField::Cwd => Member::Text(&info.cwd),
+                ListField::Name => Member::Text(info.name.as_deref()?),
+                ListField::ParentSessionPath => Member::Value(info.parent_session_path.clone()?),
+                ListField::Created => date(info.created),
+                ListField::Modified => date(info.modified),
+                ListField::MessageCount => Member::Count(info.message_count),
+                ListField::FirstMessage => Member::Text(&info.first_message),
+                ListField::AllMessagesText => Member::Literal(info.all_messages_text.json()),
+            };
+            Some((field, member))
+        })
+        .collect()
+}
+
+/// Where rows go: a string (an answer), or a stream (`list --json` on stdout), so that
+/// megabytes of text are not gathered first.
+pub trait RowsOut {
+    fn put(&mut self, text: &str) -> io::Result<()>;
+}
+
+impl RowsOut for String {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.push_str(text);
+        Ok(())
+    }
+}
+
+/// A [`RowsOut`] writing to `W`.
+pub struct Stream<W: io::Write>(pub W);
+
+impl<W: io::Write> RowsOut for Stream<W> {
+    fn put(&mut self, text: &str) -> io::Result<()> {
+        self.0.write_all(text.as_bytes())
+    }
+}
+
+/// The rows as the JSON-RPC answer carries them: `[{...},{...}]`, compact.
+pub fn write_compact(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: &mut impl RowsOut,
+) -> io::Result<()> {
+    let mut part = String::from("[");
+    for (i, info) in sessions.iter().enumerate() {
+        if i > 0 {
+            part.push(',');
+        }
+        part.push('{');
+        for (j, (field, member)) in members(info, fields).into_iter().enumerate() {
+            if j > 0 {
+                part.push(',');
+            }
+            push_key(&mut part, field);
+            part.push(':');
+            match member {
+                Member::Value(value) => {
+                    let text = serde_json::to_string(&value.to_serde());
+                    part.push_str(text.as_deref().unwrap_or("null"));
+                }
+                Member::Text(text) => push_text(&mut part, text),
+                Member::Count(n) => part.push_str(&n.to_string()),
+                Member::Literal(literal) => put_literal(out, &mut part, literal)?,
+            }
+        }
+        part.push('}');
+    }
+    part.push(']');
+    out.put(&part)
+}
+
+/// The rows as `JSON.stringify(rows, null, 2)` writes them.
+pub fn write_pretty(
+    sessions: &[SessionInfo],
+    fields: Option<&[ListField]>,
+    out: &mut impl RowsOut,
+) -> io::Result<()> {
+    const INDENT: usize = 2;
+    let newline = |part: &mut String, level: usize| {
+        part.push('\n');
+        part.extend(std::iter::repeat_n(' ', INDENT * level));
+    };
+    if sessions.is_empty() {
+        return out.put("[]");
+    }
+    let mut part = String::from("[");
+    for (i, info) in sessions.iter().enumerate() {
+        if i > 0 {
+            part.push(',');
+        }
+        newline(&mut part, 1);
+        let members = members(info, fields);
+        if members.is_empty() {
+            part.push_str("{}");
+            continue;
+        }
+        part.push('{');
+        for (j, (field, member)) in members.into_iter().enumerate() {
+            if j > 0 {
+                part.push(',');
+            }
+            newline(&mut part, 2);
+            push_key(&mut part, field);
+            part.push_str(": ");
+            match member {
+                Member::Value(value) => value.write_pretty_at(&mut part, INDENT, 2),
+                Member::Text(text) => push_text(&mut part, text),
+                Member::Count(n) => write_number(n as f64, &mut part),
+                Member::Literal(literal) => put_literal(out, &mut part, literal)?,
+            }
+        }
+        newline(&mut part, 1);
+        part.push('}');
+    }
+    newline(&mut part, 0);
+    part.push(']');
+    out.put(&part)
+}
+
+/// Writes what has gathered in `part`, then `literal` as it is.
+fn put_literal(out: &mut impl RowsOut, part: &mut String, literal: &str) -> io::Result<()> {
+    out.put(part)?;
+    part.clear();
+    out.put(literal)
+}
+
+/// A string, escaped as serde_json and `JSON.stringify` both escape it (see
+/// [`MessagesText::json`](crate::repo::MessagesText::json)).
+fn push_text(part: &mut String, text: &str) {
+    match serde_json::to_string(text) {
+        Ok(literal) => part.push_str(&literal),
+        Err(_) => part.push_str("\"\""),
+    }
+}
+
+/// About how long the rows are written out (the message texts are most of it), so that an
+/// answer gathered in a string is not copied as it grows.
+pub fn estimated_len(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> usize {
+    let texts = fields.is_none_or(|f| f.contains(&ListField::AllMessagesText));
+    let text_len = |s: &SessionInfo| {
+        if texts {
+            s.all_messages_text.json().len()
+        } else {
+            0
+        }
+    };
+    sessions.iter().map(|s| 512 + text_len(s)).sum()
+}
+
+fn push_key(out: &mut String, field: ListField) {
+    out.push('"');
+    out.push_str(field.name());
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::json;
+    use std::path::PathBuf;
+
+    fn odd_row() -> SessionInfo {
+        SessionInfo {
+            path: PathBuf::from("/s/\"quoted\"\n.jsonl"),
+            id: Some(json::parse(r#"{"b":[1,{"c":null}],"a":1.5e21,"e":{},"f":[]}"#).unwrap()),
+            cwd: "/w\u{1}".into(),
+            name: Some("tab\there".into()),
+            parent_session_path: Some(json::parse(r#""x\ud83d""#).unwrap()),
+            created: JsDate::from_millis(-3.0),
+            modified: JsDate::INVALID,
+            message_count: 3,
+            first_message: "héllo \u{2028}".into(),
+            all_messages_text: "héllo \u{2028} \"there\"\n\u{7f}\u{1f}".into(),
+        }
+    }
+
+    fn plain_row() -> SessionInfo {
+        SessionInfo {
+            name: None,
+            parent_session_path: None,
+            id: None,
+            ..odd_row()
+        }
+    }
+
+    const PICKS: [&[ListField]; 4] = [
+        &[],
+        &[ListField::AllMessagesText],
+        &[ListField::Modified, ListField::Path, ListField::Name],
+        &ListField::ALL,
+    ];
+
+    #[test]
+    fn compact_rows_are_what_serde_json_writes_of_their_values() {
+        let rows = [odd_row(), plain_row()];
+        for fields in PICKS.map(Some).into_iter().chain([None]) {
+            let mut ours = String::new();
+            write_compact(&rows, fields, &mut ours).unwrap();
+            let values: Vec<_> = rows.iter().map(|r| r.clone().into_json(fields)).collect();
+            assert_eq!(ours, serde_json::to_string(&values).unwrap(), "{fields:?}");
+        }
+        let mut empty = String::new();
+        write_compact(&[], None, &mut empty).unwrap();
+        assert_eq!(empty, "[]");
+    }
+
+    #[test]
+    fn pretty_rows_are_what_json_stringify_writes() {
+        let rows = [odd_row(), plain_row()];
+        for fields in PICKS.map(Some).into_iter().chain([None]) {
+            let mut ours = String::new();
+            write_pretty(&rows, fields, &mut ours).unwrap();
+            let values = rows.iter().map(|r| match fields {
+                Some(fields) => r.to_js_value_fields(fields),
+                None => r.to_js_value(),
+            });
+            let theirs = JsValue::Array(values.collect()).stringify_pretty(2);
+            assert_eq!(ours, theirs, "{fields:?}");
+        }
+        let mut empty = String::new();
+        write_pretty(&[], None, &mut empty).unwrap();
+        assert_eq!(empty, "[]");
+    }
+}
