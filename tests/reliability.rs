@@ -1173,6 +1173,11 @@ fn memory_is_returned_after_fifty_sessions_close() {
     }
     let mut server = Server::spawn();
     server.initialize(json!({}));
+    // The baseline is taken after one session was opened and closed, so what the first open
+    // sets up once for the process (worker threads, the index directory, lazy tables) is not
+    // counted as memory the closes failed to give back.
+    server.call(90, "session/open", json!({"path": paths[0]}));
+    server.call(91, "session/close", json!({"sessionId": "mem-0"}));
     let before = current_rss(server.pid());
     for (i, path) in paths.iter().enumerate() {
         server.call(100 + i as u64, "session/open", json!({"path": path}));
@@ -1194,9 +1199,10 @@ fn memory_is_returned_after_fifty_sessions_close() {
     );
     let grown = open.saturating_sub(before);
     assert!(
-        // Without giving memory back (glibc keeps freed pages): about a fifth of the growth
-        // stays; with it, under a tenth.
-        closed < before + grown / 8,
+        // Without giving memory back (glibc keeps freed pages) about two fifths of the growth
+        // stays (52.7 -> 32.6 MiB from 18.7 here, with the 40-byte index records); with it,
+        // about a seventh.
+        closed < before + grown / 4,
         "most memory stays after closing: {:.1} MiB -> {:.1} MiB -> {:.1} MiB",
         mib(before),
         mib(open),

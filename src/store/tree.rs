@@ -57,6 +57,25 @@ impl Session {
 
     /// The full path from the root to `start` (the SessionManager's walk).
     pub fn walk_from(&self, start: Option<u32>) -> Walk {
+        // A step to an earlier entry can never close a cycle, so only the positions left by a
+        // step to the same or a later one are remembered (a session written in order has
+        // none). When one repeats there is a cycle, and the walk is redone remembering every
+        // position, so the cycle is reported where it first closes.
+        let mut walk = Walk::default();
+        let mut left_forward = std::collections::HashSet::new();
+        let mut current = start;
+        while let Some(position) = current {
+            walk.positions.push(position);
+            current = self.parent_position(position);
+            if current.is_some_and(|next| next >= position) && !left_forward.insert(position) {
+                return self.walk_remembering_every_step(start);
+            }
+        }
+        walk.positions.reverse();
+        walk
+    }
+
+    fn walk_remembering_every_step(&self, start: Option<u32>) -> Walk {
         let mut walk = Walk::default();
         let mut seen = std::collections::HashSet::new();
         let mut current = start;
