@@ -61,7 +61,7 @@ from .schema import (
     TreeResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.4"
+PROTOCOL_TITLE = "pi-session protocol 0.5"
 METHODS = (
     "initialize",
     "session/append",

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.4";
+export const PROTOCOL_VERSION = "0.5";
 
 /**
  * Which pi implementation a session reads and writes like.
