@@ -144,6 +144,31 @@ fn changed_files_are_read_again() {
 }
 
 #[test]
+fn a_cache_kept_in_memory_gives_way_to_the_file_another_process_wrote() {
+    let world = World::new();
+    let dir = sessions_dir(&world, 5);
+    let server = world.repo(CachePolicy::ReadWrite);
+    list(&server, &dir);
+    // Read from the file once, then from the copy kept in memory.
+    for _ in 0..2 {
+        let warm = list(&server, &dir);
+        assert_eq!((warm.stats.files_read, warm.stats.from_cache), (0, 5));
+    }
+    let changed = dir.join("s001.jsonl");
+    let old = fs::read_to_string(&changed).unwrap();
+    write_file(&changed, old.replace("answer number 1", "ANSWER ONE"), 11);
+    settle();
+    // Another process reads the changed file and writes the cache anew.
+    let other = list(&world.repo(CachePolicy::ReadWrite), &dir);
+    assert_eq!(other.stats.files_read, 1);
+    // The kept copy no longer describes the cache file: the file's rows are used, the
+    // changed session's included, so nothing needs reading.
+    let after = list(&server, &dir);
+    assert_eq!((after.stats.files_read, after.stats.from_cache), (0, 5));
+    assert_eq!(without_stats(after), without_stats(other));
+}
+
+#[test]
 fn files_modified_just_before_they_were_read_are_not_trusted() {
     let world = World::new();
     let dir = world.root.path().join("fresh");

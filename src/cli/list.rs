@@ -149,7 +149,7 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     }
     if args.json {
         // Streamed: the rows of a big directory are tens of megabytes of text.
-        let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let out = std::io::BufWriter::with_capacity(1 << 16, super::stdout_unbuffered()?);
         render::write_listing_json(&listing.sessions, args.fields.as_deref(), out)?;
     } else {
         emit(&render::listing_table(&listing.sessions))?;

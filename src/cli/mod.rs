@@ -190,6 +190,16 @@ impl From<io::Error> for Failure {
     }
 }
 
+/// stdout written straight to its file descriptor: `io::Stdout` is line-buffered, and looks
+/// for the last newline in every write it is given, megabytes of message text included. Only
+/// for output that nothing else writes to stdout alongside.
+pub fn stdout_unbuffered() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(std::fs::File::from(
+        io::stdout().as_fd().try_clone_to_owned()?,
+    ))
+}
+
 /// Writes `text` to stdout at once (a closed pipe comes back as an error, never a panic).
 pub fn emit(text: &str) -> Result<(), Failure> {
     let mut out = io::stdout().lock();

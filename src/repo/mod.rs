@@ -56,6 +56,8 @@ pub struct Repo {
     env: PathEnv,
     cache: CachePolicy,
     threads: usize,
+    /// Listing caches read, kept for the next listing (shared by clones).
+    kept_caches: std::sync::Arc<cache::LoadedCaches>,
 }
 
 impl Repo {
@@ -66,6 +68,7 @@ impl Repo {
             env,
             cache: CachePolicy::ReadWrite,
             threads,
+            kept_caches: Default::default(),
         }
     }
 
@@ -95,5 +98,9 @@ impl Repo {
 
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    pub(crate) fn kept_caches(&self) -> &cache::LoadedCaches {
+        &self.kept_caches
     }
 }

@@ -408,42 +408,73 @@ impl HeaderBlock {
 /// are written as `\u` escapes: the JSON means the same, and clients whose line splitters
 /// treat them as line ends (Python's `str.splitlines`) cannot be confused.
 pub fn encode_frame(framing: WireFraming, json: &[u8], out: &mut Vec<u8>) {
+    encode_frame_parts(framing, &[json], out);
+}
+
+/// [`encode_frame`] of the message whose bytes are `parts` one after another (each part on
+/// character boundaries).
+pub(crate) fn encode_frame_parts(framing: WireFraming, parts: &[&[u8]], out: &mut Vec<u8>) {
     match framing {
         WireFraming::Lsp => {
-            out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", json.len()).as_bytes());
-            out.extend_from_slice(json);
+            let len = parts.iter().map(|part| part.len()).sum();
+            out.extend_from_slice(&frame_head(framing, len));
+            parts.iter().for_each(|part| out.extend_from_slice(part));
         }
         WireFraming::Ndjson => {
-            escape_unicode_line_ends(json, out);
+            parts
+                .iter()
+                .for_each(|part| escape_unicode_line_ends(part, out));
             out.push(b'\n');
         }
     }
 }
 
-fn escape_unicode_line_ends(json: &[u8], out: &mut Vec<u8>) {
-    let mut rest = json;
+/// What precedes a message of `len` bytes written as it is.
+pub(crate) fn frame_head(framing: WireFraming, len: usize) -> Vec<u8> {
+    match framing {
+        WireFraming::Lsp => format!("Content-Length: {len}\r\n\r\n").into_bytes(),
+        WireFraming::Ndjson => Vec::new(),
+    }
+}
+
+/// What follows a message written as it is.
+pub(crate) fn frame_tail(framing: WireFraming) -> &'static [u8] {
+    match framing {
+        WireFraming::Lsp => b"",
+        WireFraming::Ndjson => b"\n",
+    }
+}
+
+/// Whether `json` is framed as it is (between [`frame_head`] and [`frame_tail`]): always in
+/// LSP, in ndjson when it holds no line end to escape.
+pub(crate) fn frames_as_is(framing: WireFraming, json: &[u8]) -> bool {
+    framing == WireFraming::Lsp || next_line_end(json, 0).is_none()
+}
+
+/// The first U+2028, U+2029 or U+0085 in `json` at or after `from`: where it starts, its
+/// width in bytes and its escape.
+fn next_line_end(json: &[u8], mut from: usize) -> Option<(usize, usize, &'static [u8])> {
     // Both leading bytes are rare enough that a memchr scan is nearly free.
-    while let Some(i) = memchr::memchr2(0xE2, 0xC2, rest) {
-        let escape: Option<&[u8]> = match &rest[i..] {
-            [0xE2, 0x80, 0xA8, ..] => Some(b"\\u2028"),
-            [0xE2, 0x80, 0xA9, ..] => Some(b"\\u2029"),
-            [0xC2, 0x85, ..] => Some(b"\\u0085"),
-            _ => None,
-        };
-        match escape {
-            Some(escape) => {
-                out.extend_from_slice(&rest[..i]);
-                out.extend_from_slice(escape);
-                let width = if rest[i] == 0xE2 { 3 } else { 2 };
-                rest = &rest[i + width..];
-            }
-            None => {
-                out.extend_from_slice(&rest[..=i]);
-                rest = &rest[i + 1..];
-            }
+    while let Some(found) = memchr::memchr2(0xE2, 0xC2, &json[from..]) {
+        let i = from + found;
+        match &json[i..] {
+            [0xE2, 0x80, 0xA8, ..] => return Some((i, 3, b"\\u2028")),
+            [0xE2, 0x80, 0xA9, ..] => return Some((i, 3, b"\\u2029")),
+            [0xC2, 0x85, ..] => return Some((i, 2, b"\\u0085")),
+            _ => from = i + 1,
         }
     }
-    out.extend_from_slice(rest);
+    None
+}
+
+fn escape_unicode_line_ends(json: &[u8], out: &mut Vec<u8>) {
+    let mut copied = 0;
+    while let Some((i, width, escape)) = next_line_end(json, copied) {
+        out.extend_from_slice(&json[copied..i]);
+        out.extend_from_slice(escape);
+        copied = i + width;
+    }
+    out.extend_from_slice(&json[copied..]);
 }
 
 #[cfg(test)]

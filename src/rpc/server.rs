@@ -46,7 +46,7 @@ use super::request_context::{
     CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
 };
 use super::serial::SerialQueues;
-use super::writer::{serialize_off_loop, spawn_writer};
+use super::writer::{Serialized, serialize_off_loop, spawn_writer};
 
 /// Why the server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -614,7 +614,7 @@ impl<S: ServerState> Connection<S> {
         let outbox = self.shared.outbox.clone();
         let pressure = self.pressure.clone();
         pressure.request_started();
-        let answer = move |id: &Id, bytes: Option<Vec<u8>>| {
+        let answer = move |id: &Id, bytes: Option<Serialized>| {
             in_flight.finish(id, || {
                 if let Some(bytes) = bytes {
                     outbox.send_serialized(bytes);
@@ -632,7 +632,7 @@ impl<S: ServerState> Connection<S> {
             Ok(running) => running,
             Err(panic) => {
                 let output = message::response(id.clone(), Err(panicked(&method, panic.as_ref())));
-                return answer(&id, serde_json::to_vec(&output).ok());
+                return answer(&id, serde_json::to_vec(&output).ok().map(Serialized::from));
             }
         };
         tokio::spawn(async move {
@@ -647,7 +647,7 @@ impl<S: ServerState> Connection<S> {
             // Serialized before the turn passes on, so one key's answers still leave in order.
             let bytes = match (raw_of.take_raw(), output) {
                 (Some(raw), jsonrpc_core::Output::Success(success)) => {
-                    Some(raw_response(&success.id, &raw))
+                    Some(raw_response(&success.id, raw))
                 }
                 (_, output) => serialize_off_loop(output).await,
             };
@@ -754,14 +754,12 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 }
 
 /// A success response around a result written as JSON text already ([`super::RawAnswer`]),
-/// member for member as jsonrpc-core writes one.
-fn raw_response(id: &Id, result: &str) -> Vec<u8> {
+/// member for member as jsonrpc-core writes one; the result's text is not copied.
+fn raw_response(id: &Id, result: String) -> Serialized {
     let id = serde_json::to_string(id).unwrap_or_else(|_| "null".to_owned());
-    let mut out = Vec::with_capacity(result.len() + id.len() + 32);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
-    out.extend_from_slice(result.as_bytes());
-    out.extend_from_slice(br#","id":"#);
-    out.extend_from_slice(id.as_bytes());
-    out.push(b'}');
-    out
+    Serialized::from_parts(vec![
+        br#"{"jsonrpc":"2.0","result":"#.to_vec(),
+        result.into_bytes(),
+        format!(r#","id":{id}}}"#).into_bytes(),
+    ])
 }

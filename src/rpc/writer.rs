@@ -14,15 +14,46 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::framing::{FramingDecision, WireFraming, encode_frame};
+use super::framing::{
+    FramingDecision, WireFraming, encode_frame_parts, frame_head, frame_tail, frames_as_is,
+};
 use super::pressure::Pressure;
 
 /// Bytes gathered from the queue before they are written out in one go.
 const WRITE_BATCH_BYTES: usize = 1024 * 1024;
 
+/// A message at least this long is written from its own bytes rather than copied into the
+/// batch first (a large listing answer is tens of megabytes).
+const DIRECT_WRITE_BYTES: usize = 256 * 1024;
+
+/// One serialized JSON message, in parts that are its bytes one after another (an answer's
+/// envelope around a result written as text already, never copied together).
+pub(crate) struct Serialized(Vec<Vec<u8>>);
+
+impl Serialized {
+    /// A message from its parts, each on character boundaries.
+    pub(crate) fn from_parts(parts: Vec<Vec<u8>>) -> Serialized {
+        Serialized(parts)
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
+    fn parts(&self) -> Vec<&[u8]> {
+        self.0.iter().map(Vec::as_slice).collect()
+    }
+}
+
+impl From<Vec<u8>> for Serialized {
+    fn from(bytes: Vec<u8>) -> Serialized {
+        Serialized(vec![bytes])
+    }
+}
+
 enum WriterCommand {
     /// One serialized JSON message.
-    Message(Vec<u8>),
+    Message(Serialized),
     /// Write everything queued before this, flush, acknowledge and stop.
     Close(oneshot::Sender<()>),
 }
@@ -38,20 +69,13 @@ impl Outbox {
     /// Queues one message. After the writer has stopped, messages are dropped (logged).
     pub(crate) fn send(&self, message: &impl Serialize) {
         match serde_json::to_vec(message) {
-            Ok(bytes) => {
-                let len = bytes.len();
-                self.pressure.output_queued(len);
-                if self.queue.send(WriterCommand::Message(bytes)).is_err() {
-                    self.pressure.output_written(len);
-                    tracing::debug!("writer closed; dropping an outgoing message");
-                }
-            }
+            Ok(bytes) => self.send_serialized(bytes.into()),
             Err(error) => tracing::error!("could not serialize an outgoing message: {error}"),
         }
     }
 
     /// Queues one message serialized already (see [`serialize_off_loop`]).
-    pub(crate) fn send_serialized(&self, bytes: Vec<u8>) {
+    pub(crate) fn send_serialized(&self, bytes: Serialized) {
         let len = bytes.len();
         self.pressure.output_queued(len);
         if self.queue.send(WriterCommand::Message(bytes)).is_err() {
@@ -99,7 +123,7 @@ fn rough_size(value: &serde_json::Value, limit: usize) -> usize {
 
 /// Serializes a response: small ones at once, large ones on a blocking thread so the event
 /// loop stays free (hook answers, signals and timers keep their timing).
-pub(crate) async fn serialize_off_loop(output: jsonrpc_core::Output) -> Option<Vec<u8>> {
+pub(crate) async fn serialize_off_loop(output: jsonrpc_core::Output) -> Option<Serialized> {
     let result = match &output {
         jsonrpc_core::Output::Success(success) => Some(&success.result),
         jsonrpc_core::Output::Failure(_) => None,
@@ -113,7 +137,7 @@ pub(crate) async fn serialize_off_loop(output: jsonrpc_core::Output) -> Option<V
         serde_json::to_vec(&output)
     };
     match serialized {
-        Ok(bytes) => Some(bytes),
+        Ok(bytes) => Some(bytes.into()),
         Err(error) => {
             tracing::error!("could not serialize an outgoing message: {error}");
             None
@@ -136,7 +160,7 @@ where
 }
 
 async fn run_writer<W: AsyncWrite + Unpin>(
-    mut output: W,
+    output: W,
     decision: FramingDecision,
     mut commands: mpsc::UnboundedReceiver<WriterCommand>,
     pressure: Arc<Pressure>,
@@ -144,8 +168,12 @@ async fn run_writer<W: AsyncWrite + Unpin>(
     // No decision means the input ended before its first byte: nothing can have been queued
     // that needs answering, so any framing will do.
     let framing = decision.await.unwrap_or(WireFraming::Lsp);
-    let mut batch = Vec::new();
-    let mut broken = false;
+    let mut wire = Wire {
+        output,
+        framing,
+        batch: Vec::new(),
+        broken: false,
+    };
     while let Some(command) = commands.recv().await {
         let mut close = None;
         let mut next = Some(command);
@@ -153,32 +181,21 @@ async fn run_writer<W: AsyncWrite + Unpin>(
         let mut counted = 0;
         while let Some(command) = next.take() {
             match command {
-                WriterCommand::Message(json) => {
-                    counted += json.len();
-                    encode_frame(framing, &json, &mut batch);
+                WriterCommand::Message(message) => {
+                    counted += message.len();
+                    wire.put(&message).await;
                 }
                 WriterCommand::Close(ack) => {
                     close = Some(ack);
                     break;
                 }
             }
-            if batch.len() < WRITE_BATCH_BYTES {
+            if wire.batch.len() < WRITE_BATCH_BYTES {
                 next = commands.try_recv().ok();
             }
         }
-        if !broken
-            && !batch.is_empty()
-            && let Err(error) = write_batch(&mut output, &batch).await
-        {
-            // The client stopped reading; keep draining so senders never notice.
-            tracing::warn!("cannot write to the client, dropping further output: {error}");
-            broken = true;
-        }
-        batch.clear();
-        // Capacity kept from one large answer would otherwise stay for good.
-        if batch.capacity() > 4 * WRITE_BATCH_BYTES {
-            batch = Vec::new();
-        }
+        wire.write_batch().await;
+        wire.flush().await;
         pressure.output_written(counted);
         if let Some(ack) = close {
             let _ = ack.send(());
@@ -187,7 +204,112 @@ async fn run_writer<W: AsyncWrite + Unpin>(
     }
 }
 
-async fn write_batch<W: AsyncWrite + Unpin>(output: &mut W, batch: &[u8]) -> std::io::Result<()> {
-    output.write_all(batch).await?;
-    output.flush().await
+/// The output and the batch of framed messages gathered for it.
+struct Wire<W> {
+    output: W,
+    framing: WireFraming,
+    batch: Vec<u8>,
+    /// The client stopped reading; output is dropped from then on, so senders never notice.
+    broken: bool,
+}
+
+impl<W: AsyncWrite + Unpin> Wire<W> {
+    /// Frames `message`: into the batch, or, when it is large and needs no rewriting, written
+    /// out from its own bytes after what the batch holds.
+    async fn put(&mut self, message: &Serialized) {
+        let parts = message.parts();
+        let len = message.len();
+        if len < DIRECT_WRITE_BYTES || !parts.iter().all(|p| frames_as_is(self.framing, p)) {
+            encode_frame_parts(self.framing, &parts, &mut self.batch);
+            return;
+        }
+        self.write_batch().await;
+        let head = frame_head(self.framing, len);
+        let pieces = std::iter::once(head.as_slice())
+            .chain(parts)
+            .chain([frame_tail(self.framing)]);
+        for piece in pieces {
+            self.write(piece).await;
+        }
+    }
+
+    async fn write_batch(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        self.write(&batch).await;
+        self.batch = batch;
+        self.batch.clear();
+        // Capacity kept from one large answer would otherwise stay for good.
+        if self.batch.capacity() > 4 * WRITE_BATCH_BYTES {
+            self.batch = Vec::new();
+        }
+    }
+
+    async fn write(&mut self, bytes: &[u8]) {
+        if self.broken || bytes.is_empty() {
+            return;
+        }
+        if let Err(error) = self.output.write_all(bytes).await {
+            self.stop_writing(error);
+        }
+    }
+
+    async fn flush(&mut self) {
+        if !self.broken
+            && let Err(error) = self.output.flush().await
+        {
+            self.stop_writing(error);
+        }
+    }
+
+    fn stop_writing(&mut self, error: std::io::Error) {
+        tracing::warn!("cannot write to the client, dropping further output: {error}");
+        self.broken = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::framing::encode_frame;
+
+    /// What the wire carries for `messages`, and what copying each into the batch gives.
+    async fn framed(framing: WireFraming, messages: &[Serialized]) -> (Vec<u8>, Vec<u8>) {
+        let mut wire = Wire {
+            output: Vec::new(),
+            framing,
+            batch: Vec::new(),
+            broken: false,
+        };
+        let mut expected = Vec::new();
+        for message in messages {
+            wire.put(message).await;
+            encode_frame(framing, &message.parts().concat(), &mut expected);
+        }
+        wire.write_batch().await;
+        (wire.output, expected)
+    }
+
+    #[tokio::test]
+    async fn large_messages_in_parts_frame_as_one_message_copied() {
+        let big = "x".repeat(DIRECT_WRITE_BYTES);
+        let separated = format!("{big}\u{2028}é\u{85}");
+        let messages = || {
+            [
+                Serialized::from(b"{\"a\":1}".to_vec()),
+                Serialized::from_parts(vec![
+                    b"{\"r\":\"".to_vec(),
+                    big.clone().into_bytes(),
+                    b"\"}".to_vec(),
+                ]),
+                Serialized::from(b"{}".to_vec()),
+                Serialized::from_parts(vec![separated.clone().into_bytes(), b"".to_vec()]),
+            ]
+        };
+        for framing in [WireFraming::Lsp, WireFraming::Ndjson] {
+            let (wire, expected) = framed(framing, &messages()).await;
+            assert!(wire == expected, "{framing}");
+        }
+        let (ndjson, _) = framed(WireFraming::Ndjson, &messages()[3..]).await;
+        assert!(ndjson.ends_with(b"\\u2028\xC3\xA9\\u0085\n"));
+    }
 }

@@ -12,10 +12,14 @@
 //!   which are rebuilt the next time.
 
 mod codec;
+mod memo;
 
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
+
+pub(crate) use memo::LoadedCaches;
 
 use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
@@ -55,8 +59,14 @@ pub(crate) struct DirCache {
 impl DirCache {
     /// The cache of `dir`; empty when there is none or it cannot be used.
     pub(crate) fn load(dir: &Path) -> DirCache {
+        DirCache::load_kept(dir, None)
+    }
+
+    /// [`DirCache::load`], from `kept` while it holds the cache file as it is now (and kept
+    /// there once read).
+    pub(crate) fn load_kept(dir: &Path, kept: Option<&LoadedCaches>) -> DirCache {
         let path = dir.join(CACHE_FILE_NAME);
-        let read = match read_cache_file(&path) {
+        let read = match read_cache_file(&path, kept) {
             Ok(read) => read,
             Err(e) => {
                 if e.kind() != io::ErrorKind::NotFound {
@@ -67,7 +77,7 @@ impl DirCache {
         };
         match read {
             Ok(entries) => DirCache {
-                entries: entries.into_iter().collect(),
+                entries,
                 changed: false,
             },
             Err(e) => {
@@ -136,15 +146,32 @@ impl DirCache {
     }
 }
 
-/// The entries of the cache file at `path`, read in its parts: the message texts straight into
-/// the buffer that becomes their string (they are most of the file).
+/// The entries of the cache file at `path`: from `kept` if it holds the file as it is, else
+/// read in its parts, the message texts straight into the buffer that becomes their string
+/// (they are most of the file), then kept.
 fn read_cache_file(
     path: &Path,
-) -> io::Result<Result<Vec<(String, CacheEntry)>, codec::DecodeError>> {
+    kept: Option<&LoadedCaches>,
+) -> io::Result<Result<memo::Entries, codec::DecodeError>> {
     // Never through a symlink, never a FIFO or device, never past the size it has now.
     let file = safe_file::open_regular(path, safe_file::Access::Read, false)?;
-    let size = file.metadata()?.len();
-    let header = read_next(&file, codec::HEADER_LEN as u64)?;
+    let stamp = FileStamp::of(&file.metadata()?);
+    if let Some(entries) = kept.and_then(|kept| kept.get(path, &stamp)) {
+        return Ok(Ok(Arc::unwrap_or_clone(entries)));
+    }
+    let read = read_cache_parts(&file, stamp.size)?;
+    let read = read.map(|entries| entries.into_iter().collect::<memo::Entries>());
+    if let (Some(kept), Ok(entries)) = (kept, &read) {
+        kept.keep(path, stamp, Arc::new(entries.clone()));
+    }
+    Ok(read)
+}
+
+fn read_cache_parts(
+    file: &std::fs::File,
+    size: u64,
+) -> io::Result<Result<Vec<(String, CacheEntry)>, codec::DecodeError>> {
+    let header = read_next(file, codec::HEADER_LEN as u64)?;
     let header = match codec::Header::parse(&header) {
         Ok(header) => header,
         Err(e) => return Ok(Err(e)),
@@ -153,8 +180,8 @@ fn read_cache_file(
     if records_end.saturating_add(header.texts_len) != size {
         return Ok(Err(codec::DecodeError::Truncated));
     }
-    let records = read_next(&file, header.records_len)?;
-    let texts = read_next(&file, header.texts_len)?;
+    let records = read_next(file, header.records_len)?;
+    let texts = read_next(file, header.texts_len)?;
     Ok(codec::decode_parts(&header, &records, texts))
 }
 

@@ -207,7 +207,10 @@ impl Repo {
         let mut jobs = Vec::new();
         let plans: Vec<DirPlan> = dirs
             .iter()
-            .filter_map(|dir| DirPlan::new(self.env(), dir, use_cache, &mut jobs, &mut warnings))
+            .filter_map(|dir| {
+                let kept = use_cache.then(|| self.kept_caches());
+                DirPlan::new(self.env(), dir, kept, &mut jobs, &mut warnings)
+            })
             .collect();
         let stats = ListStats {
             files_read: jobs.len(),

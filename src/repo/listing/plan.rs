@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::parallel::{ScanDone, ScanJob};
 use super::{ListWarning, dir::session_file_names, unreadable};
-use crate::repo::cache::{CacheEntry, CachedOutcome, DirCache};
+use crate::repo::cache::{CacheEntry, CachedOutcome, DirCache, LoadedCaches};
 use crate::repo::paths::{PathEnv, join};
 use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
@@ -47,7 +47,7 @@ impl DirPlan {
     pub(super) fn new(
         env: &PathEnv,
         dir: &str,
-        use_cache: bool,
+        use_cache: Option<&LoadedCaches>,
         jobs: &mut Vec<ScanJob>,
         warnings: &mut Vec<ListWarning>,
     ) -> Option<DirPlan> {
@@ -68,10 +68,9 @@ impl DirPlan {
                 reason: unreadable_reason("the file name is not UTF-8"),
             });
         }
-        let cache = if use_cache {
-            DirCache::load(&io_dir)
-        } else {
-            DirCache::default()
+        let cache = match use_cache {
+            Some(kept) => DirCache::load_kept(&io_dir, Some(kept)),
+            None => DirCache::default(),
         };
         let files = names
             .sessions
