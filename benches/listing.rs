@@ -16,12 +16,16 @@
 //! members, no `allMessagesText`). The release binary must be built
 //! (`cargo build --release`); `cargo bench` builds it when it builds this benchmark.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pi_session::internal::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
+use serde_json::{Value, json};
+
+#[path = "support/stdio_server.rs"]
+mod stdio_server;
+use stdio_server::Server;
 
 const CWD: &str = "/home/dev/project";
 
@@ -141,7 +145,14 @@ fn main() {
 type Cases<'a> = Vec<(&'a str, Box<dyn FnMut() -> usize + 'a>)>;
 
 /// The fields a session picker asks for.
-const PICKER_FIELDS: &str = r#"["path","id","name","modified","messageCount","firstMessage"]"#;
+const PICKER_FIELDS: [&str; 6] = [
+    "path",
+    "id",
+    "name",
+    "modified",
+    "messageCount",
+    "firstMessage",
+];
 
 /// `list --json` as a process and `session/list` over stdio, cold and warm, beside pi.
 fn end_to_end(root: &Path, runs: usize) {
@@ -180,21 +191,20 @@ fn end_to_end(root: &Path, runs: usize) {
             assert!(out.status.success(), "pi-session list failed");
             out.stdout.len()
         };
-        let mut server = Server::start(&binary);
-        let list_full = format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}"}}"#);
-        let list_picker =
-            format!(r#"{{"cwd":"{CWD}","sessionDir":"{dir_text}","fields":{PICKER_FIELDS}}}"#);
+        let mut server = start_server(&binary);
+        let list_full = json!({"cwd": CWD, "sessionDir": dir_text});
+        let list_picker = json!({"cwd": CWD, "sessionDir": dir_text, "fields": PICKER_FIELDS});
         let cases: Cases<'_> = vec![
             ("list --json (process)", Box::new(cli)),
             (
                 "session/list",
-                Box::new(|| server.request("session/list", &list_full)),
+                Box::new(|| list_over_stdio(&mut server, &list_full)),
             ),
         ];
         report_cases(dataset.name, cases, runs, pi, &clear);
         let cases: Cases<'_> = vec![(
             "session/list fields",
-            Box::new(|| server.request("session/list", &list_picker)),
+            Box::new(|| list_over_stdio(&mut server, &list_picker)),
         )];
         report_cases(dataset.name, cases, runs, pi, &clear);
     }
@@ -228,65 +238,22 @@ fn report_cases(name: &str, cases: Cases<'_>, runs: usize, pi: Option<Duration>,
     }
 }
 
-/// A `pi-session --stdio` server, initialized, answering one request at a time.
-struct Server {
-    child: std::process::Child,
-    input: std::process::ChildStdin,
-    output: BufReader<std::process::ChildStdout>,
-    next_id: u64,
-    line: String,
+/// The server started from `binary`, initialized.
+fn start_server(binary: &Path) -> Server {
+    let mut command = Command::new(binary);
+    command.arg("--stdio");
+    Server::start(command)
 }
 
-impl Server {
-    fn start(binary: &Path) -> Server {
-        let mut child = Command::new(binary)
-            .arg("--stdio")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pi-session --stdio");
-        let input = child.stdin.take().unwrap();
-        // Answers are tens of megabytes: read them in large pieces, so that the client's
-        // reading is not what is timed.
-        let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
-        let mut server = Server {
-            child,
-            input,
-            output,
-            next_id: 1,
-            line: String::new(),
-        };
-        server.request("initialize", "{}");
-        server
-    }
-
-    /// Sends one request and reads its answer whole: the answer's length in bytes.
-    fn request(&mut self, method: &str, params: &str) -> usize {
-        let id = self.next_id;
-        self.next_id += 1;
-        writeln!(
-            self.input,
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        )
-        .unwrap();
-        self.input.flush().unwrap();
-        self.line.clear();
-        self.output.read_line(&mut self.line).unwrap();
-        assert!(
-            self.line.contains(r#""result""#),
-            "{method} failed: {}",
-            &self.line[..self.line.len().min(300)]
-        );
-        self.line.len()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = writeln!(self.input, r#"{{"jsonrpc":"2.0","method":"exit"}}"#);
-        let _ = self.child.wait();
-    }
+/// Sends `session/list` with `params` and reads its answer whole: the answer's length in bytes.
+fn list_over_stdio(server: &mut Server, params: &Value) -> usize {
+    let (_, line) = server.timed("session/list", params.clone());
+    assert!(
+        line.starts_with(br#"{"jsonrpc":"2.0","result":"#),
+        "session/list failed: {}",
+        String::from_utf8_lossy(&line[..line.len().min(300)])
+    );
+    line.len()
 }
 
 fn threads() -> usize {

@@ -147,7 +147,7 @@ fn changed_files_are_read_again() {
 fn a_cache_kept_in_memory_gives_way_to_the_file_another_process_wrote() {
     let world = World::new();
     let dir = sessions_dir(&world, 5);
-    let server = world.repo(CachePolicy::ReadWrite);
+    let server = world.repo(CachePolicy::ReadWrite).keeping_caches();
     list(&server, &dir);
     // Read from the file once, then from the copy kept in memory.
     for _ in 0..2 {

@@ -56,8 +56,9 @@ pub struct Repo {
     env: PathEnv,
     cache: CachePolicy,
     threads: usize,
-    /// Listing caches read, kept for the next listing (shared by clones).
-    kept_caches: std::sync::Arc<cache::LoadedCaches>,
+    /// Listing caches read, kept for the next listing (shared by clones); only a process that
+    /// lists again keeps them (see [`Repo::keeping_caches`]).
+    kept_caches: Option<std::sync::Arc<cache::LoadedCaches>>,
 }
 
 impl Repo {
@@ -68,8 +69,15 @@ impl Repo {
             env,
             cache: CachePolicy::ReadWrite,
             threads,
-            kept_caches: Default::default(),
+            kept_caches: None,
         }
+    }
+
+    /// Keeps the listing caches it reads in memory for the next listing (a server), while each
+    /// cache file stays as it was; a process that lists once would only pay for the copy.
+    pub fn keeping_caches(mut self) -> Repo {
+        self.kept_caches = Some(Default::default());
+        self
     }
 
     /// A repo over this process's environment (see [`PathEnv::from_process`]).
@@ -100,7 +108,7 @@ impl Repo {
         self.threads
     }
 
-    pub(crate) fn kept_caches(&self) -> &cache::LoadedCaches {
-        &self.kept_caches
+    pub(crate) fn kept_caches(&self) -> Option<&cache::LoadedCaches> {
+        self.kept_caches.as_deref()
     }
 }

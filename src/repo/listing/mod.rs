@@ -208,8 +208,8 @@ impl Repo {
         let plans: Vec<DirPlan> = dirs
             .iter()
             .filter_map(|dir| {
-                let kept = use_cache.then(|| self.kept_caches());
-                DirPlan::new(self.env(), dir, kept, &mut jobs, &mut warnings)
+                let cache = use_cache.then(|| self.kept_caches());
+                DirPlan::new(self.env(), dir, cache, &mut jobs, &mut warnings)
             })
             .collect();
         let stats = ListStats {

@@ -44,10 +44,11 @@ pub(super) struct DirPlan {
 impl DirPlan {
     /// Plans `dir` (spelled as the caller spelled it): files needing a read become `jobs`.
     /// `None` for a missing directory (no sessions, as in pi) or an unreadable one (reported).
+    /// `cache` is `None` when the listing cache is off, else the caches kept in memory, if any.
     pub(super) fn new(
         env: &PathEnv,
         dir: &str,
-        use_cache: Option<&LoadedCaches>,
+        cache: Option<Option<&LoadedCaches>>,
         jobs: &mut Vec<ScanJob>,
         warnings: &mut Vec<ListWarning>,
     ) -> Option<DirPlan> {
@@ -68,17 +69,32 @@ impl DirPlan {
                 reason: unreadable_reason("the file name is not UTF-8"),
             });
         }
-        let cache = match use_cache {
-            Some(kept) => DirCache::load_kept(&io_dir, Some(kept)),
-            None => DirCache::default(),
-        };
+        // The files are looked at while the cache is read: both take milliseconds in a
+        // directory of thousands of sessions.
+        let (cache, metadata) = std::thread::scope(|scope| {
+            let loading = cache.filter(|_| !names.sessions.is_empty()).map(|kept| {
+                let io_dir = &io_dir;
+                scope.spawn(move || DirCache::load_kept(io_dir, kept))
+            });
+            let metadata: Vec<_> = names
+                .sessions
+                .iter()
+                .map(|name| std::fs::metadata(io_dir.join(name)))
+                .collect();
+            // A panic while reading the cache costs only the cache.
+            let cache = loading.map_or_else(DirCache::default, |loading| {
+                loading.join().unwrap_or_default()
+            });
+            (cache, metadata)
+        });
         let files = names
             .sessions
             .into_iter()
-            .map(|name| {
+            .zip(metadata)
+            .map(|(name, metadata)| {
                 let path = join(&[dir, &name]);
                 let io_file = io_dir.join(&name);
-                let source = match std::fs::metadata(&io_file) {
+                let source = match metadata {
                     Err(e) => Source::Known(Box::new(Err(unreadable_reason(&e.to_string())))),
                     // pi would open a FIFO and wait forever, or read a device without end.
                     Ok(meta) if meta.is_dir() => {

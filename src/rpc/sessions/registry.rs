@@ -48,7 +48,7 @@ impl Registry {
         if let Some(root) = &settings.sessions_root {
             env = env.with_sessions_root(&root.to_string_lossy());
         }
-        let _ = self.repo.set(Repo::new(env));
+        let _ = self.repo.set(Repo::new(env).keeping_caches());
         let ids = match deterministic {
             Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
             None => IdSource::system(),
@@ -67,7 +67,7 @@ impl Registry {
             return Ok(repo);
         }
         let env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
-        Ok(self.repo.get_or_init(|| Repo::new(env)))
+        Ok(self.repo.get_or_init(|| Repo::new(env).keeping_caches()))
     }
 
     pub fn ids(&self) -> Arc<IdSource> {
