@@ -10,7 +10,9 @@
 //! (default 2) of pi's; the best wall time and the largest peak RSS (`wait4`) of each. pi runs
 //! on the oracle's own Node 22 (as the test suite runs it; `BENCH_NODE` names another). Then,
 //! untimed, both documents are compared once: the same bytes, or at least the same JSON
-//! (`BENCH_CHECK=0` skips it). Needs the oracle install (scripts/setup-oracle.sh).
+//! (`BENCH_CHECK=0` skips it). `BENCH_BASELINE=PATH` times another build of `pi-session` (one
+//! from before a change) the same way in the same run, for before/after figures under the same
+//! load. Needs the oracle install (scripts/setup-oracle.sh).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,14 +61,18 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let baseline = std::env::var_os("BENCH_BASELINE").map(PathBuf::from);
+    if let Some(path) = &baseline {
+        println!("baseline: {}", path.display());
+    }
     let sizes = std::env::var("BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
     for size in sizes.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let file = side_by_side::generated_of_size(size);
         let index = root.join(format!("target/bench/context-index-{size}"));
-        let ours = |with_index: bool| {
+        let program = |bin: PathBuf, with_index: bool| {
             let (file, index) = (file.clone(), index.clone());
             move || {
-                let mut command = Command::new(BIN);
+                let mut command = Command::new(&bin);
                 command
                     .arg("context")
                     .arg(&file)
@@ -78,6 +84,7 @@ fn main() {
                 command
             }
         };
+        let ours = |with_index: bool| program(PathBuf::from(BIN), with_index);
         let pi = || {
             let mut command = Command::new(&node);
             command
@@ -86,16 +93,22 @@ fn main() {
                 .arg(&file);
             command
         };
-        let _ = std::fs::remove_dir_all(&index);
-        let none = side_by_side::best(runs, ours(false));
-        // One untimed run writes the index; the timed ones find it current.
-        side_by_side::best(1, ours(true));
-        assert!(
-            std::fs::read_dir(&index).is_ok_and(|mut d| d.next().is_some()),
-            "no index was written into {}",
-            index.display()
-        );
-        let current = side_by_side::best(runs, ours(true));
+        // No index, then one untimed run writes the index and the timed ones find it current.
+        let time = |bin: PathBuf| {
+            let _ = std::fs::remove_dir_all(&index);
+            let none = side_by_side::best(runs, program(bin.clone(), false));
+            side_by_side::best(1, program(bin.clone(), true));
+            assert!(
+                std::fs::read_dir(&index).is_ok_and(|mut d| d.next().is_some()),
+                "no index was written into {}",
+                index.display()
+            );
+            let current = side_by_side::best(runs, program(bin, true));
+            let _ = std::fs::remove_dir_all(&index);
+            (none, current)
+        };
+        let baseline = baseline.clone().map(&time);
+        let (none, current) = time(PathBuf::from(BIN));
         let pi_figures = pi_ready.then(|| side_by_side::best(pi_runs, pi));
         println!(
             "\n{} ({:.1} MB)",
@@ -106,10 +119,13 @@ fn main() {
             "{:<28} {:>10} {:>14} {:>9}",
             "", "wall", "peak memory", "vs pi"
         );
-        let mut rows = vec![
-            ("pi-session, no index", none),
-            ("pi-session, current index", current),
-        ];
+        let mut rows = Vec::new();
+        if let Some((none, current)) = baseline {
+            rows.push(("baseline, no index", none));
+            rows.push(("baseline, current index", current));
+        }
+        rows.push(("pi-session, no index", none));
+        rows.push(("pi-session, current index", current));
         rows.extend(pi_figures.map(|pi| ("pi 0.82.1 (pi-oracle.mjs)", pi)));
         for (name, (wall, rss)) in rows {
             let ratio = pi_figures.map_or(String::new(), |pi| format!("{:.1}x", pi.0 / wall));
@@ -119,9 +135,11 @@ fn main() {
             );
         }
         if check && pi_ready {
-            println!("documents: {}", compare(ours(true)(), pi(), &root, size));
+            side_by_side::best(1, ours(true)); // the index again, for the second document
+            let documents = compare([ours(false)(), ours(true)()], pi(), &root, size);
+            println!("documents: {documents}");
+            let _ = std::fs::remove_dir_all(&index);
         }
-        let _ = std::fs::remove_dir_all(&index);
     }
 }
 
@@ -134,9 +152,9 @@ fn node_version(node: &Path) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// Runs both once more, their documents into files, and says how they compare; panics when
-/// they differ in meaning.
-fn compare(mut ours: Command, mut pi: Command, root: &Path, size: &str) -> String {
+/// Runs each once more, their documents into files, and says how ours (with no index and with
+/// a current one: the same bytes) compare with pi's; panics when they differ in meaning.
+fn compare(ours: [Command; 2], mut pi: Command, root: &Path, size: &str) -> String {
     let dir = root.join("target/bench");
     let document = |command: &mut Command, name: &str| {
         let path = dir.join(format!("context-{size}-{name}.json"));
@@ -150,7 +168,12 @@ fn compare(mut ours: Command, mut pi: Command, root: &Path, size: &str) -> Strin
         let _ = std::fs::remove_file(&path);
         bytes
     };
-    let a = document(&mut ours, "ours");
+    let [mut no_index, mut current] = ours;
+    let a = document(&mut no_index, "ours");
+    assert!(
+        a == document(&mut current, "ours-indexed"),
+        "our documents with no index and with a current one differ"
+    );
     let b = document(&mut pi, "pi");
     let megabytes = a.len() as f64 / 1e6;
     if a == b {
