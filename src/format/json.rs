@@ -268,6 +268,19 @@ impl JsValue {
         }
     }
 
+    /// Sorts every object's keys by code point, in place, as the oracle prints documents
+    /// (a document of 300,000 messages is not copied).
+    pub fn sort_keys(&mut self) {
+        match self {
+            JsValue::Array(items) => items.iter_mut().for_each(JsValue::sort_keys),
+            JsValue::Object(map) => {
+                map.sort_by(|a, _, b, _| a.to_string_lossy().cmp(&b.to_string_lossy()));
+                map.values_mut().for_each(JsValue::sort_keys);
+            }
+            _ => {}
+        }
+    }
+
     /// `JSON.stringify(value)`.
     pub fn stringify(&self) -> String {
         let mut out = String::new();
@@ -375,6 +388,13 @@ pub fn write_number(n: f64, out: &mut String) {
     }
 }
 
+/// Appends `JSON.stringify(text)`: the string quoted and escaped.
+pub fn write_string(text: &str, out: &mut String) {
+    out.push('"');
+    escape_into(text, out);
+    out.push('"');
+}
+
 /// Appends `text` escaped as `JSON.stringify` escapes it.
 fn escape_into(text: &str, out: &mut String) {
     let bytes = text.as_bytes();
@@ -467,6 +487,41 @@ pub fn put_in_js_order(map: &mut JsObject) {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
+}
+
+/// The length of the JSON number `bytes` start with; `Err(at)` where they stop being one.
+pub(super) fn number_len(bytes: &[u8]) -> Result<usize, usize> {
+    let digits_from = |from: usize| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut pos = usize::from(bytes.first() == Some(&b'-'));
+    pos = match bytes.get(pos) {
+        Some(b'0') => pos + 1,
+        Some(b'1'..=b'9') => digits_from(pos),
+        _ => return Err(pos),
+    };
+    if bytes.get(pos) == Some(&b'.') {
+        let end = digits_from(pos + 1);
+        if end == pos + 1 {
+            return Err(end);
+        }
+        pos = end;
+    }
+    if let Some(b'e' | b'E') = bytes.get(pos) {
+        pos += 1;
+        if let Some(b'+' | b'-') = bytes.get(pos) {
+            pos += 1;
+        }
+        let end = digits_from(pos);
+        if end == pos {
+            return Err(end);
+        }
+        pos = end;
+    }
+    Ok(pos)
 }
 
 /// `JSON.parse(text)`.
@@ -628,35 +683,10 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Result<JsValue, JsonError> {
         let start = self.pos;
-        let digits = |p: &mut Self| {
-            let from = p.pos;
-            while let Some(b'0'..=b'9') = p.bytes.get(p.pos) {
-                p.pos += 1;
-            }
-            p.pos - from
-        };
-        if self.bytes.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
-        }
-        match self.bytes.get(self.pos) {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(self.error("invalid number")),
-        }
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
+        match number_len(&self.bytes[start..]) {
+            Ok(len) => self.pos += len,
+            Err(at) => {
+                self.pos += at;
                 return Err(self.error("invalid number"));
             }
         }
