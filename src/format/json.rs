@@ -359,7 +359,17 @@ impl JsValue {
 fn newline(out: &mut String, indent: Option<usize>, level: usize) {
     if let Some(width) = indent {
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', width * level));
+        push_spaces(width * level, out);
+    }
+}
+
+/// Appends `count` spaces (pretty-printing's indentation), a slice at a time.
+pub fn push_spaces(mut count: usize, out: &mut String) {
+    const SPACES: &str = "                                                                ";
+    while count > 0 {
+        let n = count.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        count -= n;
     }
 }
 
@@ -382,10 +392,37 @@ pub fn write_number(n: f64, out: &mut String) {
         out.push_str("null");
     } else if n == 0.0 {
         out.push('0'); // also -0
+    } else if n.fract() == 0.0 && n.abs() < MAX_SAFE_PLUS_ONE {
+        // Below 2^53 every integer is a double of its own, so its shortest round-trip digits
+        // are its digits: what `Number.prototype.toString` prints, without ryu's search.
+        write_integer(n as i64, out);
     } else {
         let mut buffer = ryu_js::Buffer::new();
         out.push_str(buffer.format_finite(n));
     }
+}
+
+/// 2^53: from here on not every integer is a double.
+const MAX_SAFE_PLUS_ONE: f64 = 9_007_199_254_740_992.0;
+
+/// Appends an integer's decimal digits (a leading `-` when negative).
+pub fn write_integer(n: i64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 /// Appends `JSON.stringify(text)`: the string quoted and escaped.
@@ -850,6 +887,50 @@ mod tests {
         assert_eq!(roundtrip("9007199254740993"), "9007199254740992");
         assert_eq!(roundtrip("1e400"), "null");
         assert_eq!(roundtrip("2.5E+3"), "2500");
+    }
+
+    /// Integers below 2^53 skip ryu: the digits are ryu's (JavaScript's) all the same.
+    #[test]
+    fn integers_print_as_ryu_prints_them() {
+        use rand::{Rng, SeedableRng};
+        let ryu = |n: f64| ryu_js::Buffer::new().format_finite(n).to_string();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(53);
+        let mut numbers: Vec<f64> = vec![
+            1.0,
+            -1.0,
+            9.0,
+            10.0,
+            1e15,
+            1e15 - 1.0,
+            1e15 + 1.0,
+            1733000000000.0,
+            9_007_199_254_740_991.0,
+            -9_007_199_254_740_991.0,
+            9_007_199_254_740_990.0,
+            4_503_599_627_370_496.5,
+            0.5,
+            -0.5,
+            1e-300,
+        ];
+        for _ in 0..100_000 {
+            let bits = rng.random_range(1..=53);
+            let n = rng.random_range(1..(1u64 << bits)) as f64;
+            numbers.push(if rng.random_bool(0.3) { -n } else { n });
+            numbers.push(n + 0.5);
+        }
+        for n in numbers {
+            let mut out = String::new();
+            write_number(n, &mut out);
+            assert_eq!(out, ryu(n), "{n}");
+        }
+        for (n, text) in [
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (1e21, "1e+21"),
+            (2f64.powi(60), "1152921504606847000"),
+            (-0.0, "0"),
+        ] {
+            assert_eq!(number_to_string(n), text);
+        }
     }
 
     #[test]

@@ -203,11 +203,11 @@ pub fn write_context_document(
 /// value would be: `{"depth", "id", "type"}` without the ones the entry lacks.
 fn write_tree_row(out: &mut String, session: &Session, row: &TreeRow, level: usize) {
     let record = session.record(row.position);
-    let indent = |out: &mut String, level: usize| out.extend(std::iter::repeat_n(' ', 2 * level));
+    let indent = |out: &mut String, level: usize| json::push_spaces(2 * level, out);
     out.push_str("{\n");
     indent(out, level + 1);
     out.push_str("\"depth\": ");
-    json::write_number(f64::from(row.depth), out);
+    json::write_integer(i64::from(row.depth), out);
     for (key, text) in [("id", record.id()), ("type", record.type_name())] {
         if let Some(text) = text {
             out.push_str(",\n");
