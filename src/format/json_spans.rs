@@ -190,8 +190,7 @@ struct Writer<'o> {
 impl Writer<'_> {
     fn newline(&mut self, level: usize) {
         self.out.push('\n');
-        self.out
-            .extend(std::iter::repeat_n(' ', self.indent * level));
+        json::push_spaces(self.indent * level, self.out);
     }
 
     /// `None` when an object repeats a key.
@@ -274,6 +273,33 @@ fn is_plain_integer(text: &str) -> bool {
         [b'1'..=b'9', rest @ ..] => rest.len() < 15 && rest.iter().all(u8::is_ascii_digit),
         _ => false,
     }
+}
+
+/// Where the first `"`, `\\` or control character of `bytes` is: eight bytes at a time.
+fn string_run(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // A byte's high bit is set where it is zero after the xor (or below 0x20): the
+        // lowest such byte is exact, though a borrow may mark bytes above it too.
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word);
+        let found = found & HIGH;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let rest = chunks.remainder();
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|i| at + i)
 }
 
 struct Reader<'a> {
@@ -406,11 +432,7 @@ impl Reader<'_> {
         let mut plain = true;
         self.pos += 1;
         loop {
-            let rest = self.bytes.get(self.pos..)?;
-            let run = rest
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-            self.pos += run;
+            self.pos += string_run(self.bytes.get(self.pos..)?)?;
             match self.bytes[self.pos] {
                 b'"' => {
                     self.pos += 1;
@@ -786,6 +808,39 @@ mod tests {
             }
         }
         assert!(refused > 3000, "{refused}");
+    }
+
+    /// The word-at-a-time search finds what a byte-at-a-time one finds.
+    #[test]
+    fn string_runs_end_where_a_byte_search_says() {
+        let mut tricky = crate::format::tricky_json::Tricky::new(0x5eed_0005);
+        let alphabet = [
+            b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xff, 0x5b, 0x5d,
+        ];
+        for _ in 0..20_000 {
+            let len = tricky.below(40);
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    if tricky.chance(900) {
+                        b'a' + tricky.below(26) as u8
+                    } else {
+                        alphabet[tricky.below(alphabet.len())]
+                    }
+                })
+                .collect();
+            let expected = bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            assert_eq!(string_run(&bytes), expected, "{bytes:?}");
+        }
+        for byte in 0..=255u8 {
+            for at in 0..20 {
+                let mut bytes = vec![b'x'; 20];
+                bytes[at] = byte;
+                let hit = byte == b'"' || byte == b'\\' || byte < 0x20;
+                assert_eq!(string_run(&bytes), hit.then_some(at), "{byte} at {at}");
+            }
+        }
     }
 
     #[test]
