@@ -145,8 +145,9 @@ impl<'s> JsonSpan<'s> {
         json::parse(self.text())
     }
 
-    /// `JSON.stringify(value, null, indent)` with every object's keys sorted by code point,
-    /// appended to `out` as if the value sat `level` levels deep in a larger document.
+    /// `JSON.stringify(value, null, indent)` with every object's keys sorted as
+    /// [`JsValue::sort_keys`] sorts them, appended to `out` as if the value sat `level` levels
+    /// deep in a larger document.
     pub fn write_sorted_pretty(
         &self,
         out: &mut String,
@@ -232,12 +233,12 @@ impl Writer<'_> {
                     self.keys.push(at);
                     at = span.at(at + 1).node().after;
                 }
-                // Keys hold no escapes: their bytes' order is their code points' order.
+                // Keys hold no escapes: their bytes are their names, in code point order.
                 let name = |at: u32| {
-                    let key = span.at(at).text().as_bytes();
+                    let key = span.at(at).text();
                     &key[1..key.len() - 1]
                 };
-                self.keys[base..].sort_by(|&a, &b| name(a).cmp(name(b)));
+                self.keys[base..].sort_by(|&a, &b| json::compare_sorted_keys(name(a), name(b)));
                 if self.keys[base..]
                     .windows(2)
                     .any(|w| name(w[0]) == name(w[1]))
@@ -848,7 +849,7 @@ mod tests {
         for text in [
             // `JSON.parse` makes `__proto__` an own key like any other.
             r#"{"__proto__":{"x":1},"a":{"__proto__":5,"b":1},"constructor":null}"#,
-            // Index-like keys sort by code point in the exact path, as any other key.
+            // Array indexes come first, in numeric order; other digit keys sort as text.
             r#"{"10":1,"9":2,"1":3,"01":4,"-1":5,"4294967295":6,"4294967294":7,"a":8,"":9}"#,
             // Characters beyond the BMP sort after U+FFFF by code point.
             "{\"😀\":1,\"｡\":2,\"\u{ffff}\":3,\"é\":4,\"z\":5,\"\u{10ffff}\":6}",

@@ -114,7 +114,8 @@ fn id_value(session: &Session, position: u32) -> JsValue {
         .map_or(JsValue::Null, JsValue::from)
 }
 
-/// The value with every object's keys sorted by code point, as the oracle prints documents.
+/// The value with every object's keys in the order the oracle prints them (sorted by code
+/// point, array indexes first: [`JsValue::sort_keys`]).
 pub fn sorted_keys(mut value: JsValue) -> JsValue {
     value.sort_keys();
     value
