@@ -688,15 +688,16 @@ pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
         }
         "custom" => {
             let content = match message.get("content") {
-                Some(JsValue::String(s)) => JsValue::Array(vec![object([
+                Some(JsValue::String(s)) => Some(JsValue::Array(vec![object([
                     ("type", Some(JsValue::from("text"))),
                     ("text", Some(JsValue::String(s.clone()))),
-                ])]),
-                other => other.cloned().unwrap_or(JsValue::Null),
+                ])])),
+                // `content: m.content`: a missing content stays missing.
+                other => other.cloned(),
             };
             Some(object([
                 ("role", Some(JsValue::from("user"))),
-                ("content", Some(content)),
+                ("content", content),
                 ("timestamp", message.get("timestamp").cloned()),
             ]))
         }
@@ -709,5 +710,40 @@ pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
             text_of("summary")
         ))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `convertToLlm`'s custom case: `content` a string becomes a text block, anything else
+    /// is kept as it is, and a missing one stays missing (`content: m.content`).
+    #[test]
+    fn custom_messages_keep_their_content_or_its_absence() {
+        for (message, expected) in [
+            (
+                r#"{"role":"custom","content":"x","timestamp":1}"#,
+                r#"{"role":"user","content":[{"type":"text","text":"x"}],"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","content":null,"timestamp":1}"#,
+                r#"{"role":"user","content":null,"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","content":[1],"timestamp":1}"#,
+                r#"{"role":"user","content":[1],"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","timestamp":1}"#,
+                r#"{"role":"user","timestamp":1}"#,
+            ),
+            (r#"{"role":"custom"}"#, r#"{"role":"user"}"#),
+        ] {
+            for profile in [Profile::PiCli, Profile::Pi16] {
+                let converted = convert_to_llm(&json::parse(message).unwrap(), profile);
+                assert_eq!(converted.unwrap().stringify(), expected, "{message}");
+            }
+        }
     }
 }
