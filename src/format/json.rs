@@ -140,6 +140,54 @@ impl JsString {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The order of two strings by their code points, as the oracle sorts keys (iterating a
+    /// JavaScript string, where a lone surrogate stands for itself): byte order when neither
+    /// holds an escape.
+    pub fn compare_code_points(&self, other: &JsString) -> std::cmp::Ordering {
+        if !self.0.contains('\\') && !other.0.contains('\\') {
+            return self.0.cmp(&other.0);
+        }
+        self.code_points().cmp(other.code_points())
+    }
+
+    /// The string's code points, a lone surrogate as its own value.
+    fn code_points(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut rest = self.0.chars();
+        let unit_after = |rest: &mut std::str::Chars<'_>| {
+            let escaped = rest.next()?;
+            Some(match escaped {
+                'u' => (0..4).fold(0, |unit, _| {
+                    unit * 16 + rest.next().and_then(|d| d.to_digit(16)).unwrap_or(0)
+                }),
+                'b' => 0x08,
+                'f' => 0x0c,
+                'n' => 0x0a,
+                'r' => 0x0d,
+                't' => 0x09,
+                other => other as u32, // `"` and `\`
+            })
+        };
+        std::iter::from_fn(move || {
+            let c = rest.next()?;
+            if c != '\\' {
+                return Some(c as u32);
+            }
+            let unit = unit_after(&mut rest)?;
+            if !(0xd800..0xdc00).contains(&unit) {
+                return Some(unit);
+            }
+            // Two stood-in halves side by side make one character in JavaScript.
+            let mut ahead = rest.clone();
+            if ahead.next() == Some('\\')
+                && let Some(low) = unit_after(&mut ahead).filter(|u| (0xdc00..0xe000).contains(u))
+            {
+                rest = ahead;
+                return Some(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
+            }
+            Some(unit)
+        })
+    }
 }
 
 impl Borrow<str> for JsString {
@@ -268,6 +316,22 @@ impl JsValue {
         }
     }
 
+    /// Puts every object's keys in the order the oracle prints them, in place (a document of
+    /// 300,000 messages is not copied): it sorts them by code point into a new object, which
+    /// JavaScript then enumerates array indexes first, in numeric order (see
+    /// [`compare_sorted_keys`]).
+    pub fn sort_keys(&mut self) {
+        match self {
+            JsValue::Array(items) => items.iter_mut().for_each(JsValue::sort_keys),
+            JsValue::Object(map) => {
+                map.sort_by(|a, _, b, _| a.compare_code_points(b));
+                put_in_js_order(map);
+                map.values_mut().for_each(JsValue::sort_keys);
+            }
+            _ => {}
+        }
+    }
+
     /// `JSON.stringify(value)`.
     pub fn stringify(&self) -> String {
         let mut out = String::new();
@@ -346,7 +410,17 @@ impl JsValue {
 fn newline(out: &mut String, indent: Option<usize>, level: usize) {
     if let Some(width) = indent {
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', width * level));
+        push_spaces(width * level, out);
+    }
+}
+
+/// Appends `count` spaces (pretty-printing's indentation), a slice at a time.
+pub fn push_spaces(mut count: usize, out: &mut String) {
+    const SPACES: &str = "                                                                ";
+    while count > 0 {
+        let n = count.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        count -= n;
     }
 }
 
@@ -369,10 +443,44 @@ pub fn write_number(n: f64, out: &mut String) {
         out.push_str("null");
     } else if n == 0.0 {
         out.push('0'); // also -0
+    } else if n.fract() == 0.0 && n.abs() < MAX_SAFE_PLUS_ONE {
+        // Below 2^53 every integer is a double of its own, so its shortest round-trip digits
+        // are its digits: what `Number.prototype.toString` prints, without ryu's search.
+        write_integer(n as i64, out);
     } else {
         let mut buffer = ryu_js::Buffer::new();
         out.push_str(buffer.format_finite(n));
     }
+}
+
+/// 2^53: from here on not every integer is a double.
+const MAX_SAFE_PLUS_ONE: f64 = 9_007_199_254_740_992.0;
+
+/// Appends an integer's decimal digits (a leading `-` when negative).
+pub fn write_integer(n: i64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
+/// Appends `JSON.stringify(text)`: the string quoted and escaped.
+pub fn write_string(text: &str, out: &mut String) {
+    out.push('"');
+    escape_into(text, out);
+    out.push('"');
 }
 
 /// Appends `text` escaped as `JSON.stringify` escapes it.
@@ -446,17 +554,7 @@ fn decode_escaped(escaped: &str, out: &mut String, lossy: bool) -> bool {
 /// numeric order, then the other keys in insertion order. `JSON.parse` builds objects this
 /// way and `JSON.stringify` writes them this way.
 pub fn put_in_js_order(map: &mut JsObject) {
-    fn index_of(key: &JsString) -> Option<u32> {
-        let k = key.escaped();
-        let first = *k.as_bytes().first()?;
-        if !first.is_ascii_digit() || (first == b'0' && k.len() > 1) || k.len() > 10 {
-            return None;
-        }
-        k.parse::<u64>()
-            .ok()
-            .filter(|&n| n < u64::from(u32::MAX))
-            .map(|n| n as u32)
-    }
+    let index_of = |key: &JsString| array_index(key.escaped());
     if !map.keys().any(|k| index_of(k).is_some()) {
         return;
     }
@@ -467,6 +565,66 @@ pub fn put_in_js_order(map: &mut JsObject) {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
+}
+
+/// The number a key names when it is an array index ("0", "7", "10"; not "01", "-1", "1.5" or
+/// 2^32 - 1 and beyond): such keys come first in a JavaScript object, in numeric order.
+pub fn array_index(key: &str) -> Option<u32> {
+    let first = *key.as_bytes().first()?;
+    if !first.is_ascii_digit() || (first == b'0' && key.len() > 1) || key.len() > 10 {
+        return None;
+    }
+    key.parse::<u64>()
+        .ok()
+        .filter(|&n| n < u64::from(u32::MAX))
+        .map(|n| n as u32)
+}
+
+/// The order of two keys (without escapes) in a document the oracle prints: array indexes
+/// first, in numeric order, then the others by code point (UTF-8 byte order).
+pub fn compare_sorted_keys(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (array_index(a), array_index(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// The length of the JSON number `bytes` start with; `Err(at)` where they stop being one.
+pub(super) fn number_len(bytes: &[u8]) -> Result<usize, usize> {
+    let digits_from = |from: usize| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut pos = usize::from(bytes.first() == Some(&b'-'));
+    pos = match bytes.get(pos) {
+        Some(b'0') => pos + 1,
+        Some(b'1'..=b'9') => digits_from(pos),
+        _ => return Err(pos),
+    };
+    if bytes.get(pos) == Some(&b'.') {
+        let end = digits_from(pos + 1);
+        if end == pos + 1 {
+            return Err(end);
+        }
+        pos = end;
+    }
+    if let Some(b'e' | b'E') = bytes.get(pos) {
+        pos += 1;
+        if let Some(b'+' | b'-') = bytes.get(pos) {
+            pos += 1;
+        }
+        let end = digits_from(pos);
+        if end == pos {
+            return Err(end);
+        }
+        pos = end;
+    }
+    Ok(pos)
 }
 
 /// `JSON.parse(text)`.
@@ -628,35 +786,10 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Result<JsValue, JsonError> {
         let start = self.pos;
-        let digits = |p: &mut Self| {
-            let from = p.pos;
-            while let Some(b'0'..=b'9') = p.bytes.get(p.pos) {
-                p.pos += 1;
-            }
-            p.pos - from
-        };
-        if self.bytes.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
-        }
-        match self.bytes.get(self.pos) {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(self.error("invalid number")),
-        }
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(self.error("invalid number"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
+        match number_len(&self.bytes[start..]) {
+            Ok(len) => self.pos += len,
+            Err(at) => {
+                self.pos += at;
                 return Err(self.error("invalid number"));
             }
         }
@@ -822,6 +955,50 @@ mod tests {
         assert_eq!(roundtrip("2.5E+3"), "2500");
     }
 
+    /// Integers below 2^53 skip ryu: the digits are ryu's (JavaScript's) all the same.
+    #[test]
+    fn integers_print_as_ryu_prints_them() {
+        use rand::{Rng, SeedableRng};
+        let ryu = |n: f64| ryu_js::Buffer::new().format_finite(n).to_string();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(53);
+        let mut numbers: Vec<f64> = vec![
+            1.0,
+            -1.0,
+            9.0,
+            10.0,
+            1e15,
+            1e15 - 1.0,
+            1e15 + 1.0,
+            1733000000000.0,
+            9_007_199_254_740_991.0,
+            -9_007_199_254_740_991.0,
+            9_007_199_254_740_990.0,
+            4_503_599_627_370_496.5,
+            0.5,
+            -0.5,
+            1e-300,
+        ];
+        for _ in 0..100_000 {
+            let bits = rng.random_range(1..=53);
+            let n = rng.random_range(1..(1u64 << bits)) as f64;
+            numbers.push(if rng.random_bool(0.3) { -n } else { n });
+            numbers.push(n + 0.5);
+        }
+        for n in numbers {
+            let mut out = String::new();
+            write_number(n, &mut out);
+            assert_eq!(out, ryu(n), "{n}");
+        }
+        for (n, text) in [
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (1e21, "1e+21"),
+            (2f64.powi(60), "1152921504606847000"),
+            (-0.0, "0"),
+        ] {
+            assert_eq!(number_to_string(n), text);
+        }
+    }
+
     #[test]
     fn strings_are_escaped_as_stringify_escapes_them() {
         assert_eq!(roundtrip(r#""a\/b""#), r#""a/b""#);
@@ -848,6 +1025,47 @@ mod tests {
         assert_eq!(
             roundtrip(r#"{"4294967295":0,"4294967294":1}"#),
             r#"{"4294967294":1,"4294967295":0}"#
+        );
+    }
+
+    /// As the oracle prints a value: keys sorted by code point into a new object, which
+    /// JavaScript enumerates array indexes first (the expected text is Node's).
+    #[test]
+    fn sorted_keys_are_in_the_oracles_order() {
+        let mut value = parse(
+            r#"{"z":1,"10":"ten","2":"two","02":0,"-1":0,"b":{"9":1,"a":2,"1":3,"4294967295":4,"4294967294":5,"":6,"😀":7,"｡":8,"0":9}}"#,
+        )
+        .unwrap();
+        value.sort_keys();
+        assert_eq!(
+            value.stringify(),
+            r#"{"2":"two","10":"ten","-1":0,"02":0,"b":{"0":9,"1":3,"9":1,"4294967294":5,"":6,"4294967295":4,"a":2,"｡":8,"😀":7},"z":1}"#
+        );
+    }
+
+    /// Lone surrogates sort by their own value, as the oracle's code point comparison sorts
+    /// them (the expected order is Node's).
+    #[test]
+    fn keys_with_lone_surrogates_sort_by_code_point() {
+        let mut value = parse(
+            r#"{"\ud83d":1,"｡":2,"\uffff":3,"😀":4,"\ude00":5,"":6,"\ue000":7,"a\ud800b":8,"a\ud800":9,"a":10,"\ud83d\ude00x":11,"\n":12,"\u0001":13,"\"":14}"#,
+        )
+        .unwrap();
+        value.sort_keys();
+        let order: Vec<String> = value
+            .as_object()
+            .unwrap()
+            .values()
+            .map(JsValue::to_js_string)
+            .collect();
+        assert_eq!(order.join(","), "6,13,12,14,10,9,8,1,5,7,2,3,4,11");
+        // Two escaped halves side by side are one character to JavaScript.
+        let halves = JsString(r"\ud83d\ude00".into());
+        assert!(halves.compare_code_points(&JsString::new("😀")).is_eq());
+        assert!(
+            halves
+                .compare_code_points(&JsString::new("\u{ffff}"))
+                .is_gt()
         );
     }
 

@@ -8,8 +8,11 @@ pub mod exact_text;
 pub mod ids;
 pub mod js_date;
 pub mod json;
+pub mod json_spans;
 pub mod migrate;
 pub mod profile;
 pub mod time;
+#[cfg(test)]
+pub(crate) mod tricky_json;
 pub mod wire_surrogates;
 pub mod write;

@@ -2,9 +2,9 @@
 //! `context` command (`header`, `leafId`, `contextEntryIds`, `context`, `labels`,
 //! `sessionName`, `tree`), so the two can be compared field by field.
 
-use crate::format::json::{JsObject, JsString, JsValue};
+use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
-use crate::store::{Leaf, MessageFormat, Session, StoreResult};
+use crate::store::{ContextMessage, Leaf, MessageFormat, Session, StoreResult, TreeRow};
 
 /// Which leaf to report at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +106,7 @@ fn context_document(
     Ok(JsValue::Object(doc))
 }
 
+#[cfg(test)]
 fn id_value(session: &Session, position: u32) -> JsValue {
     session
         .record(position)
@@ -113,22 +114,11 @@ fn id_value(session: &Session, position: u32) -> JsValue {
         .map_or(JsValue::Null, JsValue::from)
 }
 
-/// The value with every object's keys sorted by code point, as the oracle prints documents.
-/// Sorted in place: a document of 300,000 messages is not copied.
+/// The value with every object's keys in the order the oracle prints them (sorted by code
+/// point, array indexes first: [`JsValue::sort_keys`]).
 pub fn sorted_keys(mut value: JsValue) -> JsValue {
-    sort_keys(&mut value);
+    value.sort_keys();
     value
-}
-
-fn sort_keys(value: &mut JsValue) {
-    match value {
-        JsValue::Array(items) => items.iter_mut().for_each(sort_keys),
-        JsValue::Object(map) => {
-            map.sort_by(|a, _, b, _| a.to_string_lossy().cmp(&b.to_string_lossy()));
-            map.values_mut().for_each(sort_keys);
-        }
-        _ => {}
-    }
 }
 
 /// Writes the document for `session` at `choice` exactly as
@@ -155,9 +145,12 @@ pub fn write_context_document(
     }
     w.push("\n    \"messages\": [");
     let mut count = 0usize;
-    session.build_context_with(&leaf, format, |message| {
+    session.build_context_lines(&leaf, format, |message| {
         w.push(if count == 0 { "\n      " } else { ",\n      " });
-        w.value(sorted_keys(message), 3);
+        match message {
+            ContextMessage::Value(value) => w.value(sorted_keys(value), 3),
+            ContextMessage::Line(line) => line.write_sorted_pretty(&mut w.buffer, 2, 3)?,
+        }
         count += 1;
         w.flush_if_large()
     })?;
@@ -169,7 +162,14 @@ pub fn write_context_document(
         w.value(sorted_keys(level), 2);
     }
     w.push("\n  },\n  \"contextEntryIds\": ");
-    w.items(context_entries.iter().map(|&p| id_value(session, p)), 1)?;
+    w.items(
+        context_entries.iter(),
+        1,
+        |out, &position, _| match session.record(position).id() {
+            Some(id) => json::write_string(id, out),
+            None => out.push_str("null"),
+        },
+    )?;
     w.push(",\n  \"header\": ");
     w.value(sorted_keys(session.reported_header()), 1);
     let mut labels = JsObject::new();
@@ -193,26 +193,35 @@ pub fn write_context_document(
     );
     w.push(",\n  \"tree\": ");
     let rows = session.tree_rows();
-    w.items(rows.iter().map(|row| tree_row(session, row)), 1)?;
+    w.items(rows.iter(), 1, |out, row, level| {
+        write_tree_row(out, session, row, level)
+    })?;
     w.push("\n}\n");
     w.flush()
 }
 
-/// A `tree` row of the document, keys sorted.
-fn tree_row(session: &Session, row: &crate::store::TreeRow) -> JsValue {
+/// A `tree` row of the document sitting `level` levels deep, keys sorted, written as its
+/// value would be: `{"depth", "id", "type"}` without the ones the entry lacks.
+fn write_tree_row(out: &mut String, session: &Session, row: &TreeRow, level: usize) {
     let record = session.record(row.position);
-    let mut map = JsObject::new();
-    map.insert(
-        JsString::new("depth"),
-        JsValue::Number(f64::from(row.depth)),
-    );
-    if let Some(id) = record.id() {
-        map.insert(JsString::new("id"), JsValue::from(id));
+    let indent = |out: &mut String, level: usize| json::push_spaces(2 * level, out);
+    out.push_str("{\n");
+    indent(out, level + 1);
+    out.push_str("\"depth\": ");
+    json::write_integer(i64::from(row.depth), out);
+    for (key, text) in [("id", record.id()), ("type", record.type_name())] {
+        if let Some(text) = text {
+            out.push_str(",\n");
+            indent(out, level + 1);
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\": ");
+            json::write_string(text, out);
+        }
     }
-    if let Some(t) = record.type_name() {
-        map.insert(JsString::new("type"), JsValue::from(t));
-    }
-    JsValue::Object(map)
+    out.push('\n');
+    indent(out, level);
+    out.push('}');
 }
 
 /// Pretty-printed pieces of a document, buffered and written out as they grow.
@@ -238,15 +247,21 @@ impl<'a> Pieces<'a> {
         value.write_pretty_at(&mut self.buffer, 2, level);
     }
 
-    /// An array sitting `level` levels deep, written item by item.
-    fn items(&mut self, items: impl Iterator<Item = JsValue>, level: usize) -> StoreResult<()> {
+    /// An array sitting `level` levels deep, written item by item by `write(out, item,
+    /// level of the item)`.
+    fn items<T>(
+        &mut self,
+        items: impl Iterator<Item = T>,
+        level: usize,
+        mut write: impl FnMut(&mut String, T, usize),
+    ) -> StoreResult<()> {
         let indent = "  ".repeat(level + 1);
         let mut count = 0usize;
         self.push("[");
         for item in items {
             self.push(if count == 0 { "\n" } else { ",\n" });
             self.push(&indent);
-            self.value(item, level + 1);
+            write(&mut self.buffer, item, level + 1);
             count += 1;
             self.flush_if_large()?;
         }
@@ -287,48 +302,268 @@ mod tests {
     use super::*;
     use crate::store::SessionOptions;
 
+    /// Compares the streamed document with the built one for `path` in every profile and
+    /// format, at the file's leaf, at `null` and at its first entry; the number compared.
+    fn compare_streamed_with_built(path: &std::path::Path) -> usize {
+        let mut compared = 0;
+        for profile in [Profile::PiCli, Profile::Pi16, Profile::Harness] {
+            for format in [MessageFormat::Agent, MessageFormat::Llm] {
+                let Ok(mut session) =
+                    Session::open_read_only(path, SessionOptions::with_profile(profile))
+                else {
+                    continue;
+                };
+                let mut choices = vec![LeafChoice::Current, LeafChoice::Root];
+                if let Some(id) = session.entries().next().and_then(|r| r.id()) {
+                    choices.push(LeafChoice::Entry(id.to_string()));
+                }
+                for choice in choices {
+                    let built = context_document(&mut session, &choice, format)
+                        .map(|doc| format!("{}\n", sorted_keys(doc).stringify_pretty(2)));
+                    let mut streamed = Vec::new();
+                    let written =
+                        write_context_document(&mut session, &choice, format, &mut streamed);
+                    match (built, written) {
+                        (Ok(built), Ok(())) => {
+                            assert_eq!(
+                                String::from_utf8(streamed).unwrap(),
+                                built,
+                                "{} {profile:?} {format:?} {choice:?}",
+                                path.display()
+                            );
+                            compared += 1;
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a, b),
+                        (a, b) => panic!("{}: {a:?} vs {b:?}", path.display()),
+                    }
+                }
+            }
+        }
+        compared
+    }
+
     /// The streamed document is byte for byte the built one, on every hand-written file, in
-    /// both profiles, at every kind of leaf.
+    /// every profile, at every kind of leaf.
     #[test]
     fn the_streamed_document_is_the_built_one() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/files");
         let mut compared = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            for profile in [Profile::PiCli, Profile::Harness] {
-                for format in [MessageFormat::Agent, MessageFormat::Llm] {
-                    let Ok(mut session) =
-                        Session::open_read_only(&path, SessionOptions::with_profile(profile))
-                    else {
-                        continue;
-                    };
-                    let mut choices = vec![LeafChoice::Current, LeafChoice::Root];
-                    if let Some(id) = session.entries().next().and_then(|r| r.id()) {
-                        choices.push(LeafChoice::Entry(id.to_string()));
-                    }
-                    for choice in choices {
-                        let built = context_document(&mut session, &choice, format)
-                            .map(|doc| format!("{}\n", sorted_keys(doc).stringify_pretty(2)));
-                        let mut streamed = Vec::new();
-                        let written =
-                            write_context_document(&mut session, &choice, format, &mut streamed);
-                        match (built, written) {
-                            (Ok(built), Ok(())) => {
-                                assert_eq!(
-                                    String::from_utf8(streamed).unwrap(),
-                                    built,
-                                    "{} {profile:?} {choice:?}",
-                                    path.display()
-                                );
-                                compared += 1;
-                            }
-                            (Err(a), Err(b)) => assert_eq!(a, b),
-                            (a, b) => panic!("{}: {a:?} vs {b:?}", path.display()),
-                        }
-                    }
-                }
+            compared += compare_streamed_with_built(&entry.unwrap().path());
+        }
+        assert!(compared > 100, "{compared}");
+    }
+
+    /// Messages copied from their lines are the built ones even where the line's bytes are
+    /// not what `JSON.stringify` writes, where keys repeat or hold escapes, and where a role
+    /// or content is repaired or converted.
+    #[test]
+    fn messages_from_lines_are_the_built_ones() {
+        let entry = |n: u32, message: &str| {
+            let parent = if n == 1 {
+                "null".to_string()
+            } else {
+                format!("\"m{}\"", n - 1)
+            };
+            format!(
+                r#"{{"type":"message","id":"m{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:{n:02}.000Z","message":{message}}}"#
+            )
+        };
+        let messages = [
+            r#"{"role":"user","content":"a\/b \u00e9 \u001F \u001f \ud83d\ude00 \ud800 x\u2028\u007f	tab","timestamp":1}"#,
+            r#" { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "hi" } , { } , [ ] ] , "provider" : "p" , "model" : "m" , "usage" : { "input" : 1.0 , "output" : -0 , "cost" : 1e400 , "e" : 1E2 , "big" : 12345678901234567890 , "f" : 0.1 , "tiny" : 5e-324 } , "timestamp" : 2.0 } "#,
+            r#"{"role":"user","content":"first","content":"second","timestamp":3}"#,
+            r#"{"r\u006fle":"user","content":null,"timestamp":4}"#,
+            r#"{"role":"us\u0065r","content":null,"timestamp":5}"#,
+            r#"{"role":"user","timestamp":6,"Z":1,"é":2,"a":3,"10":4,"2":5,"_":6,"😀":7,"｡":8}"#,
+            r#"{"role":"toolResult","toolCallId":"t","toolName":"bash","content":null,"isError":false,"timestamp":7}"#,
+            r#"{"role":"system","content":null,"timestamp":8}"#,
+            r#"{"role":"system","content":"be brief","timestamp":9}"#,
+            r#"{"role":"bashExecution","command":"ls","output":"x","exitCode":1,"cancelled":false,"truncated":false,"timestamp":10}"#,
+            r#"{"role":"custom","customType":"c","content":"x","display":true,"timestamp":11}"#,
+            r#"{"role":7,"content":"odd role","timestamp":12}"#,
+            r#"{"content":"no role","timestamp":13}"#,
+        ];
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
+        ];
+        for (i, message) in messages.iter().enumerate() {
+            lines.push(entry(i as u32 + 1, message));
+        }
+        let n = messages.len() as u32;
+        // A line naming its message twice: `JSON.parse` keeps the last.
+        lines.push(format!(
+            r#"{{"type":"message","id":"m{}","parentId":"m{n}","timestamp":"2026-01-01T00:00:50.000Z","message":{{"role":"user","content":"dropped","timestamp":50}},"message":{{"role":"user","content":"kept","timestamp":51}}}}"#,
+            n + 1
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        // Some profiles refuse some leaves (alike in both); every profile answers some.
+        assert!(compare_streamed_with_built(&path) >= 12);
+    }
+
+    /// A message as a random line holds it: a role pi treats in its own way (or an odd one),
+    /// content missing, null, a string or blocks, tricky members, and keys in any order.
+    fn random_message(tricky: &mut crate::format::tricky_json::Tricky) -> String {
+        let mut members: Vec<String> = Vec::new();
+        let role = [
+            Some(r#""user""#),
+            Some(r#""assistant""#),
+            Some(r#""toolResult""#),
+            Some(r#""system""#),
+            Some(r#""custom""#),
+            Some(r#""bashExecution""#),
+            Some(r#""branchSummary""#),
+            Some(r#""compactionSummary""#),
+            Some(r#""hookMessage""#),
+            Some(r#""us\u0065r""#),
+            Some("7"),
+            Some("null"),
+            None,
+        ][tricky.below(13)];
+        if let Some(role) = role {
+            members.push(format!(r#""role":{role}"#));
+        }
+        let value = |tricky: &mut crate::format::tricky_json::Tricky, depth| {
+            let mut out = String::new();
+            tricky.value(depth, &mut out);
+            out
+        };
+        match tricky.below(6) {
+            0 => {}
+            1 => members.push(r#""content":null"#.into()),
+            2 => {
+                let mut text = String::new();
+                tricky.string(&mut text);
+                members.push(format!(r#""content":{text}"#));
+            }
+            3 => {
+                let mut text = String::new();
+                tricky.string(&mut text);
+                members.push(format!(
+                    r#""content":[{{"type":"text","text":{text}}},{}]"#,
+                    value(tricky, 2)
+                ));
+            }
+            _ => members.push(format!(r#""content":{}"#, value(tricky, 3))),
+        }
+        for key in [
+            "timestamp",
+            "command",
+            "output",
+            "exitCode",
+            "summary",
+            "details",
+        ] {
+            if tricky.chance(300) {
+                members.push(format!(r#""{key}":{}"#, value(tricky, 2)));
             }
         }
-        assert!(compared > 50, "{compared}");
+        for _ in 0..tricky.below(4) {
+            let mut key = String::new();
+            tricky.key(&mut key);
+            members.push(format!("{key}:{}", value(tricky, 3)));
+        }
+        // Any order, now and then a member twice.
+        for i in (1..members.len()).rev() {
+            members.swap(i, tricky.below(i + 1));
+        }
+        if !members.is_empty() && tricky.chance(100) {
+            members.push(members[tricky.below(members.len())].clone());
+        }
+        let mut out = String::from("{");
+        for (i, member) in members.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            tricky.whitespace(&mut out);
+            out.push_str(member);
+            tricky.whitespace(&mut out);
+        }
+        out.push('}');
+        out
+    }
+
+    /// Seeded random sessions of message entries (and a few others), their lines' members
+    /// in any order: the streamed document is the built one in every profile and format, and
+    /// most messages were written from their lines.
+    #[test]
+    fn random_messages_from_lines_are_the_built_ones() {
+        let mut tricky = crate::format::tricky_json::Tricky::new(0x5eed_c0de);
+        tricky.escaped_keys_per_mille = 5;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut compared, mut from_lines, mut built) = (0, 0, 0);
+        for file in 0..6 {
+            let mut lines = vec![
+                r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
+            ];
+            for n in 1..=80u32 {
+                let parent = if n == 1 {
+                    "null".to_string()
+                } else {
+                    format!("\"m{}\"", n - 1)
+                };
+                let mut members = vec![
+                    r#""type":"message""#.to_string(),
+                    format!(r#""id":"m{n}""#),
+                    format!(r#""parentId":{parent}"#),
+                    format!(
+                        r#""timestamp":"2026-01-01T00:{:02}:{:02}.000Z""#,
+                        n / 60,
+                        n % 60
+                    ),
+                    format!(r#""message":{}"#, random_message(&mut tricky)),
+                ];
+                match tricky.below(20) {
+                    // A message named twice (JSON.parse keeps the last), or a type twice.
+                    0 => members.insert(0, format!(r#""message":{}"#, random_message(&mut tricky))),
+                    1 => members.insert(0, r#""type":"custom_message""#.into()),
+                    2 => members[0] = r#""type":"mess\u0061ge""#.into(),
+                    3 => {
+                        members[0] = format!(
+                            r#""type":"custom_message","customType":"c","content":{},"display":true"#,
+                            random_message(&mut tricky)
+                        )
+                    }
+                    _ => {}
+                }
+                for i in (2..members.len()).rev() {
+                    members.swap(i, 1 + tricky.below(i));
+                }
+                let mut line = String::from("{");
+                for (i, member) in members.iter().enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    tricky.whitespace(&mut line);
+                    line.push_str(member);
+                }
+                line.push('}');
+                lines.push(line.replace(['\n', '\r'], " "));
+            }
+            let path = dir.path().join(format!("s{file}.jsonl"));
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            compared += compare_streamed_with_built(&path);
+            let mut session =
+                Session::open_read_only(&path, SessionOptions::with_profile(Profile::PiCli))
+                    .unwrap();
+            let leaf = session.leaf().clone();
+            session
+                .build_context_lines(&leaf, MessageFormat::Agent, |message| {
+                    match message {
+                        ContextMessage::Line(_) => from_lines += 1,
+                        ContextMessage::Value(_) => built += 1,
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        eprintln!("{compared} compared, {from_lines} from lines, {built} built");
+        assert!(compared >= 6 * 12, "{compared}");
+        assert!(
+            from_lines > 2 * built && built > 20,
+            "{from_lines} from lines, {built} built"
+        );
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::format::entry::{Kind, Payload, Ref, Replacement, Role};
 use crate::format::json::{self, JsObject, JsString, JsValue};
+use crate::format::json_spans::{JsonSpan, Spans};
 use crate::format::profile::Profile;
 use crate::format::time::parse_date_millis;
 
@@ -33,7 +34,7 @@ impl Context {
         };
         let messages = JsValue::Array(self.messages);
         let mut messages = Some(messages);
-        if profile == Profile::PiCli {
+        if profile.is_session_manager() {
             put("messages", messages.take().unwrap_or(JsValue::Null));
         }
         if let Some(level) = self.thinking_level {
@@ -176,22 +177,53 @@ impl Session {
         format: MessageFormat,
         mut each: impl FnMut(JsValue) -> StoreResult<()>,
     ) -> StoreResult<Context> {
+        self.hand_out_context(leaf, format, false, |message| match message {
+            ContextMessage::Value(value) => each(value),
+            ContextMessage::Line(message) => each(message.to_value()?),
+        })
+    }
+
+    /// [`Session::build_context_with`], handing out a message as the part of its entry's line
+    /// that holds it whenever that part is exactly the message pi builds: a writer then
+    /// copies its text instead of building and printing a tree of values.
+    pub fn build_context_lines(
+        &mut self,
+        leaf: &Leaf,
+        format: MessageFormat,
+        each: impl FnMut(ContextMessage<'_>) -> StoreResult<()>,
+    ) -> StoreResult<Context> {
+        self.hand_out_context(leaf, format, true, each)
+    }
+
+    fn hand_out_context(
+        &mut self,
+        leaf: &Leaf,
+        format: MessageFormat,
+        from_lines: bool,
+        mut each: impl FnMut(ContextMessage<'_>) -> StoreResult<()>,
+    ) -> StoreResult<Context> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
         let context = self.settings(&path.positions)?;
         let selected = self.select_context_entries(&path.positions);
         let profile = self.profile();
-        let mut emit = |message: JsValue| match format {
-            MessageFormat::Agent => each(message),
-            MessageFormat::Llm => match convert_to_llm(&message, profile) {
-                Some(message) => each(message),
-                None => Ok(()),
-            },
+        let mut emit = |message: ContextMessage<'_>| match (message, format) {
+            (ContextMessage::Value(message), MessageFormat::Llm) => {
+                match convert_to_llm(&message, profile) {
+                    Some(message) => each(ContextMessage::Value(message)),
+                    None => Ok(()),
+                }
+            }
+            // A line's message is handed out only when it is what the format passes through.
+            (message, _) => each(message),
         };
+        let from_lines = from_lines.then_some(format);
         if profile == Profile::Pi16 {
             // The edits map needs every selected entry first; the messages then go out one
             // entry at a time.
-            return self.projection(&selected, &mut emit).map(|()| context);
+            return self
+                .projection(&selected, from_lines, &mut emit)
+                .map(|()| context);
         }
         let mut projected = Vec::new();
         for position in selected {
@@ -199,13 +231,43 @@ impl Session {
             if !projects_messages(self.record(position).kind()) {
                 continue;
             }
+            if let Some(format) = from_lines
+                && self.emit_line_message(position, format, &mut emit)?
+            {
+                continue;
+            }
             let entry = self.entry_value(position)?;
             project(self.profile(), &entry, &mut projected);
             for message in projected.drain(..) {
-                emit(message)?;
+                emit(ContextMessage::Value(message))?;
             }
         }
         Ok(context)
+    }
+
+    /// Hands `emit` the message of the message entry at `position` as its line holds it, when
+    /// that is exactly the message pi builds for `format`; `false` when it must be built.
+    fn emit_line_message(
+        &self,
+        position: u32,
+        format: MessageFormat,
+        emit: &mut impl FnMut(ContextMessage<'_>) -> StoreResult<()>,
+    ) -> StoreResult<bool> {
+        if self.record(position).kind() != Kind::Message {
+            return Ok(false);
+        }
+        let text = self.line_text(position)?;
+        let Some(spans) = Spans::read(&text) else {
+            return Ok(false);
+        };
+        let Some(message) = passed_through(self.profile(), format, spans.root()) else {
+            return Ok(false);
+        };
+        emit(ContextMessage::Line(LineMessage {
+            span: message,
+            line: self.record(position).line(),
+        }))?;
+        Ok(true)
     }
 
     /// pi 1.6's `buildSessionProjection` messages over the selected entries: per target, the
@@ -214,7 +276,8 @@ impl Session {
     fn projection(
         &self,
         selected: &[u32],
-        emit: &mut impl FnMut(JsValue) -> StoreResult<()>,
+        from_lines: Option<MessageFormat>,
+        emit: &mut impl FnMut(ContextMessage<'_>) -> StoreResult<()>,
     ) -> StoreResult<()> {
         let mut edits: HashMap<&str, u32> = HashMap::new();
         for &position in selected {
@@ -230,14 +293,21 @@ impl Session {
             if (i > 0 && record.kind() == Kind::Compaction) || !projects_messages(record.kind()) {
                 continue;
             }
+            let edit = record.id().and_then(|id| edits.get(id)).copied();
+            if let Some(format) = from_lines
+                && edit.is_none()
+                && self.emit_line_message(position, format, emit)?
+            {
+                continue;
+            }
             let entry = self.entry_value(position)?;
             let mut projected = Vec::new();
             project(self.profile(), &entry, &mut projected);
-            if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
+            if let Some(edit) = edit {
                 projected = self.apply_edit(edit, projected)?;
             }
             for message in projected {
-                emit(message)?;
+                emit(ContextMessage::Value(message))?;
             }
         }
         Ok(())
@@ -351,6 +421,77 @@ impl Session {
             active_tool_names,
         })
     }
+}
+
+/// One message of a context as it is handed out.
+pub enum ContextMessage<'a> {
+    /// Built as pi builds it.
+    Value(JsValue),
+    /// The part of its entry's line that is exactly the message pi builds.
+    Line(LineMessage<'a>),
+}
+
+/// A message as the part of its entry's line that holds it.
+pub struct LineMessage<'a> {
+    span: JsonSpan<'a>,
+    line: u64,
+}
+
+impl LineMessage<'_> {
+    /// The message as `JSON.parse` gives it.
+    pub fn to_value(&self) -> StoreResult<JsValue> {
+        self.span.to_value().map_err(|e| self.changed(e))
+    }
+
+    /// The message as [`JsonSpan::write_sorted_pretty`] writes it.
+    pub fn write_sorted_pretty(
+        &self,
+        out: &mut String,
+        indent: usize,
+        level: usize,
+    ) -> StoreResult<()> {
+        self.span
+            .write_sorted_pretty(out, indent, level)
+            .map_err(|e| self.changed(e))
+    }
+
+    fn changed(&self, e: json::JsonError) -> StoreError {
+        let line = self.line;
+        StoreError::at_line(
+            ErrorKind::Io,
+            line,
+            format!("line {line} changed on disk: {e}"),
+        )
+    }
+}
+
+/// The `message` of a message entry when [`project`] (and, for the LLM, [`convert_to_llm`])
+/// hands it out unchanged; `None` when it does not or when that is not certain from the
+/// bytes (a role or content to repair, a role with escapes, a role the LLM form rewrites).
+fn passed_through(
+    profile: Profile,
+    format: MessageFormat,
+    entry: JsonSpan<'_>,
+) -> Option<JsonSpan<'_>> {
+    if entry.get("type")?.as_plain_str()? != "message" {
+        return None;
+    }
+    let message = entry.get("message").filter(JsonSpan::is_object)?;
+    let role = match message.get("role") {
+        Some(role) if role.is_escaped_string() => return None,
+        Some(role) => role.as_plain_str(),
+        None => None,
+    };
+    let no_content = message.get("content").is_none_or(|c| c.is_null());
+    let repaired = match role {
+        Some("system") => profile == Profile::Pi16 && no_content,
+        Some("user" | "assistant" | "toolResult") => profile.is_session_manager() && no_content,
+        _ => false,
+    };
+    let converted = format == MessageFormat::Llm
+        && !matches!(role, Some("user" | "assistant" | "toolResult"))
+        && !(role == Some("system") && profile == Profile::Pi16);
+    (!repaired && !converted).then_some(message)
 }
 
 /// `sessionEntryToContextMessages` of the profile's pi (the harness's `buildSessionContext`
@@ -547,15 +688,16 @@ pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
         }
         "custom" => {
             let content = match message.get("content") {
-                Some(JsValue::String(s)) => JsValue::Array(vec![object([
+                Some(JsValue::String(s)) => Some(JsValue::Array(vec![object([
                     ("type", Some(JsValue::from("text"))),
                     ("text", Some(JsValue::String(s.clone()))),
-                ])]),
-                other => other.cloned().unwrap_or(JsValue::Null),
+                ])])),
+                // `content: m.content`: a missing content stays missing.
+                other => other.cloned(),
             };
             Some(object([
                 ("role", Some(JsValue::from("user"))),
-                ("content", Some(content)),
+                ("content", content),
                 ("timestamp", message.get("timestamp").cloned()),
             ]))
         }
@@ -568,5 +710,40 @@ pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
             text_of("summary")
         ))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `convertToLlm`'s custom case: `content` a string becomes a text block, anything else
+    /// is kept as it is, and a missing one stays missing (`content: m.content`).
+    #[test]
+    fn custom_messages_keep_their_content_or_its_absence() {
+        for (message, expected) in [
+            (
+                r#"{"role":"custom","content":"x","timestamp":1}"#,
+                r#"{"role":"user","content":[{"type":"text","text":"x"}],"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","content":null,"timestamp":1}"#,
+                r#"{"role":"user","content":null,"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","content":[1],"timestamp":1}"#,
+                r#"{"role":"user","content":[1],"timestamp":1}"#,
+            ),
+            (
+                r#"{"role":"custom","timestamp":1}"#,
+                r#"{"role":"user","timestamp":1}"#,
+            ),
+            (r#"{"role":"custom"}"#, r#"{"role":"user"}"#),
+        ] {
+            for profile in [Profile::PiCli, Profile::Pi16] {
+                let converted = convert_to_llm(&json::parse(message).unwrap(), profile);
+                assert_eq!(converted.unwrap().stringify(), expected, "{message}");
+            }
+        }
     }
 }

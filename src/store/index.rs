@@ -372,16 +372,27 @@ impl Index {
         self.get(id).is_some()
     }
 
+    /// Whether some id names more than one entry: an entry's id then may look up another.
+    pub fn ids_repeat(&self) -> bool {
+        self.repeated_ids
+    }
+
+    /// What [`Index::get`] gives for the `parentId` of the entry at `position`, known without
+    /// a lookup when that parent was read before it and no id repeats; `None` when unknown.
+    pub fn known_parent(&self, position: u32) -> Option<u32> {
+        let packed = &self.records[position as usize];
+        (packed.flags & PARENT_AT != 0 && !self.repeated_ids).then_some(packed.parent)
+    }
+
     /// The position of the entry `position`'s `parentId` names, when it is a non-empty
     /// string naming one (the last with that id, as [`Index::get`] finds).
     pub fn parent_position(&self, position: u32) -> Option<u32> {
-        let packed = &self.records[position as usize];
-        if packed.flags & PARENT_AT != 0 && !self.repeated_ids {
-            let parent = self.record(packed.parent);
-            return parent
+        if let Some(parent) = self.known_parent(position) {
+            return self
+                .record(parent)
                 .id()
                 .filter(|id| !id.is_empty())
-                .map(|_| packed.parent);
+                .map(|_| parent);
         }
         match self.record(position).parent() {
             Ref::Id(id) if !id.is_empty() => self.get(id),

@@ -24,7 +24,7 @@ mod tree;
 mod tree_facts;
 mod tree_filter;
 
-pub use context::{Context, MessageFormat};
+pub use context::{Context, ContextMessage, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
 pub use file::try_write_lock;
 pub use fork::ForkPosition;

@@ -244,17 +244,19 @@ impl Session {
         let n = self.index.len();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut roots = Vec::new();
+        // Without repeated ids every entry is its own node, and most parents are known.
+        let ids_repeat = self.index.ids_repeat();
         for entry in 0..n as u32 {
             let record = self.index.record(entry);
-            let position = record
-                .id()
-                .and_then(|id| self.index.get(id))
-                .unwrap_or(entry);
+            let position = match record.id() {
+                Some(id) if ids_repeat => self.index.get(id).unwrap_or(entry),
+                _ => entry,
+            };
             let parent = match record.parent() {
                 Ref::Null => None,
                 Ref::Missing if self.options.profile == Profile::Harness => None,
                 Ref::Id(p) if record.id() == Some(p) => None,
-                Ref::Id(p) => self.index.get(p),
+                Ref::Id(p) => self.index.known_parent(entry).or_else(|| self.index.get(p)),
                 Ref::Missing | Ref::Invalid => None,
             };
             match parent {
