@@ -7,7 +7,7 @@
 use std::io;
 
 use crate::format::js_date::JsDate;
-use crate::format::json::{JsValue, write_number};
+use crate::format::json::{self, JsValue, write_number};
 use crate::repo::session_info::{ListField, SessionInfo};
 
 /// One member's value, in the form it is written from.
@@ -95,7 +95,7 @@ pub fn write_compact(
                     let text = serde_json::to_string(&value.to_serde());
                     part.push_str(text.as_deref().unwrap_or("null"));
                 }
-                Member::Text(text) => push_text(&mut part, text),
+                Member::Text(text) => json::write_string(text, &mut part),
                 Member::Count(n) => part.push_str(&n.to_string()),
                 Member::Literal(literal) => put_literal(out, &mut part, literal)?,
             }
@@ -115,7 +115,7 @@ pub fn write_pretty(
     const INDENT: usize = 2;
     let newline = |part: &mut String, level: usize| {
         part.push('\n');
-        part.extend(std::iter::repeat_n(' ', INDENT * level));
+        json::push_spaces(INDENT * level, part);
     };
     if sessions.is_empty() {
         return out.put("[]");
@@ -141,7 +141,7 @@ pub fn write_pretty(
             part.push_str(": ");
             match member {
                 Member::Value(value) => value.write_pretty_at(&mut part, INDENT, 2),
-                Member::Text(text) => push_text(&mut part, text),
+                Member::Text(text) => json::write_string(text, &mut part),
                 Member::Count(n) => write_number(n as f64, &mut part),
                 Member::Literal(literal) => put_literal(out, &mut part, literal)?,
             }
@@ -159,15 +159,6 @@ fn put_literal(out: &mut impl RowsOut, part: &mut String, literal: &str) -> io::
     out.put(part)?;
     part.clear();
     out.put(literal)
-}
-
-/// A string, escaped as serde_json and `JSON.stringify` both escape it (see
-/// [`MessagesText::json`](crate::repo::MessagesText::json)).
-fn push_text(part: &mut String, text: &str) {
-    match serde_json::to_string(text) {
-        Ok(literal) => part.push_str(&literal),
-        Err(_) => part.push_str("\"\""),
-    }
 }
 
 /// About how long the rows are written out (the message texts are most of it), so that an
@@ -193,7 +184,6 @@ fn push_key(out: &mut String, field: ListField) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::json;
     use std::path::PathBuf;
 
     fn odd_row() -> SessionInfo {
