@@ -266,6 +266,14 @@ async fn run(name: &str) {
             last.join("\n")
         );
     }
+    let sidecar = matches!(transcript.server.state, StateKind::Sidecar);
+    let problems = support::schema_check::exchange_problems(&exchange, sidecar);
+    assert!(
+        problems.is_empty(),
+        "{}: messages that protocol/schema.json does not describe:\n{}",
+        path.display(),
+        problems.join("\n")
+    );
     let end = client.finish().await;
     if let Some(wanted) = transcript.exit_code {
         assert_eq!(

@@ -107,7 +107,7 @@ pub fn protocol_schema() -> Value {
         .method::<ContextParams, ContextDocument>("session/buildContext")
         .method::<ContextEntriesParams, EntriesResult>("session/buildContextEntries")
         .method::<GetTreeParams, TreeResult<'static>>("session/getTree")
-        .method::<EntryParams, Json>("session/getEntry")
+        .method::<EntryParams, super::sessions::pi_format::AnyEntry>("session/getEntry")
         .method::<EntriesParams, EntriesPage>("session/getEntries")
         .method::<EntryParams, EntriesResult>("session/getChildren")
         .method::<BranchPathParams, EntriesResult>("session/getBranch")

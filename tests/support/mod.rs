@@ -19,6 +19,7 @@ pub mod memory;
 pub mod oracle;
 pub mod pipe;
 pub mod python;
+pub mod schema_check;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

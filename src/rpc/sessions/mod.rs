@@ -5,6 +5,7 @@ mod answers;
 mod entry;
 mod error;
 mod handlers;
+pub mod pi_format;
 mod registry;
 pub mod wire;
 
