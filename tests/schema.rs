@@ -244,7 +244,10 @@ fn nothing_reachable_is_untyped_but_the_extension_payloads() {
         found.join("\n")
     );
     for name in OPEN_DEFINITIONS {
-        assert!(definitions.contains_key(name), "{name} is gone: drop it from the list");
+        assert!(
+            definitions.contains_key(name),
+            "{name} is gone: drop it from the list"
+        );
     }
 }
 
@@ -256,16 +259,29 @@ fn the_validator_refuses_what_pi_does_not_write() {
     use support::schema_check::ProtocolSchema;
     // The committed file: regenerate it first when this fails with the types changed.
     let schema = ProtocolSchema::committed();
-    let entry = |value: Value| schema.check("methods", "session/getEntry", "result", &value).unwrap();
+    let entry = |value: Value| {
+        schema
+            .check("methods", "session/getEntry", "result", &value)
+            .unwrap()
+    };
     let base = json!({"id": "a", "parentId": null, "timestamp": "2025-01-01T00:00:00.000Z"});
     let with = |members: Value| {
         let mut value = base.clone();
-        value.as_object_mut().unwrap().extend(members.as_object().unwrap().clone());
+        value
+            .as_object_mut()
+            .unwrap()
+            .extend(members.as_object().unwrap().clone());
         value
     };
     let user = json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
-    assert_eq!(entry(with(json!({"type": "message", "message": user}))), Vec::<String>::new());
-    assert_eq!(entry(with(json!({"type": "pi_2_thing", "anything": [1]}))), Vec::<String>::new());
+    assert_eq!(
+        entry(with(json!({"type": "message", "message": user}))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        entry(with(json!({"type": "pi_2_thing", "anything": [1]}))),
+        Vec::<String>::new()
+    );
     for bad in [
         json!({"type": "message"}),
         json!({"type": "message", "message": {"role": "user", "content": [{"type": "video"}], "timestamp": 1}}),

@@ -32,7 +32,13 @@ impl ProtocolSchema {
 
     /// The errors of `value` against `section.name.part` (`methods`, `session/open`,
     /// `result`); `None` when the schema has no such message.
-    pub fn check(&self, section: &str, name: &str, part: &str, value: &Value) -> Option<Vec<String>> {
+    pub fn check(
+        &self,
+        section: &str,
+        name: &str,
+        part: &str,
+        value: &Value,
+    ) -> Option<Vec<String>> {
         let key = (section.to_owned(), name.to_owned(), part.to_owned());
         let mut validators = self.validators.lock().unwrap();
         let validator = validators.entry(key).or_insert_with(|| {
@@ -42,7 +48,10 @@ impl ProtocolSchema {
                 Value::Bool(true) => Map::new(),
                 other => panic!("{section}.{name}.{part}: unexpected schema {other}"),
             };
-            document.insert("$schema".into(), json!("http://json-schema.org/draft-07/schema#"));
+            document.insert(
+                "$schema".into(),
+                json!("http://json-schema.org/draft-07/schema#"),
+            );
             document.insert("definitions".into(), self.schema["definitions"].clone());
             let document = Value::Object(document);
             Some(
@@ -71,7 +80,9 @@ pub fn exchange_problems(exchange: &[Value], sidecar: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for (index, step) in exchange.iter().enumerate() {
         if let Some(Value::Object(message)) = step.get("client") {
-            if let (Some(id), Some(Value::String(method))) = (message.get("id"), message.get("method")) {
+            if let (Some(id), Some(Value::String(method))) =
+                (message.get("id"), message.get("method"))
+            {
                 requests.insert(id.to_string(), method.clone());
             }
             continue;
@@ -94,7 +105,10 @@ pub fn exchange_problems(exchange: &[Value], sidecar: bool) -> Vec<String> {
         let checked = match (object.get("method"), object.get("id")) {
             (Some(Value::String(method)), Some(_)) => {
                 let params = object.get("params").cloned().unwrap_or(Value::Null);
-                Some((format!("hook {method}"), schema.check("hooks", method, "params", &params)))
+                Some((
+                    format!("hook {method}"),
+                    schema.check("hooks", method, "params", &params),
+                ))
             }
             (Some(Value::String(method)), None) => {
                 let params = object.get("params").cloned().unwrap_or(Value::Null);
@@ -109,7 +123,10 @@ pub fn exchange_problems(exchange: &[Value], sidecar: bool) -> Vec<String> {
             }
             (None, id) => {
                 if let Some(error) = object.get("error") {
-                    if !error["code"].is_i64() || !error["message"].is_string() || object.contains_key("result") {
+                    if !error["code"].is_i64()
+                        || !error["message"].is_string()
+                        || object.contains_key("result")
+                    {
                         report("a malformed error response".into());
                     }
                     None
@@ -118,7 +135,11 @@ pub fn exchange_problems(exchange: &[Value], sidecar: bool) -> Vec<String> {
                     match method {
                         // Transcripts show `initialize`'s result in full only where it matters;
                         // elsewhere the player puts a placeholder in its place.
-                        Some(method) if method == "initialize" && (result.is_string() || !sidecar) => None,
+                        Some(method)
+                            if method == "initialize" && (result.is_string() || !sidecar) =>
+                        {
+                            None
+                        }
                         Some(method) => Some((
                             format!("result of {method}"),
                             schema.check("methods", method, "result", result),

@@ -193,7 +193,8 @@ pub struct NavigateResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editor_text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<super::pi_format::BranchSummaryEntry>")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::BranchSummaryEntry")]
     pub summary_entry: Option<Json>,
     pub leaf_id: Option<String>,
 }
@@ -231,7 +232,8 @@ pub struct TreeNotification {
     pub new_leaf_id: Option<String>,
     pub old_leaf_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<super::pi_format::BranchSummaryEntry>")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::BranchSummaryEntry")]
     pub summary_entry: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_extension: Option<bool>,
@@ -903,7 +905,8 @@ pub struct CompactResult {
     pub cancelled: bool,
     /// The compaction entry written, as stored.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<super::pi_format::CompactionEntry>")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::CompactionEntry")]
     pub entry: Option<Json>,
     pub leaf_id: Option<String>,
 }

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.5";
+export const PROTOCOL_VERSION = "0.6";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -2101,7 +2101,7 @@ export interface NavigateResult {
   cancelled: boolean;
   editorText?: string | null;
   leafId?: string | null;
-  summaryEntry?: BranchSummaryEntry | null;
+  summaryEntry?: BranchSummaryEntry;
 }
 /**
  * `session/fork`: a new session from the path before a user message (`before`, pi's `/fork`) or up to an entry (`at`, pi's `/clone`).
@@ -2596,7 +2596,7 @@ export interface CompactResult {
   /**
    * The compaction entry written, as stored.
    */
-  entry?: CompactionEntry | null;
+  entry?: CompactionEntry;
   leafId?: string | null;
 }
 /**
@@ -2706,7 +2706,7 @@ export interface TreeNotification {
   newLeafId?: string | null;
   oldLeafId?: string | null;
   sessionId: string;
-  summaryEntry?: BranchSummaryEntry | null;
+  summaryEntry?: BranchSummaryEntry;
 }
 /**
  * The `session_compact` notification, sent after the entry is written and before the response.
