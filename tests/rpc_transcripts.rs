@@ -50,12 +50,12 @@ impl Lists {
 
 impl ServerState for Lists {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SleepParams {
     ms: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct AppendParams {
     key: String,
@@ -64,31 +64,31 @@ struct AppendParams {
     delay_ms: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct KeyParams {
     key: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct HookParams {
     name: String,
     #[serde(default)]
     params: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SerialHookParams {
     key: String,
     name: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct NotifyParams {
     method: String,
     params: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 struct TypedParams {
@@ -183,8 +183,8 @@ fn test_methods() -> Methods<Lists> {
         .add_notification("test/record", |server, p: AppendParams| {
             server.state().push(&p.key, p.value);
         })
-        .declare_hook("test_hook")
-        .declare_notification("test/event");
+        .declare_hook::<Value, Value>("test_hook")
+        .declare_notification::<Value>("test/event");
     methods
 }
 

@@ -293,3 +293,41 @@ fn the_validator_refuses_what_pi_does_not_write() {
         assert!(!entry(with(bad.clone())).is_empty(), "accepted {bad}");
     }
 }
+
+/// protocol.md's method index is the method table's: every request with its kind and the
+/// definitions of its params and result.
+#[test]
+fn protocol_md_indexes_the_method_table() {
+    fn shown(fragment: &Value) -> String {
+        if let Some(target) = fragment.get("$ref").and_then(Value::as_str) {
+            return format!("`{}`", target.trim_start_matches("#/definitions/"));
+        }
+        if fragment.get("type") == Some(&Value::String("null".into())) {
+            return "`null`".into();
+        }
+        panic!("a message whose params or result is not a definition: {fragment}")
+    }
+    let schema = protocol_schema();
+    let mut index = String::from("| method | kind | params | result |\n|---|---|---|---|\n");
+    for (name, message) in schema["methods"].as_object().unwrap() {
+        let kind = message["x-kind"].as_str().unwrap_or("lifecycle");
+        index.push_str(&format!(
+            "| `{name}` | {kind} | {} | {} |\n",
+            shown(&message["params"]),
+            shown(&message["result"])
+        ));
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- method-index:start -->\n", "<!-- method-index:end -->");
+    let from = text.find(start).expect("protocol.md has a method index") + start.len();
+    let to = text.find(end).expect("the method index ends");
+    if std::env::var_os("UPDATE_SCHEMA").is_some_and(|v| v == "1") {
+        std::fs::write(&path, format!("{}{index}{}", &text[..from], &text[to..])).unwrap();
+        return;
+    }
+    assert!(
+        text[from..to] == index,
+        "protocol.md's method index differs from the method table: run `UPDATE_SCHEMA=1 cargo test --test schema` and commit the result"
+    );
+}

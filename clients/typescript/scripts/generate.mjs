@@ -87,7 +87,9 @@ const tables = {};
 for (const section of SECTIONS) {
   const messages = {};
   for (const [name, entry] of Object.entries(schema[section] ?? {})) {
-    messages[name] = record(entry);
+    // `params` and `result` only: `x-kind` (serial or concurrent) is not a type.
+    const { params, result } = entry;
+    messages[name] = record(result === undefined ? { params } : { params, result });
   }
   tables[section] = record(messages);
 }

@@ -7,7 +7,7 @@ use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, PathEnv, Place, SessionRequest, SummarySettings, page};
-use crate::rpc::{HookOutcome, RawAnswer, RequestContext, RpcError};
+use crate::rpc::{HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, SessionOptions, StoreError, SummaryInput,
     TreeFilter, TreeHookAnswer, TreeRequest, TreeWindow,
@@ -432,7 +432,7 @@ fn context_leaf(session: &Session, requested: &Option<Option<String>>) -> Result
     })
 }
 
-pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcError> {
+pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<Raw<ContextDocument>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
@@ -442,7 +442,7 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcE
         };
         let profile = session.profile();
         // Written as JSON.stringify writes it: strings exact, no tree of values.
-        Ok(RawAnswer(
+        Ok(Raw::new(
             session
                 .build_context(&leaf, format)?
                 .to_value(profile)
@@ -455,7 +455,7 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcE
 pub async fn build_context_entries(
     ctx: Ctx,
     p: ContextEntriesParams,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = context_leaf(session, &p.leaf_id)?;
@@ -475,7 +475,7 @@ fn tree_filter(name: TreeFilterName) -> TreeFilter {
     }
 }
 
-pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'static>>, RpcError> {
     if p.around.is_some() && p.offset.is_some() {
         return Err(RpcError::invalid_params(
             "'offset' and 'around' name a page each: give one",
@@ -516,7 +516,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
             rows,
         };
         serde_json::to_string(&result)
-            .map(RawAnswer)
+            .map(Raw::new)
             .map_err(|e| RpcError::internal(format!("cannot serialize the tree: {e}")))
     })
     .await
@@ -636,7 +636,10 @@ fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
         .ok_or_else(|| StoreError::entry_not_found(id).into())
 }
 
-pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_entry(
+    ctx: Ctx,
+    p: EntryParams,
+) -> Result<Raw<super::pi_format::AnyEntry>, RpcError> {
     let id = p.session_id.clone();
     with_session_quick(&ctx, &id, move |session| {
         let position = position_of(session, &p.entry_id)?;
@@ -645,7 +648,7 @@ pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> 
     .await
 }
 
-pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         position_of(session, &p.entry_id)?;
@@ -654,7 +657,7 @@ pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcErro
     .await
 }
 
-pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let leaf = match &p.entry_id {
@@ -670,7 +673,7 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcE
     .await
 }
 
-pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let total = session.len();
@@ -721,7 +724,7 @@ pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
 fn listing_result(
     mut listing: crate::repo::Listing,
     selection: &ListSelectionParams,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<ListResult>, RpcError> {
     let query = match selection.query.as_deref().map(SearchQuery::parse) {
         None => None,
         Some(Ok(query)) => query,
@@ -757,7 +760,7 @@ fn listing_result(
 fn harness_listing_result(
     listing: crate::repo::HarnessListing,
     selection: &ListSelectionParams,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<ListResult>, RpcError> {
     if selection.fields.is_some() || selection.query.is_some() || selection.name_filter.is_some() {
         return Err(store_error(
             ErrorKind::InvalidArgument,
@@ -791,7 +794,7 @@ fn harness_listing_result(
         total: selection.pages().then_some(total as u64),
     };
     serde_json::to_string(&result)
-        .map(RawAnswer)
+        .map(Raw::new)
         .map_err(|e| RpcError::internal(format!("cannot serialize the listing: {e}")))
 }
 
@@ -812,7 +815,7 @@ fn profile_or_default(ctx: &Ctx, profile: Option<Profile>) -> Profile {
     profile.unwrap_or(ctx.state().settings().default_profile)
 }
 
-pub async fn list(ctx: Ctx, p: ListParams) -> Result<RawAnswer, RpcError> {
+pub async fn list(ctx: Ctx, p: ListParams) -> Result<Raw<ListResult>, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {
@@ -828,7 +831,7 @@ pub async fn list(ctx: Ctx, p: ListParams) -> Result<RawAnswer, RpcError> {
     .await
 }
 
-pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<RawAnswer, RpcError> {
+pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<Raw<ListResult>, RpcError> {
     let repo = ctx.state().registry.repo()?.clone();
     let profile = profile_or_default(&ctx, p.profile);
     blocking(move || {
@@ -1015,7 +1018,7 @@ pub async fn get_context_usage(
 pub async fn prepare_compaction(
     ctx: Ctx,
     p: PrepareCompactionParams,
-) -> Result<serde_json::Value, RpcError> {
+) -> Result<Raw<CompactionPlanDocument>, RpcError> {
     let id = p.session_id.clone();
     let env = ctx.state().registry.repo()?.env().clone();
     with_session(&ctx, &id, move |session| {
@@ -1041,9 +1044,11 @@ pub async fn prepare_compaction(
                 )
             })?;
         let now = session.ids().now_millis() as f64;
-        Ok(preparation
-            .plan_value(&requests, now, store::compaction::Detail::Full)
-            .to_serde())
+        Ok(Raw::new(
+            preparation
+                .plan_value(&requests, now, store::compaction::Detail::Full)
+                .stringify(),
+        ))
     })
     .await
 }
