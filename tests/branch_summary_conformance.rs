@@ -383,7 +383,7 @@ fn ours(copy: &Path, target: &str, options: Options) -> Result<Vec<String>, Stri
                 requests.push(request_doc(
                     &JsValue::from(r.system_prompt),
                     &JsValue::String(r.text.clone()),
-                    r.max_tokens,
+                    r.max_tokens.unwrap_or(f64::NAN),
                 ));
             }
             Some(model_summary(plan, MODEL_TEXT, Some(parse(USAGE))))
@@ -772,7 +772,7 @@ fn harness_branch_summaries_are_pi_agent_cores() {
             request_doc(
                 &JsValue::from(r.system_prompt),
                 &JsValue::String(r.text.clone()),
-                r.max_tokens,
+                r.max_tokens.unwrap_or(f64::NAN),
             )
         });
         let theirs = match pi.get("requests") {
