@@ -323,3 +323,58 @@ pub fn prepare(
         path_ids: entries.iter().map(ProjectedEntry::id).collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::json::parse;
+
+    fn entry(line: &str, messages: &[&str], visible: bool) -> ProjectedEntry {
+        ProjectedEntry {
+            value: parse(line).unwrap(),
+            messages: messages.iter().map(|m| parse(m).unwrap()).collect(),
+            visible,
+        }
+    }
+
+    const USER: &str = r#"{"role":"user","content":"xxxxxxxx"}"#;
+    const CALL: &str =
+        r#"{"role":"assistant","content":[{"type":"toolCall","name":"read","arguments":{}}]}"#;
+    const RESULT: &str =
+        r#"{"role":"toolResult","content":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#;
+
+    #[test]
+    fn trailing_tool_results_over_the_budget_keep_the_last_cut_point() {
+        let entries = [
+            entry(r#"{"type":"message","id":"u"}"#, &[USER], true),
+            entry(r#"{"type":"message","id":"a"}"#, &[CALL], true),
+            entry(r#"{"type":"message","id":"r"}"#, &[RESULT], true),
+        ];
+        let cut = find_cut_point(&entries, 0, 5.0).unwrap();
+        // pi 0.82.1 would fall back to the first cut point (u).
+        assert_eq!(cut.first_kept_index, 1);
+        assert!(cut.is_split_turn);
+    }
+
+    #[test]
+    fn an_omitted_recovery_attempt_after_the_cut_moves_it_forward() {
+        let entries = [
+            entry(r#"{"type":"message","id":"u"}"#, &[USER], true),
+            entry(r#"{"type":"message","id":"u2"}"#, &[USER], true),
+            entry(
+                r#"{"type":"message","id":"a","message":{"role":"assistant"}}"#,
+                &[],
+                true,
+            ),
+            entry(
+                r#"{"type":"context_edit","id":"e","targetId":"a","replacement":null}"#,
+                &[],
+                false,
+            ),
+        ];
+        let cut = find_cut_point(&entries, 0, 1.0).unwrap();
+        // u2 is the cut; the omitted attempt after it moves the cut onto it, and the backward
+        // scan over entries that project to nothing takes it no further back than u2's end.
+        assert_eq!(cut.first_kept_index, 2);
+    }
+}
