@@ -1008,6 +1008,7 @@ fn pi16_branch_summaries_are_pi16s() {
         .collect();
     let results = run_pi_compaction(oracle, &jobs);
     let (mut entries_n, mut requests_n, mut refusals_n, mut lines_n) = (0, 0, 0, 0);
+    let mut edited_n = 0;
     for (i, (case, pi)) in cases.iter().zip(&results).enumerate() {
         let (file, leaf, target, window, custom, replace, level, answer) = case;
         let what = format!("{} leaf {leaf} target {target} case {i}", file.display());
@@ -1036,6 +1037,9 @@ fn pi16_branch_summaries_are_pi16s() {
             .collect();
         assert_eq!(Some(&JsValue::Array(ids)), pi.get("entryIds"), "{what}");
         entries_n += 1;
+        let with_edit = preparation.entries_to_summarize.iter().any(|&p| {
+            str_of(&session.entry_value(p).unwrap(), "type").as_deref() == Some("context_edit")
+        });
         let budget = BranchBudget {
             context_window: window.unwrap_or(0.0),
             reserve_tokens: 16384.0,
@@ -1086,6 +1090,7 @@ fn pi16_branch_summaries_are_pi16s() {
                 "{what}: request options"
             );
             requests_n += 1;
+            edited_n += usize::from(with_edit);
         }
         let pi_answer = pi
             .get("answers")
@@ -1137,11 +1142,11 @@ fn pi16_branch_summaries_are_pi16s() {
         lines_n += 1;
     }
     notice(&format!(
-        "pi 1.6 branch summaries: {entries_n} abandoned-entry lists, {requests_n} requests, \
-         {refusals_n} refused answers, {lines_n} written lines"
+        "pi 1.6 branch summaries: {entries_n} abandoned-entry lists, {requests_n} requests \
+         ({edited_n} over context edits), {refusals_n} refused answers, {lines_n} written lines"
     ));
     assert!(
-        requests_n > 20 && lines_n > 20 && refusals_n > 5,
+        requests_n > 20 && lines_n > 20 && refusals_n > 5 && edited_n > 3,
         "too few cases reached pi's code"
     );
     support::count(

@@ -321,6 +321,8 @@ async function branch16(c) {
 	const oldLeafId = sm.getLeafId();
 	const { entries } = pi16.collectEntriesForBranchSummary(sm, oldLeafId, c.target);
 	const rec = recorder(c.answer);
+	// navigateTree runs the summarizer only when something is abandoned.
+	if (entries.length === 0) return { entryIds: [], requests: [], answers: [] };
 	const model = fakeModel({ contextWindow: c.contextWindow, ...(c.model ?? {}) });
 	const r = await pi16.generateBranchSummary(entries, {
 		model,
