@@ -764,6 +764,7 @@ fn pi16_compaction_is_pi16s() {
     let results = run_oracle(oracle, &jobs);
     let (mut usage_n, mut prep_n, mut refusal_n, mut request_n, mut line_n, mut failure_n) =
         (0, 0, 0, 0, 0, 0);
+    let mut reached = (0, 0, 0);
     for (case, pair) in cases.iter().zip(results.chunks(2)) {
         let (file, leaf, keep, custom, model, answer) = case;
         let what = format!(
@@ -846,6 +847,42 @@ fn pi16_compaction_is_pi16s() {
             );
         }
         prep_n += 1;
+        // What the cases reach: a cut on an entry that projects to nothing, on an omitted
+        // (recovery) attempt, after a compaction that kept nothing.
+        let entries: Vec<JsValue> = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
+            .collect();
+        let by_id = |id: &str| {
+            entries
+                .iter()
+                .find(|e| e.get("id").and_then(JsValue::as_str).as_deref() == Some(id))
+        };
+        let first_kept = by_id(&prep.first_kept_entry_id);
+        let kind = first_kept.and_then(|e| e.get("type").and_then(JsValue::as_str));
+        if !matches!(
+            kind.as_deref(),
+            Some("message" | "custom_message" | "branch_summary")
+        ) {
+            reached.0 += 1;
+        }
+        let omitted = entries.iter().any(|e| {
+            e.get("type").and_then(JsValue::as_str).as_deref() == Some("context_edit")
+                && e.get("replacement") == Some(&JsValue::Null)
+                && e.get("targetId").and_then(JsValue::as_str).as_deref()
+                    == Some(prep.first_kept_entry_id.as_str())
+        });
+        reached.1 += usize::from(omitted);
+        let retain_none = prep.previous_compaction_index.is_some_and(|i| {
+            let id = prep.path_ids[i].clone().unwrap_or_default();
+            by_id(&id)
+                .and_then(|c| c.get("firstKeptEntryId").and_then(JsValue::as_str))
+                .as_deref()
+                == Some(id.as_str())
+        });
+        reached.2 += usize::from(retain_none);
         // The requests, exactly as pi 1.6 sends them.
         let thinking = match model {
             Some((_, level)) => Some(level.to_string()),
@@ -964,7 +1001,10 @@ fn pi16_compaction_is_pi16s() {
     }
     support::notice(&format!(
         "pi 1.6 compaction: {usage_n} usage figures, {prep_n} preparations, {refusal_n} refusals, \
-         {request_n} requests, {failure_n} refused answers, {line_n} written lines"
+         {request_n} requests, {failure_n} refused answers, {line_n} written lines; cuts on an \
+         entry without messages {}, on an omitted attempt {}, after a compaction that kept \
+         nothing {}",
+        reached.0, reached.1, reached.2
     ));
     assert!(
         prep_n > 20 && line_n > 10 && failure_n > 3,
