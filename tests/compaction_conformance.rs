@@ -1010,6 +1010,10 @@ fn pi16_compaction_is_pi16s() {
         prep_n > 20 && line_n > 10 && failure_n > 3,
         "too few cases reached pi's code"
     );
+    assert!(
+        reached.0 > 0 && reached.1 > 0 && reached.2 > 0,
+        "the seeds no longer reach pi 1.6's special cuts: {reached:?}"
+    );
     support::count(
         "compaction_conformance::pi16_compaction_is_pi16s",
         usage_n + prep_n + refusal_n + request_n + failure_n + line_n,
