@@ -1019,3 +1019,78 @@ fn pi16_compaction_is_pi16s() {
         usage_n + prep_n + refusal_n + request_n + failure_n + line_n,
     );
 }
+
+/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
+/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
+/// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
+#[test]
+fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
+    use pi_session::internal::format::write::NewEntry;
+    let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = pi16_sources(oracle, dir.path());
+    let mut cases = Vec::new();
+    for file in &files {
+        let ids = some_ids(file, 17);
+        for (k, leaf) in std::iter::once(None)
+            .chain(ids.iter().cloned().map(Some))
+            .enumerate()
+        {
+            let first_kept = if k % 2 == 0 {
+                JsValue::Null
+            } else {
+                JsValue::from(ids[k % ids.len()].as_str())
+            };
+            cases.push((file.clone(), leaf, first_kept));
+        }
+    }
+    let jobs: Vec<JsValue> = cases
+        .iter()
+        .map(|(file, leaf, first_kept)| {
+            let hook = format!(
+                r#","settings":{{"compaction":{{"keepRecentTokens":700}}}},"append":true,"hookCompaction":{{"summary":"EXT 😀","firstKeptEntryId":{},"tokensBefore":42,"details":{{"readFiles":["x"],"modifiedFiles":[]}}}}"#,
+                first_kept.stringify()
+            );
+            pi16_case(file, leaf, "prepare", &hook)
+        })
+        .collect();
+    let results = run_oracle(oracle, &jobs);
+    let mut compared = 0;
+    for (i, ((file, leaf, first_kept), pi)) in cases.iter().zip(&results).enumerate() {
+        let what = format!("{} leaf {leaf:?} firstKept {first_kept:?}", file.display());
+        let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
+            continue; // pi refused to prepare: the hook is never asked
+        };
+        let copy = dir.path().join(format!("hook-{i}.jsonl"));
+        std::fs::copy(file, &copy).unwrap();
+        let mut session =
+            Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
+        if let Some(leaf) = leaf {
+            session.branch(leaf).unwrap();
+        }
+        let entry = NewEntry::Compaction {
+            summary: JsValue::from("EXT 😀"),
+            first_kept_entry_id: (!matches!(first_kept, JsValue::Null)).then(|| first_kept.clone()),
+            tokens_before: JsValue::Number(42.0),
+            retained_tail: None,
+            details: Some(parse(r#"{"readFiles":["x"],"modifiedFiles":[]}"#)),
+            usage: None,
+            from_hook: Some(JsValue::Bool(true)),
+            system_message: None,
+        };
+        let stored = session.append_compaction(entry).unwrap();
+        assert_eq!(
+            pi16_line_shape(&stored.stringify()),
+            pi16_line_shape(&line),
+            "{what}: the stored hook compaction differs"
+        );
+        compared += 1;
+    }
+    assert!(compared > 5, "only {compared} hook compactions were stored");
+    support::count(
+        "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
+        compared,
+    );
+}
