@@ -879,9 +879,12 @@ pub enum SummaryPurpose {
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
     pub purpose: SummaryPurpose,
-    pub system_prompt: String,
-    pub messages: Vec<UserMessage>,
-    pub max_tokens: f64,
+    /// pi-cli and harness (pi 1.6 sends the system prompt as the first message instead).
+    pub system_prompt: Option<String>,
+    /// pi 1.6: a system message, then the user message.
+    pub messages: Vec<AgentMessage>,
+    /// pi-cli and harness (pi 1.6 asks for no limit).
+    pub max_tokens: Option<f64>,
     /// The thinking level, when the model reasons and it is not off.
     pub reasoning: Option<String>,
     #[schemars(schema_with = "none_retention")]

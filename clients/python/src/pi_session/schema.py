@@ -1646,6 +1646,10 @@ class Capabilities(TypedDict):
     """
     Notifications the client may send, sorted.
     """
+    compaction: dict[str, str]
+    """
+    Whose compaction and branch-summary code each profile follows (every profile offers `getContextUsage`, `prepareCompaction`, `compact` and `branchSummary`).
+    """
     exactEntries: bool
     """
     Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
@@ -1854,30 +1858,26 @@ class SummaryParam(TypedDict):
     usage: NotRequired[SummaryUsage | None]
 
 
-class SummaryRequest(TypedDict):
-    """
-    A model request pi's `compact()` or `generateBranchSummary` would make: send it to the model, and give its answer's text back (`summaries`, `modelSummary`).
-    """
-
-    cacheRetention: Literal['none']
-    maxTokens: float
-    messages: list[UserMessage]
-    purpose: SummaryPurpose
-    reasoning: NotRequired[str | None]
-    """
-    The thinking level, when the model reasons and it is not off.
-    """
-    systemPrompt: str
-
-
 class SummaryTextParam(TypedDict):
     """
-    A model's answer to one of `session/prepareCompaction`'s requests.
+    A model's answer to one of `session/prepareCompaction`'s requests (or to `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks before taking it.
     """
 
-    text: str
+    content: NotRequired[list[AssistantContentBlock] | None]
     """
-    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n").
+    The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    """
+    errorMessage: NotRequired[str | None]
+    """
+    The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+    """
+    stopReason: NotRequired[str | None]
+    """
+    The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a cut-off summary; an `"aborted"` branch summary cancels the navigation).
+    """
+    text: NotRequired[str | None]
+    """
+    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n"). Give this or `content`.
     """
     usage: NotRequired[SummaryUsage | None]
     """
@@ -1943,6 +1943,10 @@ class TreeParams(TypedDict):
     """
     customInstructions: NotRequired[str | None]
     label: NotRequired[str | None]
+    model: NotRequired[SummaryModelParam | None]
+    """
+    pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
+    """
     modelSummary: NotRequired[SummaryTextParam | None]
     """
     The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
@@ -1959,6 +1963,10 @@ class TreeParams(TypedDict):
     A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
     """
     targetId: str
+    thinkingLevel: NotRequired[str | None]
+    """
+    pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
+    """
 
 
 class AssistantMessage(TypedDict):
@@ -2038,26 +2046,6 @@ AnyMessage: TypeAlias = AgentMessage
 """
 A message as the server answers it: one of `AgentMessage`, or a passthrough.
 """
-
-
-class BranchSummaryPlan(TypedDict):
-    """
-    What pi's `generateBranchSummary` would be given (`branchSummary` of `session/prepareTree` and `session_before_tree`).
-    """
-
-    contextWindow: float
-    fileListsText: str
-    fileOps: FileOperations
-    messages: list[AnyMessage]
-    modifiedFiles: list[str]
-    readFiles: list[str]
-    request: SummaryRequest | None
-    """
-    `null`: nothing to send to a model.
-    """
-    reserveTokens: float
-    tokenBudget: float
-    totalTokens: float
 
 
 class CompactParams(TypedDict):
@@ -2243,6 +2231,31 @@ An entry of a session file, discriminated on `type`: pi 0.82.1's kinds, the harn
 """
 
 
+class SummaryRequest(TypedDict):
+    """
+    A model request pi's `compact()` or `generateBranchSummary` would make: send it to the model, and give its answer's text back (`summaries`, `modelSummary`).
+    """
+
+    cacheRetention: Literal['none']
+    maxTokens: NotRequired[float | None]
+    """
+    pi-cli and harness (pi 1.6 asks for no limit).
+    """
+    messages: list[AgentMessage]
+    """
+    pi 1.6: a system message, then the user message.
+    """
+    purpose: SummaryPurpose
+    reasoning: NotRequired[str | None]
+    """
+    The thinking level, when the model reasons and it is not off.
+    """
+    systemPrompt: NotRequired[str | None]
+    """
+    pi-cli and harness (pi 1.6 sends the system prompt as the first message instead).
+    """
+
+
 AnyEntry: TypeAlias = SessionEntry
 """
 An entry as the server answers it: one of `SessionEntry`, or a passthrough.
@@ -2280,6 +2293,26 @@ class BeforeCompactHook(TypedDict):
     pi-cli only.
     """
     sessionId: str
+
+
+class BranchSummaryPlan(TypedDict):
+    """
+    What pi's `generateBranchSummary` would be given (`branchSummary` of `session/prepareTree` and `session_before_tree`).
+    """
+
+    contextWindow: float
+    fileListsText: str
+    fileOps: FileOperations
+    messages: list[AnyMessage]
+    modifiedFiles: list[str]
+    readFiles: list[str]
+    request: SummaryRequest | None
+    """
+    `null`: nothing to send to a model.
+    """
+    reserveTokens: float
+    tokenBudget: float
+    totalTokens: float
 
 
 class CompactNotification(TypedDict):
