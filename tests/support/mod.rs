@@ -6,6 +6,7 @@
 //!   on in-memory pipes;
 //! - `files`, `listing`: builders of session files and directories, and listings run both
 //!   here and by pi;
+//! - `schema_check`: the server's messages checked against `protocol/schema.json`;
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
 //! Each test crate includes this module with `mod support;` and uses its own part.
