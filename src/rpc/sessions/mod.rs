@@ -6,6 +6,7 @@ mod entry;
 mod error;
 mod handlers;
 mod registry;
+mod watch;
 pub mod wire;
 
 use std::path::PathBuf;
@@ -72,6 +73,9 @@ pub struct SidecarCapabilities {
     /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
     /// escapes included.
     pub exact_entries: bool,
+    /// `session/watch`: other programs' appends are sent as they happen (`session_changed`
+    /// with the entries), and answers carry cursors that `getEntries.since` resumes from.
+    pub watch: bool,
 }
 
 /// `capabilities.listing`.
@@ -116,7 +120,7 @@ impl SidecarCapabilities {
                 ),
                 ("session/getBranch", params(&["offset", "limit"])),
                 ("session/buildContextEntries", params(&["offset", "limit"])),
-                ("session/getEntries", params(&["offset", "limit"])),
+                ("session/getEntries", params(&["offset", "limit", "since"])),
                 ("session/list", params(&["offset", "limit"])),
                 ("session/listAll", params(&["offset", "limit"])),
             ]
@@ -125,6 +129,7 @@ impl SidecarCapabilities {
             .collect(),
             tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
             exact_entries: true,
+            watch: true,
         }
     }
 }
@@ -133,6 +138,8 @@ impl SidecarCapabilities {
 #[derive(Debug, Default)]
 pub struct Sidecar {
     pub registry: Registry,
+    /// The sessions watched for other programs' appends.
+    pub watches: watch::Watches,
     settings: OnceLock<SidecarSettings>,
 }
 
@@ -174,6 +181,7 @@ impl ServerState for Sidecar {
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
+        self.watches.end_all();
         self.registry.close_all();
         Box::pin(std::future::ready(()))
     }
@@ -194,6 +202,8 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/findById", find_by_id)
         .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
+        .add_serial("session/watch", by_session, watch_session)
+        .add_serial("session/unwatch", by_session, unwatch_session)
         .add_serial(
             "session/append",
             |p: &wire::AppendParams| p.session_id.clone(),
@@ -240,6 +250,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .declare_hook("session_before_fork")
         .declare_hook("session_before_compact")
         .declare_notification("session_changed")
+        .declare_notification("session_watch_ended")
         .declare_notification("session_compact")
         .declare_notification("session_tree");
 }
