@@ -149,6 +149,22 @@ impl FileWatch {
     pub async fn changed(&self) {
         self.wake.notified().await
     }
+
+    /// What [`FileWatch::changed`] waits on, for a task that does not own the watch (so that
+    /// dropping the watch ends the OS watch at once, whatever the task is doing).
+    pub fn changes(&self) -> Changes {
+        Changes(self.wake.clone())
+    }
+}
+
+/// The wakes of a [`FileWatch`], apart from it.
+pub struct Changes(Arc<Notify>);
+
+impl Changes {
+    /// As [`FileWatch::changed`]; never resolves once the watch is dropped.
+    pub async fn changed(&self) {
+        self.0.notified().await
+    }
 }
 
 impl Drop for FileWatch {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::rpc::{RawAnswer, RpcError, ServerHandle};
-use crate::store::watch::{FileWatch, FileWatcher};
+use crate::store::watch::{Changes, FileWatch, FileWatcher};
 use crate::store::{GoneReason, Session};
 
 use super::Sidecar;
@@ -148,12 +148,16 @@ impl fmt::Debug for Watches {
     }
 }
 
-/// A watch's task, ended when dropped (its [`FileWatch`] with it).
-struct Running(tokio::task::JoinHandle<()>);
+/// A watch: its OS watch, ended when this is dropped (at once, not when the runtime gets to
+/// the aborted task), and its task.
+struct Running {
+    task: tokio::task::JoinHandle<()>,
+    _watch: FileWatch,
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.abort();
+        self.task.abort();
     }
 }
 
@@ -184,8 +188,14 @@ impl Watches {
         path: &std::path::Path,
     ) -> Result<(), RpcError> {
         let watch = self.watcher()?.watch(path)?;
-        let task = tokio::spawn(run(server, id.to_owned(), watch));
-        self.active().insert(id.to_owned(), Running(task));
+        let task = tokio::spawn(run(server, id.to_owned(), watch.changes()));
+        self.active().insert(
+            id.to_owned(),
+            Running {
+                task,
+                _watch: watch,
+            },
+        );
         Ok(())
     }
 
@@ -214,9 +224,9 @@ enum Looked {
     Ended,
 }
 
-async fn run(server: ServerHandle<Sidecar>, id: String, watch: FileWatch) {
+async fn run(server: ServerHandle<Sidecar>, id: String, changes: Changes) {
     loop {
-        watch.changed().await;
+        changes.changed().await;
         tokio::time::sleep(GATHER).await;
         // After every change of the session queued before this look has been answered.
         let turn = server.serial_queues().ticket(id.clone()).turn().await;

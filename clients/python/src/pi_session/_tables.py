@@ -59,9 +59,12 @@ from .schema import (
     TreeNotification,
     TreeParams,
     TreeResult,
+    UnwatchResult,
+    WatchEndedNotification,
+    WatchResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.5"
+PROTOCOL_TITLE = "pi-session protocol 0.6"
 METHODS = (
     "initialize",
     "session/append",
@@ -91,6 +94,8 @@ METHODS = (
     "session/prepareCompaction",
     "session/prepareTree",
     "session/resetLeaf",
+    "session/unwatch",
+    "session/watch",
     "shutdown",
 )
 HOOKS = ("session_before_compact", "session_before_fork", "session_before_tree")
@@ -99,6 +104,7 @@ NOTIFICATIONS = (
     "session_changed",
     "session_compact",
     "session_tree",
+    "session_watch_ended",
 )
 CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 
@@ -270,6 +276,16 @@ class SessionMethods:
             "CompactResult", await self._client.request("session/compact", params)
         )
 
+    async def watch(self, **params: Unpack[SessionRef]) -> WatchResult:
+        """`session/watch`: see protocol/protocol.md."""
+        return cast("WatchResult", await self._client.request("session/watch", params))
+
+    async def unwatch(self, **params: Unpack[SessionRef]) -> UnwatchResult:
+        """`session/unwatch`: see protocol/protocol.md."""
+        return cast(
+            "UnwatchResult", await self._client.request("session/unwatch", params)
+        )
+
 
 class Requests:
     """The requests: each group as an attribute (`self.session.append(...)`), any
@@ -341,4 +357,12 @@ class NotificationTable:
         """Call `callback` with every `session_changed` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("session_changed", callback)
+        return callback
+
+    def session_watch_ended(
+        self, callback: Callable[[WatchEndedNotification], None]
+    ) -> Callable[[WatchEndedNotification], None]:
+        """Call `callback` with every `session_watch_ended` (before the answer of the request
+        that caused it is delivered)."""
+        self._subscribe("session_watch_ended", callback)
         return callback

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PiSessionProtocol05: TypeAlias = Any
+PiSessionProtocol06: TypeAlias = Any
 """
 Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
 """
@@ -104,20 +104,18 @@ class BranchWithSummaryParams(TypedDict):
     usage: NotRequired[Any]
 
 
-class ChangedNotification(TypedDict):
-    """
-    The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
-    """
-
-    entriesAdded: int
-    """
-    How many entries were read from the file's new lines.
-    """
-    leafId: NotRequired[str | None]
-    """
-    The session's leaf after them (a session open for writing keeps the client's leaf).
-    """
-    sessionId: str
+ChangedNotification = TypedDict(
+    'ChangedNotification',
+    {
+        'complete': bool,
+        'cursor': str,
+        'entries': list[Any],
+        'entriesAdded': int,
+        'from': str,
+        'leafId': NotRequired[str | None],
+        'sessionId': str,
+    },
+)
 
 
 class ClientInfo(TypedDict):
@@ -382,6 +380,10 @@ class Empty(TypedDict):
 
 
 class EntriesPage(TypedDict):
+    cursor: str
+    """
+    The point after this page's last entry: `since` resumes there.
+    """
     entries: list[Any]
     nextOffset: NotRequired[int | None]
     """
@@ -404,6 +406,10 @@ class EntriesParams(TypedDict):
     Start after this many entries.
     """
     sessionId: str
+    since: NotRequired[str | None]
+    """
+    Start at this cursor (from any earlier answer of this session: `getEntries`, `open`, `watch`, `session_changed`; another connection's too, while the file is the same), instead of `offset`.
+    """
 
 
 class EntriesResult(TypedDict):
@@ -682,6 +688,17 @@ class TreeRow(TypedDict):
     type: NotRequired[str | None]
 
 
+class UnwatchResult(TypedDict):
+    """
+    `session/unwatch`'s answer.
+    """
+
+    ended: bool
+    """
+    Whether a watch was ended (`false`: the session was not watched).
+    """
+
+
 class Warning(TypedDict):
     """
     A line the lenient reader skipped, with why.
@@ -692,6 +709,42 @@ class Warning(TypedDict):
     1-based physical line (0 when the warning is not about one line).
     """
     message: str
+
+
+WatchEndReason: TypeAlias = (
+    Literal['deleted'] | Literal['replaced'] | Literal['truncated'] | Literal['error']
+)
+"""
+Why a watch ended by itself.
+"""
+
+
+class WatchEndedNotification(TypedDict):
+    """
+    The `session_watch_ended` notification: a watch ended without `session/unwatch` or `session/close`, because the file can no longer be followed. Sent after the last `session_changed` of the watch; the session stays open (reopen it to read the new file).
+    """
+
+    message: str
+    """
+    Names the file and what happened to it.
+    """
+    reason: WatchEndReason
+    sessionId: str
+
+
+class WatchResult(TypedDict):
+    """
+    `session/watch`'s answer.
+    """
+
+    cursor: str
+    """
+    The point after the session's last entry when the watch began: every later entry another program appends reaches the client in a `session_changed`.
+    """
+    started: bool
+    """
+    `false` when the session was watched already (one watch per session; this call changed nothing).
+    """
 
 
 WireFraming: TypeAlias = Literal['lsp'] | Literal['ndjson']
@@ -1162,6 +1215,10 @@ class OpenedSession(TypedDict):
     What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and `session/fork` return about the session now open.
     """
 
+    cursor: str
+    """
+    The point after the session's last entry (`getEntries.since` reads what follows).
+    """
     header: Any
     leafId: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -1292,6 +1349,10 @@ class Capabilities(TypedDict):
     treeFilters: list[TreeFilterName]
     """
     The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
+    """
+    watch: bool
+    """
+    `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
     """
 
 

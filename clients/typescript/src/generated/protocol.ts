@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.5";
+export const PROTOCOL_VERSION = "0.6";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -89,6 +89,13 @@ export type ContextFormat = "agent" | "llm";
  * via the `definition` "CompactReason".
  */
 export type CompactReason = "manual" | "threshold" | "overflow";
+/**
+ * Why a watch ended by itself.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchEndReason".
+ */
+export type WatchEndReason = "deleted" | "replaced" | "truncated" | "error";
 /**
  * A request id: a string or a non-negative integer.
  *
@@ -218,6 +225,14 @@ export interface Protocol {
       params: CompactParams;
       result: CompactResult;
     };
+    "session/watch": {
+      params: SessionRef;
+      result: WatchResult;
+    };
+    "session/unwatch": {
+      params: SessionRef;
+      result: UnwatchResult;
+    };
   };
   hooks: {
     session_before_tree: {
@@ -242,6 +257,9 @@ export interface Protocol {
     };
     session_changed: {
       params: ChangedNotification;
+    };
+    session_watch_ended: {
+      params: WatchEndedNotification;
     };
     "$/cancelRequest": {
       params: CancelRequest;
@@ -412,6 +430,10 @@ export interface Capabilities {
    * The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
    */
   treeFilters: TreeFilterName[];
+  /**
+   * `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
+   */
+  watch: boolean;
 }
 /**
  * `capabilities.listing`.
@@ -570,6 +592,10 @@ export interface CreateParams {
  * via the `definition` "OpenedSession".
  */
 export interface OpenedSession {
+  /**
+   * The point after the session's last entry (`getEntries.since` reads what follows).
+   */
+  cursor: string;
   header: unknown;
   leafId?: string | null;
   /**
@@ -1224,12 +1250,20 @@ export interface EntriesParams {
    */
   offset?: number;
   sessionId: string;
+  /**
+   * Start at this cursor (from any earlier answer of this session: `getEntries`, `open`, `watch`, `session_changed`; another connection's too, while the file is the same), instead of `offset`.
+   */
+  since?: string | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EntriesPage".
  */
 export interface EntriesPage {
+  /**
+   * The point after this page's last entry: `since` resumes there.
+   */
+  cursor: string;
   entries: unknown[];
   /**
    * The offset of the next page, or `null` at the end.
@@ -1490,6 +1524,34 @@ export interface CompactResult {
   leafId?: string | null;
 }
 /**
+ * `session/watch`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchResult".
+ */
+export interface WatchResult {
+  /**
+   * The point after the session's last entry when the watch began: every later entry another program appends reaches the client in a `session_changed`.
+   */
+  cursor: string;
+  /**
+   * `false` when the session was watched already (one watch per session; this call changed nothing).
+   */
+  started: boolean;
+}
+/**
+ * `session/unwatch`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnwatchResult".
+ */
+export interface UnwatchResult {
+  /**
+   * Whether a watch was ended (`false`: the session was not watched).
+   */
+  ended: boolean;
+}
+/**
  * The `session_before_tree` hook's params.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1617,20 +1679,50 @@ export interface CompactNotification {
   sessionId: string;
 }
 /**
- * The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
+ * The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries, or, for a watched session (`session/watch`), as soon as the watch sees them.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ChangedNotification".
  */
 export interface ChangedNotification {
   /**
-   * How many entries were read from the file's new lines.
+   * `false` when `entries` stops before all the new entries (a large burst: at most 1000 entries or about 1 MiB of them): read the rest with `getEntries {since: from}`.
+   */
+  complete: boolean;
+  /**
+   * The point after the session's last entry now (resume from it with `getEntries.since`).
+   */
+  cursor: string;
+  /**
+   * The new entries, in file order, as `getEntries` gives them (the last member).
+   */
+  entries: unknown[];
+  /**
+   * How many entries other programs appended since the client was last told (the session's own appends are never counted).
    */
   entriesAdded: number;
+  /**
+   * Where the new entries start: `session/getEntries {since: from}` answers them (and any entry after them).
+   */
+  from: string;
   /**
    * The session's leaf after them (a session open for writing keeps the client's leaf).
    */
   leafId?: string | null;
+  sessionId: string;
+}
+/**
+ * The `session_watch_ended` notification: a watch ended without `session/unwatch` or `session/close`, because the file can no longer be followed. Sent after the last `session_changed` of the watch; the session stays open (reopen it to read the new file).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchEndedNotification".
+ */
+export interface WatchEndedNotification {
+  /**
+   * Names the file and what happened to it.
+   */
+  message: string;
+  reason: WatchEndReason;
   sessionId: string;
 }
 /**
@@ -1685,7 +1777,9 @@ export const METHOD_NAMES = [
   "session/getInfo",
   "session/getContextUsage",
   "session/prepareCompaction",
-  "session/compact"
+  "session/compact",
+  "session/watch",
+  "session/unwatch"
 ] as const satisfies readonly (keyof Methods)[];
 
 /** The groups of methods (`session` for `session/*`): `client.session.append(...)`. */
@@ -1702,5 +1796,6 @@ export const HOOK_NAMES = [
 export const NOTIFICATION_NAMES = [
   "session_tree",
   "session_compact",
-  "session_changed"
+  "session_changed",
+  "session_watch_ended"
 ] as const satisfies readonly (keyof Notifications)[];
