@@ -212,3 +212,54 @@ fn watch_error(path: &Path, error: notify::Error) -> StoreError {
     }
     e
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::Duration;
+
+    async fn wakes(watch: &FileWatch) -> bool {
+        tokio::time::timeout(Duration::from_secs(2), watch.changed())
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watches_of_one_directory_share_one_os_watch_and_wake_only_for_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        std::fs::write(&a, "").unwrap();
+        std::fs::write(&b, "").unwrap();
+        let watcher = FileWatcher::new().unwrap();
+        let first = watcher.watch(&a).unwrap();
+        let second = watcher.watch(&a).unwrap();
+        let other = watcher.watch(&b).unwrap();
+        assert_eq!(watcher.counts(), (1, 2), "one directory, two files");
+
+        // Many appends while no one looks are one wake.
+        let mut file = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+        for n in 0..50 {
+            writeln!(file, "line {n}").unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            wakes(&first).await && wakes(&second).await,
+            "both watches of a"
+        );
+        let again = tokio::time::timeout(Duration::from_millis(200), first.changed()).await;
+        assert!(again.is_err(), "the burst was one wake, already taken");
+        let quiet = tokio::time::timeout(Duration::from_millis(200), other.changed()).await;
+        assert!(quiet.is_err(), "b did not change");
+
+        drop(first);
+        writeln!(file, "after").unwrap();
+        assert!(wakes(&second).await, "the other watch of a goes on");
+        drop(second);
+        assert_eq!(watcher.counts(), (1, 1));
+        std::fs::remove_file(&b).unwrap();
+        assert!(wakes(&other).await, "a deletion wakes too");
+        drop(other);
+        assert_eq!(watcher.counts(), (0, 0), "the OS watch ends with the last");
+    }
+}
