@@ -24,19 +24,27 @@ pub fn tree(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
     // Watching before the first print: nothing appended in between is missed.
     let watcher = FileWatcher::new().map_err(Failure::in_file(file))?;
     let watch = watcher.watch(file).map_err(Failure::in_file(file))?;
-    emit(&inspect::render_tree(&session).map_err(Failure::in_file(file))?)?;
-    let output_closed = output_closed();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // Listening from before the first print, once: a signal that comes while the tree or a
+    // read is being printed waits in them (a listener made anew each time would miss it).
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _entered = runtime.enter();
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
+    };
+    emit(&inspect::render_tree(&session).map_err(Failure::in_file(file))?)?;
+    let output_closed = output_closed();
     runtime.block_on(async move {
         let mut output_closed = output_closed;
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         loop {
             tokio::select! {
                 () = watch.changed() => {}
-                _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
                 _ = terminate.recv() => return Ok(ExitCode::SUCCESS),
                 _ = &mut output_closed => return Ok(ExitCode::SUCCESS),
             }
