@@ -61,11 +61,20 @@ fn entries_another_program_appends_are_read_by_the_next_request() {
         ["a1", "b1"],
         "the whole new line is read, the half line is not there yet"
     );
-    // The client heard of it before the answer that shows it, once.
+    // The client heard of it before the answer that shows it, once, with the entry itself
+    // and the cursors around it (`from`: after a1; `cursor`: after b1, where this page ends).
+    let b1 = entries["entries"][1].clone();
+    let from = client.call(
+        "session/getEntries",
+        json!({"sessionId": session, "limit": 1}),
+    )["cursor"]
+        .clone();
     assert_eq!(
         client.notifications,
         [json!({"jsonrpc": "2.0", "method": "session_changed",
-                "params": {"sessionId": session, "entriesAdded": 1, "leafId": "a1"}})],
+                "params": {"sessionId": session, "entriesAdded": 1, "leafId": "a1",
+                           "from": from, "cursor": entries["cursor"], "complete": true,
+                           "entries": [b1]}})],
     );
     // The writer keeps the client's position: the leaf is where the client left it.
     let info = client.call("session/getInfo", json!({"sessionId": session}));

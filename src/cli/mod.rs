@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod follow;
 mod list;
 mod test;
 
@@ -69,6 +70,10 @@ enum Command {
         file: PathBuf,
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
         profile: Profile,
+        /// Then print each entry another program appends, as it is appended, until
+        /// interrupted (status 1 when the file is deleted, replaced or cut meanwhile).
+        #[arg(long)]
+        follow: bool,
     },
     /// List every problem in a session file with its line; exit status 0 when clean.
     Check {
@@ -296,7 +301,12 @@ fn try_main() -> Result<ExitCode, Failure> {
             written.map_err(Failure::in_file(&file))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Tree { file, profile } => {
+        Command::Tree {
+            file,
+            profile,
+            follow: true,
+        } => follow::tree(&file, profile),
+        Command::Tree { file, profile, .. } => {
             let session = open(&file, profile)?;
             emit(&inspect::render_tree(&session).map_err(Failure::in_file(&file))?)?;
             Ok(ExitCode::SUCCESS)

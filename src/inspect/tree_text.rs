@@ -6,6 +6,12 @@ use std::fmt::Write;
 use crate::store::{Session, StoreResult, TreeRow};
 
 pub fn render_tree(session: &Session) -> StoreResult<String> {
+    render_tree_from(session, 0)
+}
+
+/// The rows of [`render_tree`] for the entries at positions `from..` only (the entries a file
+/// gained since it was shown), each as the whole tree shows it now.
+pub fn render_tree_from(session: &Session, from: u32) -> StoreResult<String> {
     let rows = session.tree_rows();
     let leaf = session.leaf().id().and_then(|id| session.position(id));
     let on_path = session.on_leaf_path();
@@ -27,6 +33,9 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         indent_at_depth.truncate(depth);
         indent_at_depth.push(indent);
         let position = row.position;
+        if position < from {
+            continue;
+        }
         let record = session.record(position);
         let marker = if Some(position) == leaf {
             "*"
@@ -51,7 +60,7 @@ pub fn render_tree(session: &Session) -> StoreResult<String> {
         }
         out.push('\n');
     }
-    if rows.is_empty() {
+    if rows.is_empty() && from == 0 {
         out.push_str("(no entries)\n");
     }
     Ok(out)

@@ -35,6 +35,6 @@ pub use hooks::HookOutcome;
 pub use lifecycle::{ClientSettings, Deterministic, PROTOCOL_VERSION, ServerOptions};
 pub use memory::release_freed_memory;
 pub use methods::{Methods, parse_params};
-pub use request_context::{BoxFuture, Raw, RequestContext, ServerState};
+pub use request_context::{BoxFuture, Raw, RequestContext, ServerHandle, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};

@@ -118,6 +118,13 @@ impl Pressure {
         permit
     }
 
+    /// Resolves once the unsent output is under its bound.
+    pub(crate) async fn output_room(&self) {
+        let bound = self.limits.max_unsent_bytes;
+        self.wait_until(|| self.unsent.load(Ordering::SeqCst) < bound)
+            .await
+    }
+
     async fn wait_until(&self, ready: impl Fn() -> bool) {
         loop {
             // Registered before the check, so a relief between the two is not missed.

@@ -126,6 +126,29 @@ impl<S: ServerState> ServerHandle<S> {
         }
     }
 
+    /// [`ServerHandle::notify`] with params written as JSON text already (entries go out
+    /// with the file's strings exactly, as in answers).
+    pub fn notify_raw(&self, method: &str, params: &str) {
+        let head = format!(
+            r#"{{"jsonrpc":"2.0","method":{},"params":"#,
+            Value::from(method)
+        );
+        self.shared
+            .outbox
+            .send_serialized(super::writer::Serialized::from_parts(vec![
+                head.into_bytes(),
+                params.as_bytes().to_vec(),
+                b"}".to_vec(),
+            ]));
+    }
+
+    /// Resolves once the output not yet written to the client is under its bound (see
+    /// `pressure.rs`): what a sender of unasked-for messages waits for, so that a client that
+    /// stops reading stops them too.
+    pub async fn output_room(&self) {
+        self.shared.pressure.output_room().await
+    }
+
     /// Sends hook `name` to the client and waits for its answer, at most `hookTimeoutMs`.
     /// Never sent to a client that did not declare `name` in `initialize.hooks`. When the
     /// server stops waiting without an answer (timeout, end of input, or this future being

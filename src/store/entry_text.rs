@@ -72,7 +72,7 @@ impl Session {
     }
 
     /// The length of an entry's line in bytes (what reading it back costs).
-    fn line_len(&self, position: u32) -> u64 {
+    pub fn line_len(&self, position: u32) -> u64 {
         match self.record(position).body() {
             super::index::Body::File { len, .. } => u64::from(len),
             super::index::Body::Held(text) => text.len() as u64,

@@ -17,6 +17,21 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::safe_file::{self, Access};
 use super::sync::{GroupSync, Unsynced};
 
+/// Why a watched file can no longer be followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoneReason {
+    Deleted,
+    Replaced,
+    Truncated,
+}
+
+/// A watched file that can no longer be followed, with a message naming it.
+#[derive(Debug, Clone)]
+pub struct Gone {
+    pub reason: GoneReason,
+    pub message: String,
+}
+
 /// An open session file.
 #[derive(Debug)]
 pub struct SessionFile {
@@ -179,15 +194,7 @@ impl SessionFile {
             .map_err(|e| StoreError::io(&self.path, "cannot stat", e))?
             .len();
         if now < self.indexed_end {
-            return Err(StoreError::new(
-                ErrorKind::Io,
-                format!(
-                    "{}: the file shrank from {} to {now} bytes since it was read (another program cut it); reopen the session",
-                    self.path.display(),
-                    self.len
-                ),
-            )
-            .naming(&self.path));
+            return Err(self.shrank(now));
         }
         if now == self.len {
             return Ok(false);
@@ -195,6 +202,55 @@ impl SessionFile {
         self.len = now;
         self.torn_tail = self.ends_without_newline()?;
         Ok(now > self.indexed_end)
+    }
+
+    fn shrank(&self, now: u64) -> StoreError {
+        StoreError::new(
+            ErrorKind::Io,
+            format!(
+                "{}: the file shrank from {} to {now} bytes since it was read (another program cut it); reopen the session",
+                self.path.display(),
+                self.len
+            ),
+        )
+        .naming(&self.path)
+    }
+
+    /// Whether the file this session reads is no longer the one at its path, or was cut: what
+    /// a watch of the path reports, and after which following the tail means nothing. Unlike
+    /// [`SessionFile::grown`], looks at the path too (one `stat`), so only a watch asks.
+    pub fn gone(&self) -> StoreResult<Option<Gone>> {
+        use std::os::unix::fs::MetadataExt;
+        let ours = self
+            .file
+            .metadata()
+            .map_err(|e| StoreError::io(&self.path, "cannot stat", e))?;
+        let message = |what: &str| {
+            format!(
+                "{}: the file was {what} since it was read (another program did it); reopen the session",
+                self.path.display()
+            )
+        };
+        match std::fs::metadata(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Some(Gone {
+                    reason: GoneReason::Deleted,
+                    message: message("deleted"),
+                }));
+            }
+            Err(e) => return Err(StoreError::io(&self.path, "cannot stat", e)),
+            Ok(at_path) if (at_path.dev(), at_path.ino()) != (ours.dev(), ours.ino()) => {
+                return Ok(Some(Gone {
+                    reason: GoneReason::Replaced,
+                    message: message("replaced by another file (renamed over or made anew)"),
+                }));
+            }
+            Ok(_) => {}
+        }
+        Ok((ours.len() < self.indexed_end).then(|| Gone {
+            reason: GoneReason::Truncated,
+            message: self.shrank(ours.len()).message,
+        }))
     }
 
     /// Appends one line (without its newline). Returns where its bytes start. Only returns

@@ -23,10 +23,11 @@ mod sync;
 mod tree;
 mod tree_facts;
 mod tree_filter;
+pub mod watch;
 
 pub use context::{Context, ContextMessage, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
-pub use file::try_write_lock;
+pub use file::{GoneReason, try_write_lock};
 pub use fork::ForkPosition;
 pub use index::Leaf;
 pub use load::Warning;

@@ -101,6 +101,9 @@ pub struct Session {
     pub(super) tree_memo: std::sync::Mutex<Option<Arc<super::tree_facts::TreeFacts>>>,
     /// The tree's rows and parents while no entry is added (see [`Session::tree_rows`]).
     pub(super) shape_memo: std::sync::Mutex<Option<Arc<super::tree::TreeShape>>>,
+    /// Positions of entries other programs appended that no one has been told of yet (see
+    /// [`Session::take_foreign`]); the session's own appends are never in it.
+    foreign: Vec<std::ops::Range<u32>>,
 }
 
 impl Session {
@@ -281,6 +284,7 @@ impl Session {
             defer_sync: false,
             tree_memo: Default::default(),
             shape_memo: Default::default(),
+            foreign: Vec::new(),
         };
         if session.options.profile == Profile::Harness
             && let Some(path) = &session.path
@@ -317,6 +321,7 @@ impl Session {
             defer_sync: false,
             tree_memo: Default::default(),
             shape_memo: Default::default(),
+            foreign: Vec::new(),
         }
     }
 
@@ -834,7 +839,36 @@ impl Session {
         for warning in followed.warnings {
             self.warn(warning.message);
         }
+        if followed.entries > 0 {
+            let end = self.index.len() as u32;
+            let start = end - followed.entries as u32;
+            match self.foreign.last_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => self.foreign.push(start..end),
+            }
+        }
         Ok(followed.entries)
+    }
+
+    /// The positions of the entries other programs appended since this was last asked, in
+    /// file order, whether a read, a change (which indexes them before its own line) or a
+    /// watch picked them up: each is handed out once, and the session's own are never in it.
+    pub fn take_foreign(&mut self) -> Vec<std::ops::Range<u32>> {
+        std::mem::take(&mut self.foreign)
+    }
+
+    /// Whether entries other programs appended are waiting for [`Session::take_foreign`].
+    pub fn has_foreign(&self) -> bool {
+        !self.foreign.is_empty()
+    }
+
+    /// Whether the file is no longer the one at the session's path, or was cut (see
+    /// [`SessionFile::gone`]); `None` for a session without a file yet.
+    pub fn file_gone(&self) -> StoreResult<Option<super::file::Gone>> {
+        match &self.file {
+            Some(file) => file.gone(),
+            None => Ok(None),
+        }
     }
 
     /// Whether the file grew since it was last read (another program appended): one `fstat`,

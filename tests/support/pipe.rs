@@ -87,6 +87,16 @@ impl PipeClient {
             .expect("a server message in time")
     }
 
+    /// The next server message if one comes within `limit` (a notification nothing asked for).
+    pub fn recv_within(&mut self, limit: Duration) -> Option<Value> {
+        self.messages.recv_timeout(limit).ok()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends a request and reads until its response, answering hooks with `hook(method,
     /// params)` and keeping notifications. Returns the whole response.
     pub fn call_with(

@@ -49,6 +49,7 @@ fn opened(id: String, session: &Session) -> OpenedSession {
         leaf_id: leaf_id(session.leaf()),
         written: session.is_written(),
         warnings: session.warnings().to_vec(),
+        cursor: super::watch::cursor_at(session, session.len()),
     }
 }
 
@@ -112,8 +113,50 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
     register(&ctx, session)
 }
 
+/// `session/watch`: other programs' appends to the session's file reach the client as they
+/// happen (see `watch.rs`).
+pub async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcError> {
+    let id = p.session_id.clone();
+    // Read up to now first: what is already there is told before the answer, and the
+    // answer's cursor is where the watch's notifications begin.
+    let (path, cursor) = with_session(&ctx, &id, |session| {
+        Ok((
+            session.path().map(Path::to_path_buf),
+            super::watch::cursor_at(session, session.len()),
+        ))
+    })
+    .await?;
+    let Some(path) = path else {
+        return Err(store_error(
+            ErrorKind::InvalidArgument,
+            format!("session {id:?} is in memory: there is no file to watch"),
+        ));
+    };
+    let watches = &ctx.state().watches;
+    if watches.is_watched(&id) {
+        return Ok(WatchResult {
+            cursor,
+            started: false,
+        });
+    }
+    watches.start(ctx.server().clone(), &id, &path)?;
+    Ok(WatchResult {
+        cursor,
+        started: true,
+    })
+}
+
+/// `session/unwatch`: ends the session's watch.
+pub async fn unwatch_session(ctx: Ctx, p: SessionRef) -> Result<UnwatchResult, RpcError> {
+    ctx.state().registry.get(&p.session_id)?;
+    Ok(UnwatchResult {
+        ended: ctx.state().watches.end(&p.session_id),
+    })
+}
+
 pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     ctx.state().registry.get(&p.session_id)?;
+    ctx.state().watches.end(&p.session_id);
     let closed = ctx.state().registry.remove(&p.session_id);
     // Freeing a large index and handing the memory back to the system takes time: off the loop.
     blocking(move || {
@@ -615,6 +658,7 @@ async fn quick<T: Send + 'static>(
         // read first: neither on the loop.
         if let Some(mut session) = free.filter(|session| !session.is_durable())
             && !session.tail_grew()?
+            && !session.has_foreign()
         {
             return work(&mut session);
         }
@@ -650,17 +694,8 @@ async fn with_session<T: Send + 'static>(
 /// every read and change sees the file as it is now, and the client hears of new entries
 /// (`session_changed`) before the answer that includes them.
 fn current<'a>(ctx: &Ctx, id: &str, session: &'a mut Session) -> Result<&'a mut Session, RpcError> {
-    let added = session.follow_tail()?;
-    if added > 0 {
-        ctx.notify(
-            "session_changed",
-            ChangedNotification {
-                session_id: id.to_owned(),
-                entries_added: added,
-                leaf_id: leaf_id(session.leaf()),
-            },
-        );
-    }
+    session.follow_tail()?;
+    super::watch::report_foreign(ctx.server(), id, session)?;
     Ok(session)
 }
 
@@ -711,7 +746,15 @@ pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>,
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let total = session.len();
-        let start = p.offset.min(total);
+        let start = match &p.since {
+            Some(_) if p.offset != 0 => {
+                return Err(RpcError::invalid_params(
+                    "'since': give either 'since' or 'offset', not both",
+                ));
+            }
+            Some(since) => super::watch::cursor_position(session, since, "since")?,
+            None => p.offset.min(total),
+        };
         let limit = p.limit.unwrap_or(1000);
         if limit == 0 {
             // A page of nothing would name itself as the next page: a client following it
@@ -724,10 +767,11 @@ pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>,
             true => end.to_string(),
             false => "null".to_string(),
         };
+        let cursor = super::watch::cursor_at(session, end);
         answers::entries(
             session,
             &positions,
-            &format!(r#","nextOffset":{next},"total":{total}"#),
+            &format!(r#","nextOffset":{next},"total":{total},"cursor":"{cursor}""#),
         )
     })
     .await

@@ -7,6 +7,7 @@ mod error;
 mod handlers;
 pub mod pi_format;
 mod registry;
+mod watch;
 pub mod wire;
 
 use std::path::PathBuf;
@@ -76,6 +77,9 @@ pub struct SidecarCapabilities {
     /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
     /// escapes included.
     pub exact_entries: bool,
+    /// `session/watch`: other programs' appends are sent as they happen (`session_changed`
+    /// with the entries), and answers carry cursors that `getEntries.since` resumes from.
+    pub watch: bool,
 }
 
 /// `capabilities.listing`.
@@ -131,7 +135,7 @@ impl SidecarCapabilities {
                 ),
                 ("session/getBranch", params(&["offset", "limit"])),
                 ("session/buildContextEntries", params(&["offset", "limit"])),
-                ("session/getEntries", params(&["offset", "limit"])),
+                ("session/getEntries", params(&["offset", "limit", "since"])),
                 ("session/list", params(&["offset", "limit"])),
                 ("session/listAll", params(&["offset", "limit"])),
             ]
@@ -140,6 +144,7 @@ impl SidecarCapabilities {
             .collect(),
             tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
             exact_entries: true,
+            watch: true,
         }
     }
 }
@@ -148,6 +153,8 @@ impl SidecarCapabilities {
 #[derive(Debug, Default)]
 pub struct Sidecar {
     pub registry: Registry,
+    /// The sessions watched for other programs' appends.
+    pub watches: watch::Watches,
     settings: OnceLock<SidecarSettings>,
 }
 
@@ -189,6 +196,7 @@ impl ServerState for Sidecar {
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
+        self.watches.end_all();
         self.registry.close_all();
         Box::pin(std::future::ready(()))
     }
@@ -210,6 +218,8 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/findById", find_by_id)
         .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
+        .add_serial("session/watch", by_session, watch_session)
+        .add_serial("session/unwatch", by_session, unwatch_session)
         .add_serial(
             "session/append",
             |p: &wire::AppendParams| p.session_id.clone(),
@@ -259,5 +269,6 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         )
         .declare_notification::<wire::TreeNotification>("session_tree")
         .declare_notification::<wire::CompactNotification>("session_compact")
-        .declare_notification::<wire::ChangedNotification>("session_changed");
+        .declare_notification::<wire::ChangedNotification>("session_changed")
+        .declare_notification::<wire::WatchEndedNotification>("session_watch_ended");
 }

@@ -75,6 +75,8 @@ pub struct OpenedSession {
     pub written: bool,
     /// Lines the reader skipped or migrated, with their line numbers.
     pub warnings: Vec<Warning>,
+    /// The point after the session's last entry (`getEntries.since` reads what follows).
+    pub cursor: String,
 }
 
 /// `session/append`: one new entry, as a child of the leaf.
@@ -467,6 +469,10 @@ pub struct EntriesParams {
     /// Start after this many entries.
     #[serde(default)]
     pub offset: usize,
+    /// Start at this cursor (from any earlier answer of this session: `getEntries`, `open`,
+    /// `watch`, `session_changed`; another connection's too, while the file is the same),
+    /// instead of `offset`.
+    pub since: Option<String>,
     /// At most this many (default 1000); at least 1, so that `nextOffset` always advances.
     pub limit: Option<usize>,
 }
@@ -479,6 +485,8 @@ pub struct EntriesPage {
     /// The offset of the next page, or `null` at the end.
     pub next_offset: Option<usize>,
     pub total: usize,
+    /// The point after this page's last entry: `since` resumes there.
+    pub cursor: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -972,15 +980,74 @@ pub struct HookCompaction {
 }
 
 /// The `session_changed` notification: another program appended to an open session's file;
-/// sent before the answer of the first request that reads the new entries.
+/// sent before the answer of the first request that reads the new entries, or, for a
+/// watched session (`session/watch`), as soon as the watch sees them.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedNotification {
     pub session_id: String,
-    /// How many entries were read from the file's new lines.
+    /// How many entries other programs appended since the client was last told (the
+    /// session's own appends are never counted).
     pub entries_added: usize,
     /// The session's leaf after them (a session open for writing keeps the client's leaf).
     pub leaf_id: Option<String>,
+    /// Where the new entries start: `session/getEntries {since: from}` answers them (and any
+    /// entry after them).
+    pub from: String,
+    /// The point after the session's last entry now (resume from it with `getEntries.since`).
+    pub cursor: String,
+    /// `false` when `entries` stops before all the new entries (a large burst: at most 1000
+    /// entries or about 1 MiB of them): read the rest with `getEntries {since: from}`.
+    pub complete: bool,
+    /// The new entries, in file order, as `getEntries` gives them (the last member).
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
+    pub entries: Vec<Json>,
+}
+
+/// `session/watch`'s answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchResult {
+    /// The point after the session's last entry when the watch began: every later entry
+    /// another program appends reaches the client in a `session_changed`.
+    pub cursor: String,
+    /// `false` when the session was watched already (one watch per session; this call
+    /// changed nothing).
+    pub started: bool,
+}
+
+/// `session/unwatch`'s answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnwatchResult {
+    /// Whether a watch was ended (`false`: the session was not watched).
+    pub ended: bool,
+}
+
+/// Why a watch ended by itself.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum WatchEndReason {
+    /// The file was deleted (its name is gone).
+    Deleted,
+    /// Another file now has its name (renamed over it, or deleted and made anew).
+    Replaced,
+    /// The file is shorter than what was read (cut by another program).
+    Truncated,
+    /// Reading the file failed (the message says how).
+    Error,
+}
+
+/// The `session_watch_ended` notification: a watch ended without `session/unwatch` or
+/// `session/close`, because the file can no longer be followed. Sent after the last
+/// `session_changed` of the watch; the session stays open (reopen it to read the new file).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchEndedNotification {
+    pub session_id: String,
+    pub reason: WatchEndReason,
+    /// Names the file and what happened to it.
+    pub message: String,
 }
 
 /// The `session_compact` notification, sent after the entry is written and before the response.

@@ -60,6 +60,9 @@ from .schema import (
     TreeNotification,
     TreeParams,
     TreeResult,
+    UnwatchResult,
+    WatchEndedNotification,
+    WatchResult,
 )
 
 PROTOCOL_TITLE = "pi-session protocol 0.6"
@@ -92,6 +95,8 @@ METHODS = (
     "session/prepareCompaction",
     "session/prepareTree",
     "session/resetLeaf",
+    "session/unwatch",
+    "session/watch",
     "shutdown",
 )
 HOOKS = ("session_before_compact", "session_before_fork", "session_before_tree")
@@ -100,6 +105,7 @@ NOTIFICATIONS = (
     "session_changed",
     "session_compact",
     "session_tree",
+    "session_watch_ended",
 )
 CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 
@@ -158,6 +164,16 @@ class SessionMethods:
     async def close(self, **params: Unpack[SessionRef]) -> Empty:
         """`session/close`: see protocol/protocol.md."""
         return cast("Empty", await self._client.request("session/close", params))
+
+    async def watch(self, **params: Unpack[SessionRef]) -> WatchResult:
+        """`session/watch`: see protocol/protocol.md."""
+        return cast("WatchResult", await self._client.request("session/watch", params))
+
+    async def unwatch(self, **params: Unpack[SessionRef]) -> UnwatchResult:
+        """`session/unwatch`: see protocol/protocol.md."""
+        return cast(
+            "UnwatchResult", await self._client.request("session/unwatch", params)
+        )
 
     async def append(self, **params: Unpack[AppendParams]) -> AppendResult:
         """`session/append`: one new entry, as a child of the leaf."""
@@ -342,4 +358,12 @@ class NotificationTable:
         """Call `callback` with every `session_changed` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("session_changed", callback)
+        return callback
+
+    def session_watch_ended(
+        self, callback: Callable[[WatchEndedNotification], None]
+    ) -> Callable[[WatchEndedNotification], None]:
+        """Call `callback` with every `session_watch_ended` (before the answer of the request
+        that caused it is delivered)."""
+        self._subscribe("session_watch_ended", callback)
         return callback

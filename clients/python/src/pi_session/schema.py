@@ -114,22 +114,6 @@ class BranchSummarySection(TypedDict):
     """
 
 
-class ChangedNotification(TypedDict):
-    """
-    The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
-    """
-
-    entriesAdded: int
-    """
-    How many entries were read from the file's new lines.
-    """
-    leafId: NotRequired[str | None]
-    """
-    The session's leaf after them (a session open for writing keeps the client's leaf).
-    """
-    sessionId: str
-
-
 class ClientInfo(TypedDict):
     """
     Who the client is, as it says in `initialize`.
@@ -386,6 +370,10 @@ class EntriesParams(TypedDict):
     Start after this many entries.
     """
     sessionId: str
+    since: NotRequired[str | None]
+    """
+    Start at this cursor (from any earlier answer of this session: `getEntries`, `open`, `watch`, `session_changed`; another connection's too, while the file is the same), instead of `offset`.
+    """
 
 
 class EntryParams(TypedDict):
@@ -896,6 +884,17 @@ class UnknownMessage(TypedDict):
     role: str
 
 
+class UnwatchResult(TypedDict):
+    """
+    `session/unwatch`'s answer.
+    """
+
+    ended: bool
+    """
+    Whether a watch was ended (`false`: the session was not watched).
+    """
+
+
 class UsageCost(TypedDict):
     """
     `Usage.cost`.
@@ -928,6 +927,42 @@ class Warning(TypedDict):
     1-based physical line (0 when the warning is not about one line).
     """
     message: str
+
+
+WatchEndReason: TypeAlias = (
+    Literal['deleted'] | Literal['replaced'] | Literal['truncated'] | Literal['error']
+)
+"""
+Why a watch ended by itself.
+"""
+
+
+class WatchEndedNotification(TypedDict):
+    """
+    The `session_watch_ended` notification: a watch ended without `session/unwatch` or `session/close`, because the file can no longer be followed. Sent after the last `session_changed` of the watch; the session stays open (reopen it to read the new file).
+    """
+
+    message: str
+    """
+    Names the file and what happened to it.
+    """
+    reason: WatchEndReason
+    sessionId: str
+
+
+class WatchResult(TypedDict):
+    """
+    `session/watch`'s answer.
+    """
+
+    cursor: str
+    """
+    The point after the session's last entry when the watch began: every later entry another program appends reaches the client in a `session_changed`.
+    """
+    started: bool
+    """
+    `false` when the session was watched already (one watch per session; this call changed nothing).
+    """
 
 
 WireFraming: TypeAlias = Literal['lsp'] | Literal['ndjson']
@@ -1416,6 +1451,10 @@ class OpenedSession(TypedDict):
     What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and `session/fork` return about the session now open.
     """
 
+    cursor: str
+    """
+    The point after the session's last entry (`getEntries.since` reads what follows).
+    """
     header: SessionHeader
     leafId: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -1693,6 +1732,10 @@ class Capabilities(TypedDict):
     treeFilters: list[TreeFilterName]
     """
     The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
+    """
+    watch: bool
+    """
+    `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
     """
 
 
@@ -2315,6 +2358,20 @@ class BranchSummaryPlan(TypedDict):
     totalTokens: float
 
 
+ChangedNotification = TypedDict(
+    'ChangedNotification',
+    {
+        'complete': bool,
+        'cursor': str,
+        'entries': list[AnyEntry],
+        'entriesAdded': int,
+        'from': str,
+        'leafId': NotRequired[str | None],
+        'sessionId': str,
+    },
+)
+
+
 class CompactNotification(TypedDict):
     """
     The `session_compact` notification, sent after the entry is written and before the response.
@@ -2366,6 +2423,10 @@ class CompactionPlanDocument(TypedDict):
 
 
 class EntriesPage(TypedDict):
+    cursor: str
+    """
+    The point after this page's last entry: `since` resumes there.
+    """
     entries: list[AnyEntry]
     nextOffset: NotRequired[int | None]
     """

@@ -236,6 +236,13 @@ export type ContextFormat = "agent" | "llm";
  */
 export type CompactReason = "manual" | "threshold" | "overflow";
 /**
+ * Why a watch ended by itself.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchEndReason".
+ */
+export type WatchEndReason = "deleted" | "replaced" | "truncated" | "error";
+/**
  * A request id: a string or a non-negative integer.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -291,6 +298,14 @@ export interface Protocol {
     "session/close": {
       params: SessionRef;
       result: Empty;
+    };
+    "session/watch": {
+      params: SessionRef;
+      result: WatchResult;
+    };
+    "session/unwatch": {
+      params: SessionRef;
+      result: UnwatchResult;
     };
     "session/append": {
       params: AppendParams;
@@ -388,6 +403,9 @@ export interface Protocol {
     };
     session_changed: {
       params: ChangedNotification;
+    };
+    session_watch_ended: {
+      params: WatchEndedNotification;
     };
     "$/cancelRequest": {
       params: CancelRequest;
@@ -564,6 +582,10 @@ export interface Capabilities {
    * The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
    */
   treeFilters: TreeFilterName[];
+  /**
+   * `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
+   */
+  watch: boolean;
 }
 /**
  * `capabilities.listing`.
@@ -729,6 +751,10 @@ export interface HarnessMetadata {
  * via the `definition` "OpenedSession".
  */
 export interface OpenedSession {
+  /**
+   * The point after the session's last entry (`getEntries.since` reads what follows).
+   */
+  cursor: string;
   header: SessionHeader;
   leafId?: string | null;
   /**
@@ -1055,6 +1081,34 @@ export interface SessionRef {
  * via the `definition` "Empty".
  */
 export interface Empty {}
+/**
+ * `session/watch`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchResult".
+ */
+export interface WatchResult {
+  /**
+   * The point after the session's last entry when the watch began: every later entry another program appends reaches the client in a `session_changed`.
+   */
+  cursor: string;
+  /**
+   * `false` when the session was watched already (one watch per session; this call changed nothing).
+   */
+  started: boolean;
+}
+/**
+ * `session/unwatch`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnwatchResult".
+ */
+export interface UnwatchResult {
+  /**
+   * Whether a watch was ended (`false`: the session was not watched).
+   */
+  ended: boolean;
+}
 /**
  * `session/append`: one new entry, as a child of the leaf.
  *
@@ -2351,12 +2405,20 @@ export interface EntriesParams {
    */
   offset?: number;
   sessionId: string;
+  /**
+   * Start at this cursor (from any earlier answer of this session: `getEntries`, `open`, `watch`, `session_changed`; another connection's too, while the file is the same), instead of `offset`.
+   */
+  since?: string | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EntriesPage".
  */
 export interface EntriesPage {
+  /**
+   * The point after this page's last entry: `since` resumes there.
+   */
+  cursor: string;
   entries: AnyEntry[];
   /**
    * The offset of the next page, or `null` at the end.
@@ -2758,20 +2820,50 @@ export interface CompactNotification {
   sessionId: string;
 }
 /**
- * The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries.
+ * The `session_changed` notification: another program appended to an open session's file; sent before the answer of the first request that reads the new entries, or, for a watched session (`session/watch`), as soon as the watch sees them.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ChangedNotification".
  */
 export interface ChangedNotification {
   /**
-   * How many entries were read from the file's new lines.
+   * `false` when `entries` stops before all the new entries (a large burst: at most 1000 entries or about 1 MiB of them): read the rest with `getEntries {since: from}`.
+   */
+  complete: boolean;
+  /**
+   * The point after the session's last entry now (resume from it with `getEntries.since`).
+   */
+  cursor: string;
+  /**
+   * The new entries, in file order, as `getEntries` gives them (the last member).
+   */
+  entries: AnyEntry[];
+  /**
+   * How many entries other programs appended since the client was last told (the session's own appends are never counted).
    */
   entriesAdded: number;
+  /**
+   * Where the new entries start: `session/getEntries {since: from}` answers them (and any entry after them).
+   */
+  from: string;
   /**
    * The session's leaf after them (a session open for writing keeps the client's leaf).
    */
   leafId?: string | null;
+  sessionId: string;
+}
+/**
+ * The `session_watch_ended` notification: a watch ended without `session/unwatch` or `session/close`, because the file can no longer be followed. Sent after the last `session_changed` of the watch; the session stays open (reopen it to read the new file).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchEndedNotification".
+ */
+export interface WatchEndedNotification {
+  /**
+   * Names the file and what happened to it.
+   */
+  message: string;
+  reason: WatchEndReason;
   sessionId: string;
 }
 /**
@@ -2829,6 +2921,8 @@ export const METHOD_NAMES = [
   "session/findById",
   "session/delete",
   "session/close",
+  "session/watch",
+  "session/unwatch",
   "session/append",
   "session/branch",
   "session/resetLeaf",
@@ -2863,5 +2957,6 @@ export const HOOK_NAMES = [
 export const NOTIFICATION_NAMES = [
   "session_tree",
   "session_compact",
-  "session_changed"
+  "session_changed",
+  "session_watch_ended"
 ] as const satisfies readonly (keyof Notifications)[];

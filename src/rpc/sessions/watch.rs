@@ -1,0 +1,292 @@
+//! `session/watch` and `session/unwatch`, the cursors answers carry, and `session_changed`.
+//!
+//! A watch wakes on the OS's word that the file changed ([`crate::store::watch`]); it then
+//! does what a request does with a grown file (the one follower, [`Session::follow_tail`])
+//! and tells the client of the entries other programs appended. It takes the session's turn
+//! among its changes first, so its notification never overtakes the answer of a change made
+//! before it, and it waits while the client's unread output is over its bound, so a client
+//! that stops reading holds at most one notification per watched session.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::rpc::{RpcError, ServerHandle};
+use crate::store::watch::{Changes, FileWatch, FileWatcher};
+use crate::store::{GoneReason, Session};
+
+use super::Sidecar;
+use super::registry::lock;
+use super::wire::{ChangedNotification, WatchEndReason, WatchEndedNotification};
+
+/// How long a watch lets a burst of appends gather before reading them: one notification
+/// for many appends, at a small cost in latency.
+const GATHER: Duration = Duration::from_millis(10);
+/// At most this many entries in one `session_changed` (the rest: `getEntries {since}`).
+const PAGE_ENTRIES: usize = 1000;
+/// At most about this many bytes of entries in one `session_changed` (at least one entry).
+const PAGE_BYTES: u64 = 1 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// Cursors
+
+/// A point in a session's entries, between two of them: `c<count>-<check>`, where `count` is
+/// how many entries come before it and `check` ties it to the session and to the entry just
+/// before it (so a cursor of another session, or of a file replaced or cut since, is refused
+/// rather than misread). Entries are only ever added at the end, in file order, so a point
+/// stays valid while the file grows, across reopens and reconnects.
+pub fn cursor_at(session: &Session, count: usize) -> String {
+    format!("c{count}-{:016x}", check(session, count))
+}
+
+fn check(session: &Session, count: usize) -> u64 {
+    let before = match count {
+        0 => String::new(),
+        n => session
+            .record(n as u32 - 1)
+            .id()
+            .map_or_else(|| format!("#{n}"), str::to_string),
+    };
+    let mut text = session.session_id().into_owned();
+    text.push('\0');
+    text.push_str(&before);
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
+/// The number of entries before the point `cursor` names, or an error naming `member`.
+pub fn cursor_position(session: &Session, cursor: &str, member: &str) -> Result<usize, RpcError> {
+    let parsed = cursor
+        .strip_prefix('c')
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(count, check)| {
+            Some((
+                count.parse::<usize>().ok()?,
+                u64::from_str_radix(check, 16).ok()?,
+            ))
+        });
+    let Some((count, expected)) = parsed else {
+        return Err(RpcError::invalid_params(format!(
+            "'{member}': {cursor:?} is not a cursor (take one from an answer's or a \
+             notification's `cursor`)"
+        )));
+    };
+    if count > session.len() || check(session, count) != expected {
+        return Err(RpcError::invalid_params(format!(
+            "'{member}': cursor {cursor:?} is not a point of this session's entries (it is \
+             another session's, or the file was replaced or cut since); read from the start \
+             or from a cursor of this session"
+        )));
+    }
+    Ok(count)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Telling the client
+
+/// Tells the client of the entries other programs appended that it was not told of yet (one
+/// `session_changed`, with at most a page of them). Called under the session's lock, by a
+/// request before its answer and by a watch.
+pub fn report_foreign<S: crate::rpc::ServerState>(
+    server: &ServerHandle<S>,
+    id: &str,
+    session: &mut Session,
+) -> Result<(), RpcError> {
+    let ranges = session.take_foreign();
+    let Some(first) = ranges.first() else {
+        return Ok(());
+    };
+    let from = cursor_at(session, first.start as usize);
+    let added: usize = ranges.iter().map(|r| r.len()).sum();
+    let mut page = Vec::new();
+    let mut bytes = 0u64;
+    for position in ranges.iter().flat_map(|r| r.clone()) {
+        if page.len() == PAGE_ENTRIES || (bytes >= PAGE_BYTES && !page.is_empty()) {
+            break;
+        }
+        bytes += session.line_len(position);
+        page.push(position);
+    }
+    let head = ChangedNotification {
+        session_id: id.to_owned(),
+        entries_added: added,
+        leaf_id: session.leaf().id().map(str::to_string),
+        from,
+        cursor: cursor_at(session, session.len()),
+        complete: page.len() == added,
+        entries: Vec::new(),
+    };
+    let mut text = serde_json::to_string(&head).map_err(RpcError::internal)?;
+    // `entries` is the last member: written from the file's bytes in its place.
+    let empty = r#""entries":[]}"#;
+    if !text.ends_with(empty) {
+        return Err(RpcError::internal("session_changed: entries are not last"));
+    }
+    text.truncate(text.len() - empty.len());
+    text.push_str(r#""entries":["#);
+    session.write_entries_json(&page, &mut text)?;
+    text.push_str("]}");
+    server.notify_raw("session_changed", &text);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The watches of one connection
+
+/// The connection's watches: at most one per session, all through one [`FileWatcher`].
+#[derive(Default)]
+pub struct Watches {
+    os: Mutex<Option<Arc<FileWatcher>>>,
+    active: Mutex<HashMap<String, Running>>,
+}
+
+impl fmt::Debug for Watches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watches")
+            .field("active", &self.active().keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A watch: its OS watch, ended when this is dropped (at once, not when the runtime gets to
+/// the aborted task), and its task.
+struct Running {
+    task: tokio::task::JoinHandle<()>,
+    _watch: FileWatch,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Watches {
+    fn active(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.active.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn watcher(&self) -> Result<Arc<FileWatcher>, RpcError> {
+        let mut os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(watcher) = os.as_ref() {
+            return Ok(watcher.clone());
+        }
+        let watcher = Arc::new(FileWatcher::new()?);
+        *os = Some(watcher.clone());
+        Ok(watcher)
+    }
+
+    pub fn is_watched(&self, id: &str) -> bool {
+        self.active().contains_key(id)
+    }
+
+    /// Starts watching session `id`'s file at `path` (the caller checked it is not watched).
+    pub fn start(
+        &self,
+        server: ServerHandle<Sidecar>,
+        id: &str,
+        path: &std::path::Path,
+    ) -> Result<(), RpcError> {
+        let watch = self.watcher()?.watch(path)?;
+        let task = tokio::spawn(run(server, id.to_owned(), watch.changes()));
+        self.active().insert(
+            id.to_owned(),
+            Running {
+                task,
+                _watch: watch,
+            },
+        );
+        Ok(())
+    }
+
+    /// Ends session `id`'s watch; whether there was one.
+    pub fn end(&self, id: &str) -> bool {
+        let running = self.active().remove(id);
+        running.is_some()
+    }
+
+    /// Ends every watch (the connection is closing).
+    pub fn end_all(&self) {
+        let all = std::mem::take(&mut *self.active());
+        drop(all);
+    }
+
+    /// How many directories the OS watches and files are watched (for tests and logs).
+    pub fn counts(&self) -> (usize, usize) {
+        let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
+        os.as_ref().map_or((0, 0), |w| w.counts())
+    }
+}
+
+/// What a watch found when it looked.
+enum Looked {
+    Going,
+    Ended,
+}
+
+async fn run(server: ServerHandle<Sidecar>, id: String, changes: Changes) {
+    loop {
+        changes.changed().await;
+        tokio::time::sleep(GATHER).await;
+        // After every change of the session queued before this look has been answered.
+        let turn = server.serial_queues().ticket(id.clone()).turn().await;
+        turn.earlier_answered().await;
+        server.output_room().await;
+        let Ok(cell) = server.state().registry.get(&id) else {
+            break;
+        };
+        let (looker, session_id) = (server.clone(), id.clone());
+        let looked = tokio::task::spawn_blocking(move || look(&looker, &session_id, &cell)).await;
+        drop(turn);
+        match looked {
+            Ok(Looked::Going) => {}
+            Ok(Looked::Ended) | Err(_) => break,
+        }
+    }
+}
+
+fn look(server: &ServerHandle<Sidecar>, id: &str, cell: &super::registry::SessionCell) -> Looked {
+    let mut session = lock(cell);
+    let ended = |reason, message: String| {
+        // Forgotten before the client hears of it, so a watch it starts then is a new one
+        // (no watch request runs meanwhile: this look holds the session's turn). This task
+        // ends with it.
+        server.state().watches.end(id);
+        server.notify(
+            "session_watch_ended",
+            WatchEndedNotification {
+                session_id: id.to_owned(),
+                reason,
+                message,
+            },
+        );
+        Looked::Ended
+    };
+    let gone = match session.file_gone() {
+        Ok(gone) => gone,
+        Err(e) => return ended(WatchEndReason::Error, e.message),
+    };
+    if let Some(gone) = &gone
+        && gone.reason == GoneReason::Truncated
+    {
+        return ended(WatchEndReason::Truncated, gone.message.clone());
+    }
+    // What the file held before it went away is still told.
+    if let Err(e) = session.follow_tail().map_err(RpcError::from) {
+        return ended(WatchEndReason::Error, error_text(e));
+    }
+    if let Err(e) = report_foreign(server, id, &mut session) {
+        return ended(WatchEndReason::Error, error_text(e));
+    }
+    match gone {
+        Some(gone) if gone.reason == GoneReason::Deleted => {
+            ended(WatchEndReason::Deleted, gone.message)
+        }
+        Some(gone) => ended(WatchEndReason::Replaced, gone.message),
+        None => Looked::Going,
+    }
+}
+
+fn error_text(e: RpcError) -> String {
+    e.message().to_string()
+}
