@@ -1,4 +1,7 @@
-//! Which pi a session reads and writes like: the one switch every layer dispatches on.
+//! Which pi a session reads and writes like, and what that means: [`Profile`] names a pi,
+//! [`Rules`] says in one table what each one does differently. A rule is read where it applies
+//! (`session.profile().rules().listing`); adding a pi version is one more [`Rules`] value here
+//! and its tests, plus a `match` only where a rule cannot be named (a quirk of one pi's code).
 
 /// Which pi implementation a session reads and writes like.
 #[derive(
@@ -54,9 +57,127 @@ impl Profile {
     /// pi's SessionManager (either version), as opposed to pi-agent-core's harness: the
     /// distinction most rules follow (lenient reading, lazy first write, the leaf in memory).
     pub fn is_session_manager(self) -> bool {
-        matches!(self, Profile::PiCli | Profile::Pi16)
+        self.rules().session_manager
+    }
+
+    /// What this profile does differently, in one place.
+    pub const fn rules(self) -> &'static Rules {
+        match self {
+            Profile::PiCli => &PI_CLI,
+            Profile::Pi16 => &PI_16,
+            Profile::Harness => &HARNESS,
+        }
     }
 }
+
+/// Every way the profiles differ that a caller can ask about by name. Each member says which
+/// pi code it follows; the three tables below are the whole answer to "what is pi-1.6?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// pi's SessionManager (lenient reading, lazy first write, the leaf kept in memory) rather
+    /// than pi-agent-core's harness (strict reading, immediate writes, `leaf` entries).
+    pub session_manager: bool,
+    /// Listing: how `list`/`listAll` read a sessions directory and order its rows.
+    pub listing: Listing,
+    /// `findById`: how a session file is found from its id (`None`: this pi has none).
+    pub find_by_id: Option<FindById>,
+    /// pi's `SessionManager.forkFrom` (the `--fork` flag) exists in this pi.
+    pub fork_from: bool,
+    /// Whose compaction code prepares and writes compactions.
+    pub compaction: Compaction,
+    /// `modelSummary` (a branch summary made from the model's answer) follows this pi's
+    /// summarizer: pi 0.82.1's `generateBranchSummary`; pi 1.6's is not implemented.
+    pub model_branch_summary: bool,
+    /// The context usage reports tokens and percent of the window (pi's `getContextUsage`);
+    /// the harness has no such call.
+    pub context_usage_percent: bool,
+    /// The recorded leaf must name an entry of the file (the harness refuses one that does not).
+    pub recorded_leaf_must_exist: bool,
+    /// `settings.json` is read with a byte-order mark stripped (pi 1.6).
+    pub settings_strip_bom: bool,
+    /// Files holding what only pi 1.6 writes are warned of in listings.
+    pub warns_of_pi16_files: bool,
+}
+
+/// How a sessions directory is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// pi's `SessionInfo` rows, newest activity first; `ties` breaks equal times.
+    SessionInfo { ties: ListTies, follow_links: bool },
+    /// pi-agent-core's `JsonlSessionRepo.list`: header fields only, newest `createdAt` first.
+    HarnessHeaders,
+}
+
+/// How equal activity times are ordered in a `SessionInfo` listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListTies {
+    /// pi 0.82.1: the order files were read in (a stable sort).
+    ReadOrder,
+    /// pi 1.6: file name descending; over the sessions root, file time then name.
+    NameDescending,
+}
+
+/// How `findById` finds a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindById {
+    /// pi 1.6's `findById`: the first file in name order whose header has the id.
+    HeaderScan,
+    /// pi 0.82.1 (no `findById`): the newest listed session with the id.
+    NewestListed,
+}
+
+/// Whose compaction code a profile follows (one dispatch in `ops::compact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// pi-coding-agent 0.82.1's `compaction.ts`.
+    PiCli082,
+    /// pi 1.6's compaction (entries carry the system prompt).
+    Pi16,
+    /// pi-agent-core's harness compaction (`retainedTail`).
+    Harness,
+}
+
+const PI_CLI: Rules = Rules {
+    session_manager: true,
+    listing: Listing::SessionInfo {
+        ties: ListTies::ReadOrder,
+        follow_links: false,
+    },
+    find_by_id: Some(FindById::NewestListed),
+    fork_from: true,
+    compaction: Compaction::PiCli082,
+    model_branch_summary: true,
+    context_usage_percent: true,
+    recorded_leaf_must_exist: false,
+    settings_strip_bom: false,
+    warns_of_pi16_files: true,
+};
+
+const PI_16: Rules = Rules {
+    listing: Listing::SessionInfo {
+        ties: ListTies::NameDescending,
+        follow_links: true,
+    },
+    find_by_id: Some(FindById::HeaderScan),
+    compaction: Compaction::Pi16,
+    model_branch_summary: false,
+    settings_strip_bom: true,
+    warns_of_pi16_files: false,
+    ..PI_CLI
+};
+
+const HARNESS: Rules = Rules {
+    session_manager: false,
+    listing: Listing::HarnessHeaders,
+    find_by_id: None,
+    fork_from: false,
+    compaction: Compaction::Harness,
+    model_branch_summary: true,
+    context_usage_percent: false,
+    recorded_leaf_must_exist: true,
+    settings_strip_bom: false,
+    warns_of_pi16_files: true,
+};
 
 #[cfg(test)]
 mod tests {

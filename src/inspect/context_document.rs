@@ -6,41 +6,11 @@ use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::store::{ContextMessage, Leaf, MessageFormat, Session, StoreResult, TreeRow};
 
-/// Which leaf to report at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LeafChoice {
-    /// The leaf the file says.
-    Current,
-    /// Before the first entry (`--leaf null`).
-    Root,
-    Entry(String),
-}
+pub use crate::ops::LeafChoice;
 
-/// The leaf `choice` names, with the harness's refusal of a recorded leaf naming no entry.
+/// The leaf `choice` names, as every front door chooses it.
 fn chosen_leaf(session: &Session, choice: &LeafChoice) -> StoreResult<Leaf> {
-    let profile = session.profile();
-    let leaf = match choice {
-        LeafChoice::Current => session.leaf().clone(),
-        LeafChoice::Root => Leaf::Null,
-        LeafChoice::Entry(id) => {
-            if session.position(id).is_none() {
-                return Err(crate::store::StoreError::entry_not_found(id));
-            }
-            Leaf::Id(id.as_str().into())
-        }
-    };
-    if profile == Profile::Harness && choice == &LeafChoice::Current {
-        // The harness refuses a recorded leaf that names no entry.
-        if let Leaf::Id(id) = &leaf
-            && session.position(id).is_none()
-        {
-            return Err(crate::store::StoreError::new(
-                crate::store::ErrorKind::InvalidSession,
-                format!("Entry {id} not found"),
-            ));
-        }
-    }
-    Ok(leaf)
+    crate::ops::leaf(session, choice)
 }
 
 /// Builds the document for `session` at `choice` whole (the streamed writer's reference).

@@ -38,3 +38,4 @@ pub use methods::{Methods, parse_params};
 pub use request_context::{BoxFuture, RawAnswer, RequestContext, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub use stdio::{StdioArgs, serve_stdio};
+pub(crate) use stdio::serve_stdio_with;

@@ -48,15 +48,6 @@ impl SessionOptions {
             ..SessionOptions::default()
         }
     }
-
-    /// Uses (and keeps) the persisted index where the environment puts it, unless it is
-    /// turned off there or for this process.
-    pub fn with_configured_index(self) -> Self {
-        SessionOptions {
-            index_dir: super::index_file::configured_dir(false),
-            ..self
-        }
-    }
 }
 
 /// What a new session starts with.
