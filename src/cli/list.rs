@@ -127,7 +127,7 @@ pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
             limit: args.limit,
         },
     };
-    let listing = match ops::list(&scope, input).map_err(op_failed(None))? {
+    let listing = match ops::list(&scope, input).map_err(misused)? {
         ops::Listed::Headers { listing, .. } => return print_harness(&listing, args.json),
         ops::Listed::Rows { listing, .. } => listing,
     };
@@ -155,7 +155,7 @@ pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, Failure> {
         .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());
     let found = ops::cli_session_dir(scope, args.profile, &cwd, args.session_dir)
         .and_then(|dir| ops::find_by_id(scope, Some(args.profile), &cwd, &args.id, dir.as_deref()))
-        .map_err(op_failed(None))?;
+        .map_err(misused)?;
     match found {
         Some(path) => {
             emit(&format!("{}\n", path.display()))?;
@@ -196,4 +196,14 @@ fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failu
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the profile refuses was asked on the command line: a misuse (status 2).
+fn misused(error: ops::OpError) -> Failure {
+    match error {
+        ops::OpError::Store(e) if e.kind == crate::store::ErrorKind::InvalidArgument => {
+            Failure::Usage(e.message)
+        }
+        other => op_failed(None)(other),
+    }
 }
