@@ -438,8 +438,7 @@ fn fork(
         },
         durable: None,
     };
-    let forked =
-        ops::fork_file(scope, profile, file, input, out).map_err(op_failed(Some(file)))?;
+    let forked = ops::fork_file(scope, profile, file, input, out).map_err(op_failed(Some(file)))?;
     emit(&(forked.to_js_value().stringify_pretty(2) + "\n"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -95,8 +95,32 @@ pub struct Rules {
     pub recorded_leaf_must_exist: bool,
     /// `settings.json` is read with a byte-order mark stripped (pi 1.6).
     pub settings_strip_bom: bool,
-    /// Files holding what only pi 1.6 writes are warned of in listings.
-    pub warns_of_pi16_files: bool,
+    /// Reads and writes what only pi 1.6 writes (`context_edit` and `usage` entries, `system`
+    /// messages); the others warn of such lines (and listed files holding them).
+    pub pi16_entries: bool,
+    /// When pi's SessionManager writes a new session's file (the harness writes at once).
+    pub first_write: FirstWrite,
+    /// An open for writing ends a last line that lacks its newline (pi 1.6's repair on load).
+    pub repairs_torn_tail: bool,
+    /// `--continue` reads file times to the nanosecond and gives up at an unreadable file (pi
+    /// 1.6), rather than to the millisecond, skipping it (pi 0.82.1).
+    pub recent_exact_times: bool,
+    /// An explicit sessions directory is "custom" (filtered by cwd) when it resolves elsewhere
+    /// than the default (pi 1.6), rather than when it is spelled differently (pi 0.82.1).
+    pub custom_dir_resolved: bool,
+    /// The refusal of a fork of a session pi has not written yet.
+    pub not_saved_message: &'static str,
+}
+
+/// When a new session's file is first written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstWrite {
+    /// pi 0.82.1: at the first assistant message.
+    AtAssistant,
+    /// pi 1.6: at the first user or assistant message (`_hasConversation`).
+    AtConversation,
+    /// The harness: the header at creation, every entry as it comes.
+    AtOnce,
 }
 
 /// How a sessions directory is listed.
@@ -150,8 +174,16 @@ const PI_CLI: Rules = Rules {
     context_usage_percent: true,
     recorded_leaf_must_exist: false,
     settings_strip_bom: false,
-    warns_of_pi16_files: true,
+    pi16_entries: false,
+    first_write: FirstWrite::AtAssistant,
+    repairs_torn_tail: false,
+    recent_exact_times: false,
+    custom_dir_resolved: false,
+    not_saved_message: NOT_SAVED,
 };
+
+/// pi 0.82.1's refusal to fork a session it has not written yet (the harness's here too).
+const NOT_SAVED: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
 
 const PI_16: Rules = Rules {
     listing: Listing::SessionInfo {
@@ -162,7 +194,13 @@ const PI_16: Rules = Rules {
     compaction: Compaction::Pi16,
     model_branch_summary: false,
     settings_strip_bom: true,
-    warns_of_pi16_files: false,
+    pi16_entries: true,
+    first_write: FirstWrite::AtConversation,
+    repairs_torn_tail: true,
+    recent_exact_times: true,
+    custom_dir_resolved: true,
+    // pi 1.6 writes a session at its first user message.
+    not_saved_message: "This session has not been saved yet. Send a message before cloning or forking it.",
     ..PI_CLI
 };
 
@@ -175,8 +213,8 @@ const HARNESS: Rules = Rules {
     model_branch_summary: true,
     context_usage_percent: false,
     recorded_leaf_must_exist: true,
-    settings_strip_bom: false,
-    warns_of_pi16_files: true,
+    first_write: FirstWrite::AtOnce,
+    ..PI_CLI
 };
 
 #[cfg(test)]
@@ -196,5 +234,32 @@ mod tests {
         assert_eq!(alias, Profile::PiCli);
         assert_eq!(Profile::parse("pi-1.6.0"), None);
         assert!(serde_json::from_value::<Profile>(serde_json::json!("pi")).is_err());
+    }
+
+    #[test]
+    fn each_profile_is_one_table_of_rules() {
+        // The SessionManager profiles and the harness part where the README says they do.
+        for profile in Profile::ALL {
+            let rules = profile.rules();
+            let manager = profile.is_session_manager();
+            assert_eq!(rules.fork_from, manager, "{profile:?}");
+            assert_eq!(rules.find_by_id.is_some(), manager, "{profile:?}");
+            assert_eq!(rules.context_usage_percent, manager, "{profile:?}");
+            assert_eq!(rules.recorded_leaf_must_exist, !manager, "{profile:?}");
+            assert_eq!(
+                rules.listing == Listing::HarnessHeaders,
+                !manager,
+                "{profile:?}"
+            );
+            assert_eq!(rules.first_write == FirstWrite::AtOnce, !manager);
+        }
+        // pi 1.6 is pi 0.82.1 with its own format, listing order and findById.
+        let (cli, pi16) = (Profile::PiCli.rules(), Profile::Pi16.rules());
+        assert!(pi16.pi16_entries && !cli.pi16_entries);
+        assert_eq!(pi16.find_by_id, Some(FindById::HeaderScan));
+        assert_eq!(cli.find_by_id, Some(FindById::NewestListed));
+        assert_ne!(pi16.not_saved_message, cli.not_saved_message);
+        assert_eq!(pi16.compaction, Compaction::Pi16);
+        assert_eq!(Profile::Harness.rules().compaction, Compaction::Harness);
     }
 }

@@ -3,7 +3,6 @@
 //! `sessionName`, `tree`), so the two can be compared field by field.
 
 use crate::format::json::{self, JsObject, JsString, JsValue};
-use crate::format::profile::Profile;
 use crate::store::{ContextMessage, Leaf, MessageFormat, Session, StoreResult, TreeRow};
 
 pub use crate::ops::LeafChoice;
@@ -107,7 +106,8 @@ pub fn write_context_document(
     let settings = session.context_settings(&leaf)?;
     let mut w = Pieces::new(out);
     w.push("{\n  \"context\": {");
-    if profile == Profile::Harness {
+    // Only the harness keeps active tools in its context.
+    if !profile.is_session_manager() {
         w.push("\n    \"activeToolNames\": ");
         let tools = settings.active_tool_names.clone().unwrap_or(JsValue::Null);
         w.value(sorted_keys(tools), 2);
@@ -270,13 +270,14 @@ impl<'a> Pieces<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::profile::Profile;
     use crate::store::SessionOptions;
 
     /// Compares the streamed document with the built one for `path` in every profile and
     /// format, at the file's leaf, at `null` and at its first entry; the number compared.
     fn compare_streamed_with_built(path: &std::path::Path) -> usize {
         let mut compared = 0;
-        for profile in [Profile::PiCli, Profile::Pi16, Profile::Harness] {
+        for profile in Profile::ALL {
             for format in [MessageFormat::Agent, MessageFormat::Llm] {
                 let Ok(mut session) =
                     Session::open_read_only(path, SessionOptions::with_profile(profile))

@@ -76,9 +76,9 @@ fn replay(
     let env = PathEnv::from_process()
         .map_err(|e| e.to_string())?
         .with_sessions_root(&out);
-    let place = match profile {
-        Profile::PiCli | Profile::Pi16 => Place::Dir(&out),
-        Profile::Harness => Place::Default,
+    let place = match profile.is_session_manager() {
+        true => Place::Dir(&out),
+        false => Place::Default,
     };
     let request = SessionRequest {
         profile,
@@ -118,7 +118,7 @@ fn replay(
                 );
                 // What the oracle reports of the thrown error: the manager throws plain
                 // `Error`s, the harness `SessionError`s with a code.
-                if profile == Profile::Harness {
+                if !profile.is_session_manager() {
                     e.insert(
                         JsString::new("code"),
                         JsValue::from(harness_code(error.kind)),
@@ -339,13 +339,13 @@ fn apply(
         return Err(format!("op #{i}: unknown op \"{name}\""));
     };
     if let Some(what) = pi16_only(op, name)
-        && session.profile() != Profile::Pi16
+        && !session.profile().rules().pi16_entries
     {
         return Err(format!(
             "op #{i}: {what} is not supported by the {} implementation",
-            match session.profile() {
-                Profile::Harness => "harness",
-                _ => "manager",
+            match session.profile().is_session_manager() {
+                false => "harness",
+                true => "manager",
             }
         ));
     }

@@ -156,10 +156,20 @@ mod tests {
         assert_eq!(config.index_max_bytes, DEFAULT_MAX_BYTES);
         for off in ["1", "yes"] {
             let vars = [("HOME", "/h"), ("PI_SESSION_NO_INDEX", off)];
-            assert!(Config::from_vars(&vars, "/", None).unwrap().index_dir.is_none());
+            assert!(
+                Config::from_vars(&vars, "/", None)
+                    .unwrap()
+                    .index_dir
+                    .is_none()
+            );
         }
         let vars = [("HOME", "/h"), ("PI_SESSION_NO_INDEX", "0")];
-        assert!(Config::from_vars(&vars, "/", None).unwrap().index_dir.is_some());
+        assert!(
+            Config::from_vars(&vars, "/", None)
+                .unwrap()
+                .index_dir
+                .is_some()
+        );
         let vars = [("PI_SESSION_INDEX_DIR", "/i")];
         let config = Config::from_vars(&vars, "/", Some("/fallback".into())).unwrap();
         assert_eq!(config.index_dir.as_deref(), Some(Path::new("/i")));

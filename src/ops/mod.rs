@@ -24,8 +24,8 @@ mod sessions;
 
 pub use compact::{
     BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
-    HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage,
-    plan_document, prepare_compaction,
+    HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage, plan_document,
+    prepare_compaction,
 };
 pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};

@@ -46,9 +46,13 @@ pub type TreePrepared = Option<BeforeTree>;
 #[derive(Debug, Clone)]
 pub enum Navigated {
     /// The target already was the leaf: nothing written.
-    AlreadyThere { leaf: Leaf },
+    AlreadyThere {
+        leaf: Leaf,
+    },
     /// The hook cancelled: nothing written.
-    Cancelled { leaf: Leaf },
+    Cancelled {
+        leaf: Leaf,
+    },
     Moved(NavigationOutcome),
 }
 
@@ -66,7 +70,10 @@ fn branch_summary(
     };
     let tree = &input.tree;
     let request = plan
-        .request(tree.custom_instructions.as_deref(), tree.replace_instructions)
+        .request(
+            tree.custom_instructions.as_deref(),
+            tree.replace_instructions,
+        )
         .map_err(|m| {
             OpError::store(
                 ErrorKind::InvalidSession,

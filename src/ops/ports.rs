@@ -50,8 +50,10 @@ pub enum HookReply<T> {
 
 /// How the client answers the hooks an operation asks.
 pub trait Hooks: Sync {
-    fn before_tree(&self, ask: BeforeTree)
-    -> impl Future<Output = HookReply<TreeHookAnswer>> + Send;
+    fn before_tree(
+        &self,
+        ask: BeforeTree,
+    ) -> impl Future<Output = HookReply<TreeHookAnswer>> + Send;
     fn before_fork(&self, ask: BeforeFork) -> impl Future<Output = HookReply<bool>> + Send;
     fn before_compact(
         &self,

@@ -53,7 +53,12 @@ fn conversation(scope: &Scope, profile: Profile) -> (Session, Vec<String>) {
     };
     let mut session = create(scope, input).unwrap();
     let mut ids = Vec::new();
-    for entry in [user("one"), assistant("first"), user("two"), assistant("second")] {
+    for entry in [
+        user("one"),
+        assistant("first"),
+        user("two"),
+        assistant("second"),
+    ] {
         ids.push(session.append(entry).unwrap());
     }
     (session, ids)
@@ -254,7 +259,8 @@ fn a_model_summary_is_refused_where_the_profile_has_no_such_summarizer() {
             usage: None,
         });
         let result = run(navigate(&scope, &local, &(), input));
-        let refused = matches!(&result, Err(OpError::Store(e)) if e.message.contains("modelSummary"));
+        let refused =
+            matches!(&result, Err(OpError::Store(e)) if e.message.contains("modelSummary"));
         assert_eq!(
             refused,
             !profile.rules().model_branch_summary,
@@ -368,7 +374,10 @@ fn the_leaf_is_chosen_one_way() {
     let home = tempfile::tempdir().unwrap();
     let scope = scope(home.path(), Profile::PiCli);
     let (session, ids) = conversation(&scope, Profile::PiCli);
-    assert_eq!(leaf(&session, &LeafChoice::Current).unwrap().id(), Some(&*ids[3]));
+    assert_eq!(
+        leaf(&session, &LeafChoice::Current).unwrap().id(),
+        Some(&*ids[3])
+    );
     assert_eq!(leaf(&session, &LeafChoice::Root).unwrap(), Leaf::Null);
     let at = LeafChoice::from_wire(&Some(Some(ids[1].clone())));
     assert_eq!(leaf(&session, &at).unwrap().id(), Some(&*ids[1]));
@@ -388,9 +397,14 @@ fn context_usage_reports_percent_only_where_the_profile_has_it() {
             compaction_reserve_tokens: Some(100.0),
             ..SummarySettings::default()
         };
-        let usage =
-            context_usage(&scope, &mut session, &LeafChoice::Current, settings, Some(1000.0))
-                .unwrap();
+        let usage = context_usage(
+            &scope,
+            &mut session,
+            &LeafChoice::Current,
+            settings,
+            Some(1000.0),
+        )
+        .unwrap();
         assert_eq!(usage.threshold, Some(900.0));
         assert_eq!(usage.should_compact, Some(false));
         assert_eq!(
@@ -426,7 +440,10 @@ fn profiles_refuse_what_their_pi_does_not_have() {
     };
     assert!(list(&scope, refined).is_err());
     for profile in [Profile::PiCli, Profile::Pi16] {
-        assert_eq!(find_by_id(&scope, Some(profile), &cwd, "x", None).unwrap(), None);
+        assert_eq!(
+            find_by_id(&scope, Some(profile), &cwd, "x", None).unwrap(),
+            None
+        );
     }
 }
 

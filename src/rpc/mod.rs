@@ -37,5 +37,5 @@ pub use memory::release_freed_memory;
 pub use methods::{Methods, parse_params};
 pub use request_context::{BoxFuture, RawAnswer, RequestContext, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
-pub use stdio::{StdioArgs, serve_stdio};
 pub(crate) use stdio::serve_stdio_with;
+pub use stdio::{StdioArgs, serve_stdio};

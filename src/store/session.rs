@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::{EntryIdStyle, IdSource};
 use crate::format::json::{self, JsValue};
-use crate::format::profile::Profile;
+use crate::format::profile::{FirstWrite, Profile};
 use crate::format::write::{self, NewEntry, ParentValue};
 
 use super::error::{ErrorKind, StoreError, StoreResult};
@@ -145,7 +145,7 @@ impl Session {
     /// The harness profile requires an existing valid file.
     pub fn open(path: &Path, cwd_if_new: &str, options: SessionOptions) -> StoreResult<Session> {
         if !path.exists() {
-            if options.profile == Profile::Harness {
+            if !options.profile.is_session_manager() {
                 return Err(StoreError::new(
                     ErrorKind::SessionNotFound,
                     format!("Session not found: {}", path.display()),
@@ -169,7 +169,7 @@ impl Session {
                 // pi 1.6 ends a last line that lacks its newline on every load; this program
                 // does it only when the session is opened for writing (a reading command never
                 // writes), with the newline the next append would have written first anyway.
-                if options.profile == Profile::Pi16 && file.has_torn_tail() {
+                if options.profile.rules().repairs_torn_tail && file.has_torn_tail() {
                     file.end_torn_line()?;
                 }
                 loaded
@@ -273,7 +273,7 @@ impl Session {
             tree_memo: Default::default(),
             shape_memo: Default::default(),
         };
-        if session.options.profile == Profile::Harness
+        if session.options.profile.rules().first_write == FirstWrite::AtOnce
             && let Some(path) = &session.path
         {
             let content = format!("{}\n", session.header.stringify());
@@ -561,9 +561,9 @@ impl Session {
     // Appends
 
     fn entry_id_style(&self) -> EntryIdStyle {
-        match self.options.profile {
-            Profile::PiCli | Profile::Pi16 => EntryIdStyle::V4Prefix,
-            Profile::Harness => EntryIdStyle::V7Suffix,
+        match self.options.profile.is_session_manager() {
+            true => EntryIdStyle::V4Prefix,
+            false => EntryIdStyle::V7Suffix,
         }
     }
 
@@ -579,7 +579,9 @@ impl Session {
             Leaf::Null => ParentValue::Null,
             Leaf::Undefined => ParentValue::Undefined,
             Leaf::Id(id) => {
-                if self.options.profile == Profile::Harness && self.index.get(id).is_none() {
+                if self.options.profile.rules().recorded_leaf_must_exist
+                    && self.index.get(id).is_none()
+                {
                     return Err(StoreError::new(
                         ErrorKind::InvalidSession,
                         format!("Entry {id} not found"),
@@ -686,7 +688,7 @@ impl Session {
             _ => None,
         };
         if let Some(what) = pi16_only
-            && self.options.profile != Profile::Pi16
+            && !self.options.profile.rules().pi16_entries
         {
             return Err(StoreError::new(
                 ErrorKind::InvalidArgument,
@@ -731,7 +733,9 @@ impl Session {
             (Some(path), false)
                 if self.index.has_conversation(self.options.profile)
                     || is_assistant
-                    || (is_user && self.options.profile == Profile::Pi16)
+                    || (is_user
+                        && self.options.profile.rules().first_write
+                            == FirstWrite::AtConversation)
                     || self.options.durable =>
             {
                 // The SessionManager's first write: the whole session at once, exclusively.

@@ -187,9 +187,9 @@ impl PathEnv {
         let path = self.normalize_path(explicit)?;
         // pi compares the strings: an explicit spelling of the default directory that differs
         // (say with a trailing slash) counts as a custom directory and filters by cwd.
-        let custom = match profile {
-            Profile::Pi16 => resolve(&self.process_cwd, &path) != default,
-            Profile::PiCli | Profile::Harness => path != default,
+        let custom = match profile.rules().custom_dir_resolved {
+            true => resolve(&self.process_cwd, &path) != default,
+            false => path != default,
         };
         let cwd_filter = if custom {
             Some(self.resolve_path(cwd)?)

@@ -178,7 +178,9 @@ impl ops::Hooks for ClientHooks<'_> {
             preparation: ask.preparation.to_serde(),
             branch_summary: ask.branch_summary.as_ref().map(JsValue::to_serde),
         };
-        let reply = self.ask::<BeforeTreeAnswer>("session_before_tree", hook).await;
+        let reply = self
+            .ask::<BeforeTreeAnswer>("session_before_tree", hook)
+            .await;
         map_reply(reply, |a| TreeHookAnswer {
             cancel: a.cancel,
             summary: a.summary.as_ref().map(summary_input),
@@ -194,7 +196,9 @@ impl ops::Hooks for ClientHooks<'_> {
             entry_id: ask.entry_id,
             position: ask.position,
         };
-        let reply = self.ask::<BeforeForkAnswer>("session_before_fork", hook).await;
+        let reply = self
+            .ask::<BeforeForkAnswer>("session_before_fork", hook)
+            .await;
         map_reply(reply, |a| a.cancel)
     }
 
@@ -703,7 +707,10 @@ pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcErro
 pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
-        let choice = p.entry_id.clone().map_or(LeafChoice::Current, LeafChoice::Entry);
+        let choice = p
+            .entry_id
+            .clone()
+            .map_or(LeafChoice::Current, LeafChoice::Entry);
         let leaf = ops::leaf(session, &choice)?;
         let walk = session.profile_path(&leaf)?;
         answers::entries_sliced(session, &walk.positions, p.offset, p.limit)
@@ -784,7 +791,9 @@ async fn listing(
         None => None,
         Some(Ok(query)) => query,
         Some(Err(e)) => {
-            return Err(StoreError::new(ErrorKind::InvalidArgument, format!("'query': {e}")).into());
+            return Err(
+                StoreError::new(ErrorKind::InvalidArgument, format!("'query': {e}")).into(),
+            );
         }
     };
     let input = ops::ListInput {
