@@ -6,7 +6,7 @@
 //! library's, the one `pi-session test` uses (`src/transcript/`); here it plays against an
 //! in-memory server on a paused clock (timeouts are instant and exact); this file starts the
 //! server, fails on a failed expectation with the player's report, and snapshots the whole
-//! exchange. A server message the script does not read fails the test. (`tests/cli_test.rs`
+//! exchange. A server message the script does not read fails the test. (`tests/cli_test_command.rs`
 //! plays the same files through the real binary and checks it gives the same exchanges.)
 //!
 //! A transcript runs against one of two servers (`server.state`): `"sidecar"` (the default) is

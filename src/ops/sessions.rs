@@ -185,6 +185,7 @@ pub struct ForkInput {
 
 /// What a fork made.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // made once per fork, then registered
 pub enum Forked {
     /// The hook said no.
     Cancelled,

@@ -237,8 +237,6 @@ impl<S: ServerState> Methods<S> {
     }
 }
 
-/// -32800 for a request that never started because the server is stopping: like a
-/// cancellation, it changed nothing.
 /// Waits until the request may start its work (backpressure), unless it is cancelled or the
 /// server is stopping first; the permit is held for the length of the work.
 async fn admitted<S: ServerState>(
@@ -253,6 +251,8 @@ async fn admitted<S: ServerState>(
     }
 }
 
+/// -32800 for a request that never started because the server is stopping: like a
+/// cancellation, it changed nothing.
 pub(crate) fn server_stopping() -> RpcError {
     RpcError::new(
         super::error::code::REQUEST_CANCELLED,

@@ -30,20 +30,6 @@ fn leaf_id(leaf: &Leaf) -> Option<String> {
     leaf.id().map(str::to_string)
 }
 
-impl From<OpError> for RpcError {
-    fn from(error: OpError) -> Self {
-        match error {
-            OpError::Store(e) => e.into(),
-            OpError::Cancelled => RpcError::request_cancelled(),
-            OpError::InvalidParams(m) => RpcError::invalid_params(m),
-            OpError::SummaryRequired { error, missing } => {
-                RpcError::from(error).with_data("missing", serde_json::json!(missing))
-            }
-            OpError::Internal(m) => RpcError::internal(m),
-        }
-    }
-}
-
 /// Runs blocking store work off the async threads.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
@@ -112,6 +98,17 @@ impl SessionAccess for Held<'_> {
             Turn::Commit => quick(self.ctx, self.id, true, work).await,
         }
     }
+}
+
+/// What an operation on session `id` runs with here: the scope, the session, the client.
+fn ports<'a>(ctx: &'a Ctx, id: &'a str) -> Result<(Scope, Held<'a>, ClientHooks<'a>), RpcError> {
+    let scope = ctx.state().registry.scope()?.clone();
+    let held = Held { ctx, id };
+    let hooks = ClientHooks {
+        ctx,
+        session_id: id,
+    };
+    Ok((scope, held, hooks))
 }
 
 /// The client, asked through its declared hooks for one session.
@@ -390,15 +387,7 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
 pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     // An unknown session is refused before the hook: the client is never asked about it.
     ctx.state().registry.get(&p.session_id)?;
-    let scope = ctx.state().registry.scope()?.clone();
-    let held = Held {
-        ctx: &ctx,
-        id: &p.session_id,
-    };
-    let hooks = ClientHooks {
-        ctx: &ctx,
-        session_id: &p.session_id,
-    };
+    let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
     let input = ops::ForkInput {
         entry_id: p.entry_id.clone(),
         position: p.position,
@@ -547,15 +536,7 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 
 /// `navigateTree` (`ops::navigate`), then `session_tree` before the answer.
 pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
-    let scope = ctx.state().registry.scope()?.clone();
-    let held = Held {
-        ctx: &ctx,
-        id: &p.session_id,
-    };
-    let hooks = ClientHooks {
-        ctx: &ctx,
-        session_id: &p.session_id,
-    };
+    let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
     let outcome = match ops::navigate(&scope, &held, &hooks, navigate_input(&p)).await? {
         ops::Navigated::AlreadyThere { leaf } => {
             return Ok(NavigateResult {
@@ -812,7 +793,7 @@ async fn listing(
             || selection.name_filter.is_some(),
     };
     let total = |total: usize| selection.pages().then_some(total as u64);
-    in_scope(ctx, move |scope, _| Ok(ops::list(scope, input)?))
+    in_scope(ctx, move |scope, _| ops::list(scope, input))
         .await
         .and_then(|listed| match listed {
             ops::Listed::Rows { listing, total: n } => {
@@ -945,15 +926,7 @@ fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
 
 /// `compact` (`ops::compact`), then `session_compact` before the answer.
 pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
-    let scope = ctx.state().registry.scope()?.clone();
-    let held = Held {
-        ctx: &ctx,
-        id: &p.session_id,
-    };
-    let hooks = ClientHooks {
-        ctx: &ctx,
-        session_id: &p.session_id,
-    };
+    let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
     let summaries = p.summaries.clone().unwrap_or_default();
     let input = ops::CompactInput {
         expected_leaf: p.leaf_id.clone(),
