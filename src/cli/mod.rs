@@ -334,7 +334,7 @@ fn try_main() -> Result<ExitCode, Failure> {
             out_dir,
             profile,
             deterministic,
-        } => replay(&ops, &out_dir, profile, deterministic),
+        } => replay(&scope, &ops, &out_dir, profile, deterministic),
         Command::CompactPlan {
             file,
             leaf,
@@ -444,6 +444,7 @@ fn fork(
 }
 
 fn replay(
+    scope: &ops::Scope,
     ops: &Path,
     out_dir: &Path,
     profile: Profile,
@@ -454,7 +455,7 @@ fn replay(
         .and_then(|b| json::parse_bytes(&b).map_err(|e| e.to_string()))
         .map_err(|e| Failure::Usage(format!("{}: {e}", ops.display())))?;
     let ids = inspect::replay_ids(seed);
-    match inspect::replay_ops(&script, out_dir, profile, Arc::new(ids)) {
+    match inspect::replay_ops(scope.repo.env(), &script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
             emit(&(inspect::sorted_keys(doc).stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)

@@ -36,18 +36,20 @@ pub fn replay_ids(seed: Option<u64>) -> IdSource {
 
 /// Replays `script` into a new session under `out_dir`.
 pub fn replay_ops(
+    env: &PathEnv,
     script: &JsValue,
     out_dir: &Path,
     profile: Profile,
     ids: Arc<IdSource>,
 ) -> ReplayOutcome {
-    match replay(script, out_dir, profile, ids) {
+    match replay(env, script, out_dir, profile, ids) {
         Ok(outcome) => outcome,
         Err(message) => ReplayOutcome::Usage(message),
     }
 }
 
 fn replay(
+    env: &PathEnv,
     script: &JsValue,
     out_dir: &Path,
     profile: Profile,
@@ -73,9 +75,7 @@ fn replay(
     // The oracle's layout: pi-cli writes flat into OUT_DIR, the harness into its cwd's
     // directory with OUT_DIR as the sessions root.
     let out = out_dir.to_string_lossy();
-    let env = PathEnv::from_process()
-        .map_err(|e| e.to_string())?
-        .with_sessions_root(&out);
+    let env = env.clone().with_sessions_root(&out);
     let place = match profile.is_session_manager() {
         true => Place::Dir(&out),
         false => Place::Default,

@@ -80,11 +80,6 @@ impl Repo {
         self
     }
 
-    /// A repo over this process's environment (see [`PathEnv::from_process`]).
-    pub fn from_process() -> Result<Repo, RepoError> {
-        Ok(Repo::new(PathEnv::from_process()?))
-    }
-
     pub fn with_cache(mut self, policy: CachePolicy) -> Repo {
         self.cache = policy;
         self

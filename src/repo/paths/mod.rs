@@ -54,7 +54,8 @@ impl SessionDir {
 
 impl PathEnv {
     /// The environment of this process: `$HOME`, the current directory, and
-    /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`.
+    /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`. For embedders and the
+    /// shortcuts below; the program itself reads its environment once, into `ops::Config`.
     pub fn from_process() -> Result<PathEnv, RepoError> {
         let home = std::env::var("HOME")
             .ok()
