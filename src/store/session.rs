@@ -907,12 +907,13 @@ impl Session {
     }
 
     fn move_leaf(&mut self, target: Option<&str>) -> StoreResult<()> {
-        match self.options.profile {
-            Profile::PiCli | Profile::Pi16 => {
+        // pi's SessionManager keeps the leaf in memory; the harness records it as an entry.
+        match self.options.profile.is_session_manager() {
+            true => {
                 self.leaf = target.map_or(Leaf::Null, |id| Leaf::Id(id.into()));
                 Ok(())
             }
-            Profile::Harness => {
+            false => {
                 let entry = NewEntry::Leaf {
                     target_id: target.map(str::to_string),
                 };
