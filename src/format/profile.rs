@@ -85,9 +85,6 @@ pub struct Rules {
     pub fork_from: bool,
     /// Whose compaction code prepares and writes compactions.
     pub compaction: Compaction,
-    /// `modelSummary` (a branch summary made from the model's answer) follows this pi's
-    /// summarizer: pi 0.82.1's `generateBranchSummary`; pi 1.6's is not implemented.
-    pub model_branch_summary: bool,
     /// The context usage reports tokens and percent of the window (pi's `getContextUsage`);
     /// the harness has no such call.
     pub context_usage_percent: bool,
@@ -170,7 +167,6 @@ const PI_CLI: Rules = Rules {
     find_by_id: Some(FindById::NewestListed),
     fork_from: true,
     compaction: Compaction::PiCli082,
-    model_branch_summary: true,
     context_usage_percent: true,
     recorded_leaf_must_exist: false,
     settings_strip_bom: false,
@@ -192,7 +188,6 @@ const PI_16: Rules = Rules {
     },
     find_by_id: Some(FindById::HeaderScan),
     compaction: Compaction::Pi16,
-    model_branch_summary: false,
     settings_strip_bom: true,
     pi16_entries: true,
     first_write: FirstWrite::AtConversation,
@@ -210,7 +205,6 @@ const HARNESS: Rules = Rules {
     find_by_id: None,
     fork_from: false,
     compaction: Compaction::Harness,
-    model_branch_summary: true,
     context_usage_percent: false,
     recorded_leaf_must_exist: true,
     first_write: FirstWrite::AtOnce,

@@ -194,15 +194,16 @@ pub enum CompactReason {
     Overflow,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CompactInput {
     /// The leaf the caller prepared at (`leaf_moved` when it is not the leaf any more).
     pub expected_leaf: Option<String>,
     pub settings: SummarySettings,
     pub custom_instructions: Option<String>,
     pub reason: CompactReason,
-    /// The model's answers to the preparation's requests.
-    pub summaries: Summaries,
+    /// The model's answers to the preparation's requests, as the front door read them (an
+    /// answer it could not read is an error only when the answers are used).
+    pub summaries: Result<Summaries, OpError>,
 }
 
 /// The `session_before_compact` hook's question.
@@ -330,7 +331,7 @@ pub async fn compact<A: SessionAccess>(
             from_hook: Some(JsValue::Bool(true)),
             system_message: None,
         },
-        None => match preparation.entry_from_summaries(&input.summaries) {
+        None => match preparation.entry_from_summaries(&input.summaries?) {
             Ok(entry) => entry,
             Err(SummaryProblem::Missing(missing)) => {
                 let error = crate::store::StoreError::new(
@@ -345,6 +346,14 @@ pub async fn compact<A: SessionAccess>(
             }
             Err(SummaryProblem::BadUsage(message)) => {
                 return Err(OpError::store(ErrorKind::InvalidArgument, message).into());
+            }
+            // pi refuses the answer and writes nothing.
+            Err(SummaryProblem::Failed(message)) => {
+                return Err(OpError::store(
+                    ErrorKind::InvalidArgument,
+                    format!("'summaries': {message}"),
+                )
+                .into());
             }
         },
     };

@@ -3,7 +3,7 @@
 
 use crate::format::json::JsValue;
 use crate::repo::SummarySettings;
-use crate::store::compaction::BranchPlan;
+use crate::store::compaction::{BranchPlan, CompactionRules, ModelOptions, SummaryText, Verdict};
 use crate::store::{
     self, ErrorKind, Leaf, NavigationOutcome, Session, SummaryInput, TreePreparation, TreeRequest,
 };
@@ -12,12 +12,9 @@ use super::error::OpError;
 use super::ports::{HookReply, Hooks, SessionAccess, Turn};
 use super::sessions::Scope;
 
-/// A summary written from the caller's own model's answer to the branch summary request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelSummary {
-    pub text: String,
-    pub usage: Option<JsValue>,
-}
+/// The caller's own model's answer to the branch summary request, as the front door read it
+/// (an answer it could not read is an error only when the answer is used).
+pub type ModelSummary = Result<SummaryText, OpError>;
 
 #[derive(Debug, Clone, Default)]
 pub struct NavigateInput {
@@ -25,6 +22,10 @@ pub struct NavigateInput {
     /// The request's settings, over pi's settings files.
     pub settings: SummarySettings,
     pub context_window: Option<f64>,
+    /// The summarizing model reasons (pi 1.6: the request then carries the thinking level).
+    pub reasoning: bool,
+    /// The level passed as `reasoning` (default: the level in force at the leaf).
+    pub thinking_level: Option<String>,
     /// A finished summary (it wins over every other).
     pub summary: Option<SummaryInput>,
     pub model_summary: Option<ModelSummary>,
@@ -69,10 +70,20 @@ fn branch_summary(
         return Ok(None);
     };
     let tree = &input.tree;
+    let leaf = session.leaf().clone();
+    let model = ModelOptions {
+        max_tokens: None,
+        reasoning: input.reasoning,
+        thinking_level: match &input.thinking_level {
+            Some(level) => Some(level.clone()),
+            None => session.compaction_thinking_level(&leaf)?,
+        },
+    };
     let request = plan
-        .request(
+        .request_for(
             tree.custom_instructions.as_deref(),
             tree.replace_instructions,
+            &model,
         )
         .map_err(|m| {
             OpError::store(
@@ -100,35 +111,57 @@ pub fn prepare_tree(
     }))
 }
 
+/// The summary offered to [`store::decide`] beside the hook's, or pi's summarizer aborted.
+enum Supplied {
+    Summary(Option<SummaryInput>),
+    /// pi's navigateTree: `{cancelled: true, aborted: true}`, nothing written.
+    Aborted,
+}
+
 /// Which summary a navigation writes when the hook supplied none: the request's finished one,
-/// else pi's summarizer ("No content to summarize" without a model, else the model's text).
-/// A plan pi's summarizer could not make is an error only here, when its summary is needed.
+/// else pi's summarizer ("No content to summarize" without a model, else the model's answer,
+/// which the profile's pi may refuse or take as an abort). A plan pi's summarizer could not
+/// make is an error only here, when its summary is needed.
 fn supplied_summary(
     input: &NavigateInput,
     plan: Result<Option<BranchPlan>, OpError>,
     hook_summary: bool,
     profile: crate::format::profile::Profile,
-) -> Result<Option<SummaryInput>, OpError> {
+) -> Result<Supplied, OpError> {
     if let Some(ready) = &input.summary {
-        return Ok(Some(ready.clone()));
+        return Ok(Supplied::Summary(Some(ready.clone())));
     }
     if hook_summary {
-        return Ok(None);
+        return Ok(Supplied::Summary(None));
     }
-    Ok(match plan? {
-        Some(plan) if plan.no_content() => Some(store::model_summary(&plan, "", None)),
-        Some(plan) => input
-            .model_summary
-            .as_ref()
-            .map(|m| store::model_summary(&plan, &m.text, m.usage.clone())),
-        None if input.model_summary.is_some() && !profile.rules().model_branch_summary => {
+    let plan = match plan? {
+        Some(plan) if plan.no_content() => {
+            return Ok(Supplied::Summary(Some(store::model_summary(
+                &plan, "", None,
+            ))));
+        }
+        Some(plan) => plan,
+        None => return Ok(Supplied::Summary(None)),
+    };
+    let Some(answer) = &input.model_summary else {
+        return Ok(Supplied::Summary(None));
+    };
+    let answer = answer.clone()?;
+    match answer.verdict(CompactionRules::of(profile), "branchSummary") {
+        Verdict::Accept => {}
+        Verdict::Aborted => return Ok(Supplied::Aborted),
+        Verdict::Failed(message) => {
             return Err(OpError::store(
                 ErrorKind::InvalidArgument,
-                "modelSummary follows pi 0.82.1's generateBranchSummary; pi 1.6's is not implemented",
+                format!("'modelSummary': {message}"),
             ));
         }
-        None => None,
-    })
+    }
+    Ok(Supplied::Summary(Some(store::model_summary(
+        &plan,
+        &answer.text,
+        answer.usage,
+    ))))
 }
 
 /// `navigateTree`, step by step.
@@ -168,7 +201,15 @@ pub async fn navigate<A: SessionAccess>(
         HookReply::Answer(answer) => answer,
     };
     let hook_summary = answer.as_ref().is_some_and(|a| a.summary.is_some());
-    let supplied = supplied_summary(&input, plan, hook_summary, profile)?;
+    let supplied = match supplied_summary(&input, plan, hook_summary, profile)? {
+        Supplied::Summary(supplied) => supplied,
+        Supplied::Aborted => {
+            let leaf = access
+                .with(Turn::Read, |session| Ok(session.leaf().clone()))
+                .await?;
+            return Ok(Navigated::Cancelled { leaf });
+        }
+    };
     let decision = store::decide(profile, &preparation, answer, supplied).map_err(OpError::from)?;
     let applied = access
         .with(Turn::Change, move |session| {

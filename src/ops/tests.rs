@@ -157,10 +157,7 @@ fn a_navigation_asks_the_hook_with_the_session_free_and_writes_its_summary() {
         ..Client::default()
     };
     let mut input = navigate_to(&ids[1]);
-    input.model_summary = Some(ModelSummary {
-        text: "the model's".into(),
-        usage: None,
-    });
+    input.model_summary = Some(Ok(answer("the model's", None)));
     let outcome = run(navigate(&scope, &*local, &client, input)).unwrap();
     let Navigated::Moved(outcome) = outcome else {
         panic!("not moved: {outcome:?}")
@@ -182,10 +179,7 @@ fn without_the_hook_the_request_summary_wins_then_the_model_summary() {
         let (session, ids) = conversation(&scope, Profile::PiCli);
         let local = Local::new(session);
         let mut input = navigate_to(&ids[1]);
-        input.model_summary = Some(ModelSummary {
-            text: "the model's".into(),
-            usage: None,
-        });
+        input.model_summary = Some(Ok(answer("the model's", None)));
         if ready {
             input.summary = Some(SummaryInput {
                 summary: JsValue::from("ready"),
@@ -246,27 +240,36 @@ fn a_summary_nobody_supplied_is_required_and_the_no_op_asks_no_hook() {
     assert!(client.asked_tree.lock().unwrap().is_empty());
 }
 
-#[test]
-fn a_model_summary_is_refused_where_the_profile_has_no_such_summarizer() {
-    let home = tempfile::tempdir().unwrap();
-    for profile in Profile::ALL {
-        let scope = scope(home.path(), profile);
-        let (session, ids) = conversation(&scope, profile);
-        let local = Local::new(session);
-        let mut input = navigate_to(&ids[1]);
-        input.model_summary = Some(ModelSummary {
-            text: "the model's".into(),
-            usage: None,
-        });
-        let result = run(navigate(&scope, &local, &(), input));
-        let refused =
-            matches!(&result, Err(OpError::Store(e)) if e.message.contains("modelSummary"));
-        assert_eq!(
-            refused,
-            !profile.rules().model_branch_summary,
-            "{profile:?}: {result:?}"
-        );
+fn answer(text: &str, stop_reason: Option<&str>) -> crate::store::compaction::SummaryText {
+    crate::store::compaction::SummaryText {
+        text: text.into(),
+        usage: None,
+        stop_reason: stop_reason.map(str::to_string),
+        error_message: None,
+        calls_tool: false,
     }
+}
+
+#[test]
+fn an_aborted_model_answer_cancels_and_a_refused_or_unread_one_is_an_error() {
+    let home = tempfile::tempdir().unwrap();
+    let scope = scope(home.path(), Profile::PiCli);
+    let (session, ids) = conversation(&scope, Profile::PiCli);
+    let local = Local::new(session);
+    let with = |model_summary| NavigateInput {
+        model_summary: Some(model_summary),
+        ..navigate_to(&ids[1])
+    };
+    let aborted = with(Ok(answer("", Some("aborted"))));
+    let outcome = run(navigate(&scope, &local, &(), aborted)).unwrap();
+    assert!(matches!(&outcome, Navigated::Cancelled { leaf } if leaf.id() == Some(&*ids[3])));
+    let failed = with(Ok(answer("", Some("error"))));
+    let error = run(navigate(&scope, &local, &(), failed)).unwrap_err();
+    assert!(error.to_string().starts_with("'modelSummary': "), "{error}");
+    let unread = OpError::InvalidParams("unreadable".into());
+    let error = run(navigate(&scope, &local, &(), with(Err(unread.clone())))).unwrap_err();
+    assert_eq!(error, unread);
+    assert_eq!(local.into_inner().len(), 4, "nothing written");
 }
 
 #[test]
@@ -302,7 +305,8 @@ fn compact_input() -> CompactInput {
         },
         custom_instructions: Some("focus".into()),
         reason: CompactReason::Threshold,
-        ..CompactInput::default()
+        expected_leaf: None,
+        summaries: Ok(Default::default()),
     }
 }
 
@@ -389,8 +393,7 @@ fn the_leaf_is_chosen_one_way() {
 #[test]
 fn context_usage_reports_percent_only_where_the_profile_has_it() {
     let home = tempfile::tempdir().unwrap();
-    // pi-1.6's context usage comes with its compaction (not in this store yet).
-    for profile in [Profile::PiCli, Profile::Harness] {
+    for profile in Profile::ALL {
         let scope = scope(home.path(), profile);
         let (mut session, _) = conversation(&scope, profile);
         let settings = SummarySettings {

@@ -505,11 +505,13 @@ fn navigate_input(p: &TreeParams) -> ops::NavigateInput {
         },
         settings: request_settings(p.settings.as_ref()),
         context_window: p.context_window,
+        reasoning: p.model.as_ref().is_some_and(|m| m.reasoning),
+        thinking_level: p.thinking_level.clone(),
         summary: p.summary.as_ref().map(summary_input),
-        model_summary: p.model_summary.as_ref().map(|m| ops::ModelSummary {
-            text: m.text.clone(),
-            usage: m.usage.as_ref().map(JsValue::from_serde),
-        }),
+        model_summary: p
+            .model_summary
+            .as_ref()
+            .map(|m| summary_text(m, "modelSummary")),
     }
 }
 
@@ -917,11 +919,44 @@ pub async fn prepare_compaction(
     .await
 }
 
-fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
-    store::compaction::SummaryText {
-        text: p.text.clone(),
+/// A model's answer as the store takes it: `text`, or the text of its `content` blocks.
+fn summary_text(
+    p: &SummaryTextParam,
+    name: &str,
+) -> Result<store::compaction::SummaryText, OpError> {
+    let block_type =
+        |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()).map(str::to_string);
+    let (text, calls_tool) = match (&p.text, &p.content) {
+        (Some(text), None) => (text.clone(), false),
+        (None, Some(blocks)) => {
+            // pi-ai's `contentText(content)`: the text blocks' texts joined by "\n".
+            let texts: Vec<String> = blocks
+                .iter()
+                .filter(|b| block_type(b).as_deref() == Some("text"))
+                .map(|b| match b.get("text") {
+                    None | Some(serde_json::Value::Null) => String::new(),
+                    Some(t) => JsValue::from_serde(t).to_js_string(),
+                })
+                .collect();
+            let calls = blocks
+                .iter()
+                .any(|b| block_type(b).as_deref() == Some("toolCall"));
+            (texts.join("\n"), calls)
+        }
+        _ => {
+            return Err(OpError::store(
+                ErrorKind::InvalidArgument,
+                format!("'{name}': give the answer's text or its content, not both or neither"),
+            ));
+        }
+    };
+    Ok(store::compaction::SummaryText {
+        text,
         usage: p.usage.as_ref().map(JsValue::from_serde),
-    }
+        stop_reason: p.stop_reason.clone(),
+        error_message: p.error_message.clone(),
+        calls_tool,
+    })
 }
 
 /// `compact` (`ops::compact`), then `session_compact` before the answer.
@@ -933,10 +968,20 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
         settings: request_settings(p.settings.as_ref()),
         custom_instructions: p.custom_instructions.clone(),
         reason: ops_reason(p.reason.unwrap_or_default()),
-        summaries: store::compaction::Summaries {
-            history: summaries.history.as_ref().map(summary_text),
-            turn_prefix: summaries.turn_prefix.as_ref().map(summary_text),
-        },
+        summaries: (|| {
+            Ok(store::compaction::Summaries {
+                history: summaries
+                    .history
+                    .as_ref()
+                    .map(|s| summary_text(s, "summaries.history"))
+                    .transpose()?,
+                turn_prefix: summaries
+                    .turn_prefix
+                    .as_ref()
+                    .map(|s| summary_text(s, "summaries.turnPrefix"))
+                    .transpose()?,
+            })
+        })(),
     };
     match ops::compact(&scope, &held, &hooks, input).await? {
         ops::Compacted::Cancelled { leaf } => Ok(CompactResult {
