@@ -112,6 +112,7 @@ pub fn prepare_tree(
 }
 
 /// The summary offered to [`store::decide`] beside the hook's, or pi's summarizer aborted.
+#[allow(clippy::large_enum_variant)] // made once per navigation, never stored
 enum Supplied {
     Summary(Option<SummaryInput>),
     /// pi's navigateTree: `{cancelled: true, aborted: true}`, nothing written.
