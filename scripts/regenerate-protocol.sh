@@ -11,8 +11,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-echo "regenerate: protocol/schema.json (UPDATE_SCHEMA=1 cargo test --test schema)"
-(cd "$root" && UPDATE_SCHEMA=1 cargo test --quiet --test schema the_committed_schema_is_what_the_code_generates)
+echo "regenerate: protocol/schema.json and protocol.md's method index (UPDATE_SCHEMA=1 cargo test --test schema)"
+(cd "$root" && UPDATE_SCHEMA=1 cargo test --quiet --test schema)
 
 echo "regenerate: clients/typescript/src/generated/protocol.ts (npm run generate)"
 cd "$root/clients/typescript"

@@ -141,6 +141,63 @@ fn the_typescript_client_suite_passes() {
     );
 }
 
+/// The generated types know pi's format: `tsc --strict` accepts a program that narrows entries
+/// on `type`, messages on `role` and content blocks on `type` without a cast
+/// (`typecheck/narrows.ts`), and refuses one that reads a member the narrowed tag does not have
+/// (`typecheck/misreads.ts`), with the errors this test names.
+#[test]
+fn the_typescript_types_narrow_on_pi_tags() {
+    let Some(client) = TypeScriptClient::install("the_typescript_types_narrow_on_pi_tags") else {
+        return;
+    };
+    let tsc = |file: &str| {
+        Command::new(client.node)
+            .args([
+                "node_modules/typescript/bin/tsc",
+                "--noEmit",
+                "--strict",
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                "--target",
+                "es2022",
+                "--skipLibCheck",
+                file,
+            ])
+            .current_dir(&client.dir)
+            .output()
+            .expect("run tsc")
+    };
+    let accepted = tsc("typecheck/narrows.ts");
+    assert!(
+        accepted.status.success(),
+        "tsc --strict refused typecheck/narrows.ts:\n{}",
+        String::from_utf8_lossy(&accepted.stdout)
+    );
+    let refused = tsc("typecheck/misreads.ts");
+    let report = String::from_utf8_lossy(&refused.stdout);
+    assert!(
+        !refused.status.success(),
+        "tsc --strict accepted typecheck/misreads.ts"
+    );
+    for expected in [
+        "misreads.ts(8,18): error TS2339: Property 'summary' does not exist on type 'LabelEntry'.",
+        "misreads.ts(11,26): error TS2339: Property 'toolName' does not exist on type 'UserMessage'.",
+        "misreads.ts(15,46): error TS2339: Property 'arguments' does not exist on type 'TextContent'.",
+    ] {
+        assert!(
+            report.contains(expected),
+            "tsc did not say {expected:?}:\n{report}"
+        );
+    }
+    assert_eq!(
+        report.matches("error TS").count(),
+        3,
+        "only the marked lines fail:\n{report}"
+    );
+}
+
 #[test]
 fn the_readme_shows_the_typescript_quick_start_as_it_is_tested() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();

@@ -86,7 +86,7 @@ fn appends_made_with_the_sync_deferred_share_one_sync_and_are_on_disk_after_it()
     assert_eq!(entries_in_file(&path).len(), 5);
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct SyncsParams {
     session_id: String,

@@ -84,3 +84,49 @@ fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
         "README.md must show clients/python/examples/quickstart.py verbatim in a python code block"
     );
 }
+
+/// The generated types know pi's format: `mypy --strict` accepts a program that narrows entries
+/// on `entry["type"]`, messages on `role` and content blocks on `type` without a cast
+/// (`typecheck/narrows.py`), and refuses one that reads a key the narrowed tag does not have
+/// (`typecheck/misreads.py`), with the errors this test names.
+#[test]
+fn the_python_types_narrow_on_pi_tags() {
+    let Some(venv) = python::venv("the_python_types_narrow_on_pi_tags") else {
+        return;
+    };
+    let cache = support::root().join("target/python-client/mypy-cache");
+    let mypy = |file: &str| {
+        venv.python()
+            .args(["-m", "mypy", "--strict", "--cache-dir"])
+            .arg(&cache)
+            .arg(file)
+            .env("MYPYPATH", "src")
+            .output()
+            .expect("run mypy")
+    };
+    let accepted = mypy("typecheck/narrows.py");
+    assert!(
+        accepted.status.success(),
+        "mypy --strict refused typecheck/narrows.py:\n{}",
+        String::from_utf8_lossy(&accepted.stdout)
+    );
+    let refused = mypy("typecheck/misreads.py");
+    let report = String::from_utf8_lossy(&refused.stdout);
+    assert!(
+        !refused.status.success(),
+        "mypy --strict accepted typecheck/misreads.py"
+    );
+    for expected in [
+        "typecheck/misreads.py:9: error: TypedDict \"LabelEntry\" has no key \"summary\"",
+        "typecheck/misreads.py:13: error: TypedDict \"UserMessage\" has no key \"toolName\"",
+    ] {
+        assert!(
+            report.contains(expected),
+            "mypy did not say {expected:?}:\n{report}"
+        );
+    }
+    assert!(
+        report.contains("Found 2 errors"),
+        "only the marked lines fail:\n{report}"
+    );
+}

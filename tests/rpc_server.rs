@@ -52,7 +52,7 @@ impl ServerState for Recorder {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SleepParams {
     ms: u64,
 }
@@ -212,7 +212,7 @@ async fn the_server_exits_when_the_client_process_dies() {
     assert_eq!(outcome.reason, StopReason::ParentDied(pid));
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct AppendParams {
     key: String,
     value: u64,

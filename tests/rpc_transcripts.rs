@@ -6,7 +6,9 @@
 //! library's, the one `pi-session test` uses (`src/transcript/`); here it plays against an
 //! in-memory server on a paused clock (timeouts are instant and exact); this file starts the
 //! server, fails on a failed expectation with the player's report, and snapshots the whole
-//! exchange. A server message the script does not read fails the test. (`tests/cli_test_command.rs`
+//! exchange. A server message the script does not read fails the test, and so does one that
+//! `protocol/schema.json` does not describe (`support::schema_check`: each result against its
+//! method's, each hook's and notification's params against theirs). (`tests/cli_test_command.rs`
 //! plays the same files through the real binary and checks it gives the same exchanges.)
 //!
 //! A transcript runs against one of two servers (`server.state`): `"sidecar"` (the default) is
@@ -50,12 +52,12 @@ impl Lists {
 
 impl ServerState for Lists {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SleepParams {
     ms: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct AppendParams {
     key: String,
@@ -64,31 +66,31 @@ struct AppendParams {
     delay_ms: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct KeyParams {
     key: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct HookParams {
     name: String,
     #[serde(default)]
     params: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct SerialHookParams {
     key: String,
     name: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct NotifyParams {
     method: String,
     params: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 struct TypedParams {
@@ -183,8 +185,8 @@ fn test_methods() -> Methods<Lists> {
         .add_notification("test/record", |server, p: AppendParams| {
             server.state().push(&p.key, p.value);
         })
-        .declare_hook("test_hook")
-        .declare_notification("test/event");
+        .declare_hook::<Value, Value>("test_hook")
+        .declare_notification::<Value>("test/event");
     methods
 }
 
@@ -266,6 +268,14 @@ async fn run(name: &str) {
             last.join("\n")
         );
     }
+    let sidecar = matches!(transcript.server.state, StateKind::Sidecar);
+    let problems = support::schema_check::exchange_problems(&exchange, sidecar);
+    assert!(
+        problems.is_empty(),
+        "{}: messages that protocol/schema.json does not describe:\n{}",
+        path.display(),
+        problems.join("\n")
+    );
     let end = client.finish().await;
     if let Some(wanted) = transcript.exit_code {
         assert_eq!(

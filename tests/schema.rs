@@ -3,6 +3,8 @@
 //! notification the server offers. Regenerate with `scripts/regenerate-protocol.sh` (the schema
 //! and the clients' types made from it) or `UPDATE_SCHEMA=1 cargo test --test schema`.
 
+mod support;
+
 use std::path::Path;
 
 use pi_session::internal::rpc::schema::{protocol_schema, schema_method_names};
@@ -147,5 +149,185 @@ fn initialize_answers_exactly_what_the_schema_describes() {
     assert_eq!(
         result["capabilities"]["profiles"],
         serde_json::json!(["pi-cli", "pi-1.6", "harness"])
+    );
+}
+
+/// The definitions that stay open on purpose: extension payloads, and the passthrough of entry
+/// and message kinds pi does not declare (kept by the reader, answered as they are).
+const OPEN_DEFINITIONS: [&str; 6] = [
+    "ExtensionData",
+    "ToolArguments",
+    "HarnessMetadata",
+    "ToolParameters",
+    "UnknownEntry",
+    "UnknownMessage",
+];
+
+/// Every schema reachable from a method, hook or notification says what it holds: no `true`,
+/// no `{}`, no object without members, except in the open definitions above.
+#[test]
+fn nothing_reachable_is_untyped_but_the_extension_payloads() {
+    fn untyped(node: &serde_json::Map<String, Value>) -> bool {
+        let typed = [
+            "type", "$ref", "anyOf", "allOf", "oneOf", "enum", "const", "not",
+        ];
+        if !typed.iter().any(|k| node.contains_key(*k)) {
+            return true;
+        }
+        let is_object = node.get("type") == Some(&Value::String("object".into()));
+        let no_members = node
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(|p| p.is_empty());
+        let open_members = match node.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => true,
+            Some(Value::Object(schema)) => untyped(schema),
+            _ => false,
+        };
+        is_object && no_members && open_members
+    }
+    fn walk(
+        node: &Value,
+        path: &str,
+        definitions: &serde_json::Map<String, Value>,
+        seen: &mut std::collections::BTreeSet<String>,
+        found: &mut Vec<String>,
+    ) {
+        let object = match node {
+            Value::Bool(true) => return found.push(format!("{path}: true")),
+            Value::Object(object) => object,
+            _ => return,
+        };
+        if untyped(object) {
+            found.push(format!("{path}: {node}"));
+        }
+        if let Some(Value::String(target)) = object.get("$ref") {
+            let name = target.trim_start_matches("#/definitions/").to_owned();
+            if !OPEN_DEFINITIONS.contains(&name.as_str()) && seen.insert(name.clone()) {
+                walk(&definitions[&name], &name, definitions, seen, found);
+            }
+        }
+        for (key, member) in object {
+            match (key.as_str(), member) {
+                ("properties", Value::Object(properties)) => {
+                    for (name, schema) in properties {
+                        walk(schema, &format!("{path}.{name}"), definitions, seen, found);
+                    }
+                }
+                ("items" | "additionalProperties" | "not", schema) => {
+                    walk(schema, &format!("{path}[{key}]"), definitions, seen, found)
+                }
+                ("anyOf" | "allOf" | "oneOf", Value::Array(options)) => {
+                    for (i, schema) in options.iter().enumerate() {
+                        walk(schema, &format!("{path}|{i}"), definitions, seen, found);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let schema = protocol_schema();
+    let definitions = schema["definitions"].as_object().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut found = Vec::new();
+    for section in ["methods", "hooks", "notifications", "clientNotifications"] {
+        for (name, message) in schema[section].as_object().unwrap() {
+            for (part, fragment) in message.as_object().unwrap() {
+                let path = format!("{section}.{name}.{part}");
+                walk(fragment, &path, definitions, &mut seen, &mut found);
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "untyped schemas reachable from the protocol (type them, or name the definition an extension payload):\n{}",
+        found.join("\n")
+    );
+    for name in OPEN_DEFINITIONS {
+        assert!(
+            definitions.contains_key(name),
+            "{name} is gone: drop it from the list"
+        );
+    }
+}
+
+/// The check the transcripts run (`support::schema_check`) refuses what pi's types do not
+/// allow, and lets entries of kinds pi does not declare through.
+#[test]
+fn the_validator_refuses_what_pi_does_not_write() {
+    use serde_json::json;
+    use support::schema_check::ProtocolSchema;
+    // The committed file: regenerate it first when this fails with the types changed.
+    let schema = ProtocolSchema::committed();
+    let entry = |value: Value| {
+        schema
+            .check("methods", "session/getEntry", "result", &value)
+            .unwrap()
+    };
+    let base = json!({"id": "a", "parentId": null, "timestamp": "2025-01-01T00:00:00.000Z"});
+    let with = |members: Value| {
+        let mut value = base.clone();
+        value
+            .as_object_mut()
+            .unwrap()
+            .extend(members.as_object().unwrap().clone());
+        value
+    };
+    let user = json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+    assert_eq!(
+        entry(with(json!({"type": "message", "message": user}))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        entry(with(json!({"type": "pi_2_thing", "anything": [1]}))),
+        Vec::<String>::new()
+    );
+    for bad in [
+        json!({"type": "message"}),
+        json!({"type": "message", "message": {"role": "user", "content": [{"type": "video"}], "timestamp": 1}}),
+        json!({"type": "message", "message": {"role": "assistant", "content": "text", "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 1}}),
+        json!({"type": "label", "targetId": 5}),
+        json!({"type": "leaf"}),
+        json!({"type": "compaction", "summary": "s"}),
+    ] {
+        assert!(!entry(with(bad.clone())).is_empty(), "accepted {bad}");
+    }
+}
+
+/// protocol.md's method index is the method table's: every request with its kind and the
+/// definitions of its params and result.
+#[test]
+fn protocol_md_indexes_the_method_table() {
+    fn shown(fragment: &Value) -> String {
+        if let Some(target) = fragment.get("$ref").and_then(Value::as_str) {
+            return format!("`{}`", target.trim_start_matches("#/definitions/"));
+        }
+        if fragment.get("type") == Some(&Value::String("null".into())) {
+            return "`null`".into();
+        }
+        panic!("a message whose params or result is not a definition: {fragment}")
+    }
+    let schema = protocol_schema();
+    let mut index = String::from("| method | kind | params | result |\n|---|---|---|---|\n");
+    for (name, message) in schema["methods"].as_object().unwrap() {
+        let kind = message["x-kind"].as_str().unwrap_or("lifecycle");
+        index.push_str(&format!(
+            "| `{name}` | {kind} | {} | {} |\n",
+            shown(&message["params"]),
+            shown(&message["result"])
+        ));
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- method-index:start -->\n", "<!-- method-index:end -->");
+    let from = text.find(start).expect("protocol.md has a method index") + start.len();
+    let to = text.find(end).expect("the method index ends");
+    if std::env::var_os("UPDATE_SCHEMA").is_some_and(|v| v == "1") {
+        std::fs::write(&path, format!("{}{index}{}", &text[..from], &text[to..])).unwrap();
+        return;
+    }
+    assert!(
+        text[from..to] == index,
+        "protocol.md's method index differs from the method table: run `UPDATE_SCHEMA=1 cargo test --test schema` and commit the result"
     );
 }

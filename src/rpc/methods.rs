@@ -1,6 +1,9 @@
-//! The method table: where methods are registered, with typed params and an ordering rule.
+//! The method table: each method registered once, with its name, typed params and result, and
+//! its ordering rule (kind); hooks and server notifications declared with their types. From it
+//! come dispatch, `initialize`'s `methods`/`capabilities`, `protocol/schema.json`
+//! (`rpc/schema.rs`) and the method index of protocol.md (checked by `tests/schema.rs`).
 //!
-//! jsonrpc-core's `MetaIoHandler` holds the table. Each entry is a wrapper that, when the reader
+//! jsonrpc-core's `MetaIoHandler` routes the calls. Each entry is a wrapper that, when the reader
 //! calls it (synchronously, in arrival order), parses the params and, for serial methods, takes
 //! a ticket in the key's line; the future it returns does the rest in the request's own task.
 //!
@@ -15,12 +18,14 @@ use std::collections::BTreeSet;
 use std::future::Future;
 
 use jsonrpc_core::{Call, MetaIoHandler, Output, Params};
-use serde::Serialize;
+use schemars::JsonSchema;
+use schemars::r#gen::SchemaGenerator;
+use schemars::schema::Schema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::RpcError;
-use super::request_context::{BoxFuture, RequestContext, ServerHandle, ServerState};
+use super::request_context::{Answer, BoxFuture, RequestContext, ServerHandle, ServerState};
 
 /// Requests the lifecycle handles itself.
 pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];
@@ -30,23 +35,60 @@ pub const BUILTIN_NOTIFICATIONS: [&str; 3] = ["$/cancelRequest", "exit", "initia
 
 type Table<S> = MetaIoHandler<RequestContext<S>>;
 
+/// Makes the schema of a type (in the generator's definitions when it has a name).
+pub type SchemaOf = fn(&mut SchemaGenerator) -> Schema;
+
+fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// How a request runs beside the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Runs beside any other request (reads, and methods that lock what they change).
+    Concurrent,
+    /// Changes the thing its key names (a session): one at a time per key, in arrival order.
+    Serial,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Concurrent => "concurrent",
+            Kind::Serial => "serial",
+        }
+    }
+}
+
+/// One message of the table: its name and the schemas of what travels.
+#[derive(Clone)]
+pub struct Message {
+    pub name: String,
+    /// Requests only.
+    pub kind: Option<Kind>,
+    pub params: SchemaOf,
+    /// Requests and hooks: the result (a hook's answer).
+    pub result: Option<SchemaOf>,
+}
+
 /// The methods a server offers beyond the lifecycle, and the names it advertises.
 pub struct Methods<S: ServerState> {
     table: Table<S>,
-    requests: BTreeSet<String>,
-    notifications: BTreeSet<String>,
-    hooks: BTreeSet<String>,
-    server_notifications: BTreeSet<String>,
+    /// In registration order.
+    requests: Vec<Message>,
+    notifications: Vec<Message>,
+    hooks: Vec<Message>,
+    server_notifications: Vec<Message>,
 }
 
 impl<S: ServerState> Default for Methods<S> {
     fn default() -> Self {
         Methods {
             table: MetaIoHandler::default(),
-            requests: BTreeSet::new(),
-            notifications: BTreeSet::new(),
-            hooks: BTreeSet::new(),
-            server_notifications: BTreeSet::new(),
+            requests: Vec::new(),
+            notifications: Vec::new(),
+            hooks: Vec::new(),
+            server_notifications: Vec::new(),
         }
     }
 }
@@ -62,12 +104,12 @@ impl<S: ServerState> Methods<S> {
     /// parameter, before the handler runs.
     pub fn add<P, R, F, Fut>(&mut self, name: &str, handler: F) -> &mut Self
     where
-        P: DeserializeOwned + Send + 'static,
-        R: Serialize + 'static,
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        R: Answer,
         F: Fn(RequestContext<S>, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
     {
-        self.claim_request(name);
+        self.claim_request::<P, R>(name, Kind::Concurrent);
         self.table.add_method_with_meta(
             name,
             move |params: Params,
@@ -83,7 +125,7 @@ impl<S: ServerState> Methods<S> {
                     let result = tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
-                        result = work => context.result_to_json(result),
+                        result = work => context.keep_answer(result),
                     };
                     result.map_err(Into::into)
                 })
@@ -98,13 +140,13 @@ impl<S: ServerState> Methods<S> {
     /// [`Methods::add`], run beside them.
     pub fn add_serial<P, R, K, F, Fut>(&mut self, name: &str, key_of: K, handler: F) -> &mut Self
     where
-        P: DeserializeOwned + Send + 'static,
-        R: Serialize + 'static,
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        R: Answer,
         K: Fn(&P) -> String + Send + Sync + 'static,
         F: Fn(RequestContext<S>, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
     {
-        self.claim_request(name);
+        self.claim_request::<P, R>(name, Kind::Serial);
         self.table.add_method_with_meta(
             name,
             move |params: Params,
@@ -131,7 +173,7 @@ impl<S: ServerState> Methods<S> {
                     let _permit = admitted(&context).await?;
                     let earlier_answered = turn.earlier_answered();
                     context.hold_turn(turn);
-                    let answer = context.result_to_json(work.await);
+                    let answer = context.keep_answer(work.await);
                     // The work may have let the next request start before it was answered
                     // (`RequestContext::start_next_in_line`); answers still leave in order.
                     earlier_answered.await;
@@ -147,14 +189,19 @@ impl<S: ServerState> Methods<S> {
     /// task for anything slow). Bad params are logged and the notification dropped.
     pub fn add_notification<P, F>(&mut self, name: &str, handler: F) -> &mut Self
     where
-        P: DeserializeOwned + Send + 'static,
+        P: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(&ServerHandle<S>, P) + Send + Sync + 'static,
     {
         assert!(
             !self.is_known(name),
             "'{name}' is registered twice or is a built-in"
         );
-        self.notifications.insert(name.to_owned());
+        self.notifications.push(Message {
+            name: name.to_owned(),
+            kind: None,
+            params: schema_of::<P>,
+            result: None,
+        });
         let owned_name = name.to_owned();
         self.table.add_notification_with_meta(
             name,
@@ -166,41 +213,78 @@ impl<S: ServerState> Methods<S> {
         self
     }
 
-    /// Advertises a hook (server -> client request) in `capabilities.hooks`.
-    pub fn declare_hook(&mut self, name: &str) -> &mut Self {
-        self.hooks.insert(name.to_owned());
+    /// Advertises a hook (server -> client request) in `capabilities.hooks`, with its params
+    /// `P` and the answer `A` it expects (`null` is always a valid answer).
+    pub fn declare_hook<P: JsonSchema, A: JsonSchema>(&mut self, name: &str) -> &mut Self {
+        self.hooks.push(Message {
+            name: name.to_owned(),
+            kind: None,
+            params: schema_of::<P>,
+            result: Some(schema_of::<Option<A>>),
+        });
         self
     }
 
-    /// Advertises a server -> client notification in `capabilities.notifications`.
-    pub fn declare_notification(&mut self, name: &str) -> &mut Self {
-        self.server_notifications.insert(name.to_owned());
+    /// Advertises a server -> client notification in `capabilities.notifications`, with its
+    /// params `P`.
+    pub fn declare_notification<P: JsonSchema>(&mut self, name: &str) -> &mut Self {
+        self.server_notifications.push(Message {
+            name: name.to_owned(),
+            kind: None,
+            params: schema_of::<P>,
+            result: None,
+        });
         self
     }
 
     fn is_known(&self, name: &str) -> bool {
         BUILTIN_REQUESTS.contains(&name)
             || BUILTIN_NOTIFICATIONS.contains(&name)
-            || self.requests.contains(name)
-            || self.notifications.contains(name)
+            || self.has_request(name)
+            || self.has_notification(name)
     }
 
     /// Registration happens once at startup from code, so a clash is a programming error
     /// worth stopping for, not input.
-    fn claim_request(&mut self, name: &str) {
+    fn claim_request<P: JsonSchema, R: Answer>(&mut self, name: &str, kind: Kind) {
         assert!(
             !self.is_known(name),
             "'{name}' is registered twice or is a built-in"
         );
-        self.requests.insert(name.to_owned());
+        self.requests.push(Message {
+            name: name.to_owned(),
+            kind: Some(kind),
+            params: schema_of::<P>,
+            result: Some(schema_of::<R::Shape>),
+        });
     }
 
     pub(crate) fn has_request(&self, name: &str) -> bool {
-        self.requests.contains(name)
+        self.requests.iter().any(|m| m.name == name)
     }
 
     pub(crate) fn has_notification(&self, name: &str) -> bool {
-        self.notifications.contains(name)
+        self.notifications.iter().any(|m| m.name == name)
+    }
+
+    /// The request methods beyond the lifecycle, in registration order.
+    pub fn requests(&self) -> &[Message] {
+        &self.requests
+    }
+
+    /// The client -> server notifications beyond the lifecycle, in registration order.
+    pub fn notifications(&self) -> &[Message] {
+        &self.notifications
+    }
+
+    /// The hooks, in declaration order.
+    pub fn hooks(&self) -> &[Message] {
+        &self.hooks
+    }
+
+    /// The server -> client notifications, in declaration order.
+    pub fn server_notifications(&self) -> &[Message] {
+        &self.server_notifications
     }
 
     /// Runs the wrapper's synchronous part (params, ticket) now; the future does the rest.
@@ -214,26 +298,33 @@ impl<S: ServerState> Methods<S> {
 
     /// Every request method, built-ins included, sorted.
     pub fn request_names(&self) -> Vec<String> {
-        let mut names: BTreeSet<String> = self.requests.clone();
+        let mut names: BTreeSet<String> = self.requests.iter().map(|m| m.name.clone()).collect();
         names.extend(BUILTIN_REQUESTS.map(str::to_owned));
         names.into_iter().collect()
     }
 
     /// Every notification the client may send, built-ins included, sorted.
     pub fn notification_names(&self) -> Vec<String> {
-        let mut names: BTreeSet<String> = self.notifications.clone();
+        let mut names: BTreeSet<String> =
+            self.notifications.iter().map(|m| m.name.clone()).collect();
         names.extend(BUILTIN_NOTIFICATIONS.map(str::to_owned));
         names.into_iter().collect()
     }
 
     /// The hooks declared with [`Methods::declare_hook`], sorted.
     pub fn hook_names(&self) -> Vec<String> {
-        self.hooks.iter().cloned().collect()
+        let names: BTreeSet<String> = self.hooks.iter().map(|m| m.name.clone()).collect();
+        names.into_iter().collect()
     }
 
     /// The server notifications declared with [`Methods::declare_notification`], sorted.
     pub fn server_notification_names(&self) -> Vec<String> {
-        self.server_notifications.iter().cloned().collect()
+        let names: BTreeSet<String> = self
+            .server_notifications
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
+        names.into_iter().collect()
     }
 }
 

@@ -35,7 +35,7 @@ pub use hooks::HookOutcome;
 pub use lifecycle::{ClientSettings, Deterministic, PROTOCOL_VERSION, ServerOptions};
 pub use memory::release_freed_memory;
 pub use methods::{Methods, parse_params};
-pub use request_context::{BoxFuture, RawAnswer, RequestContext, ServerState};
+pub use request_context::{BoxFuture, Raw, RequestContext, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub(crate) use stdio::serve_stdio_with;
 pub use stdio::{StdioArgs, serve_stdio};

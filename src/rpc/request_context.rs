@@ -6,6 +6,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jsonrpc_core::Id;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -201,8 +204,8 @@ pub(crate) struct RequestScope {
     /// The serial turn, held until the response is queued so that responses for one key
     /// leave in arrival order too.
     turn: Mutex<Option<Turn>>,
-    /// A result the method wrote as JSON text itself ([`RawAnswer`]), sent as it is.
-    raw: Mutex<Option<String>>,
+    /// The result's JSON text ([`Answer::into_json`]), sent inside the response as it is.
+    answer: Mutex<Option<String>>,
 }
 
 impl RequestScope {
@@ -211,13 +214,13 @@ impl RequestScope {
             id,
             cancel,
             turn: Mutex::new(None),
-            raw: Mutex::new(None),
+            answer: Mutex::new(None),
         }
     }
 
-    /// The result's JSON text, when the method answered with a [`RawAnswer`].
-    pub(crate) fn take_raw(&self) -> Option<String> {
-        self.raw
+    /// The result's JSON text, once the method has answered.
+    pub(crate) fn take_answer(&self) -> Option<String> {
+        self.answer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
@@ -333,43 +336,70 @@ pub(crate) struct CancelParams {
     pub(crate) id: Id,
 }
 
-/// A result a method wrote as JSON text itself: sent as it is, never turned into a tree of
-/// values (large answers cost their text only, and strings the text holds, lone surrogate
-/// escapes included, reach the client exactly). The text must be one valid JSON value.
-#[derive(Debug, Clone)]
-pub struct RawAnswer(pub String);
+/// A result a method wrote as JSON text itself, whose shape is `T`: sent as it is, never
+/// turned into a tree of values (large answers cost their text only, and strings the text
+/// holds, lone surrogate escapes included, reach the client exactly). The schema shows `T`;
+/// the text must be one valid JSON value of that shape (the transcripts check it).
+pub struct Raw<T> {
+    text: String,
+    shape: PhantomData<fn() -> T>,
+}
 
-impl Serialize for RawAnswer {
-    /// Only reached when a raw answer is serialized outside a response (it is valid JSON).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let raw =
-            serde_json::value::RawValue::from_string(self.0.clone()).map_err(S::Error::custom)?;
-        raw.serialize(serializer)
+impl<T> Raw<T> {
+    pub fn new(text: String) -> Self {
+        Raw {
+            text,
+            shape: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Raw<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Raw").field(&self.text).finish()
+    }
+}
+
+/// What a method answers: its JSON text, and the type the schema shows for it. Every
+/// serializable, schema-typed value answers itself; a [`Raw`] answers its text as `T`.
+pub trait Answer: Send + 'static {
+    /// The type `protocol/schema.json` shows as the method's result.
+    type Shape: JsonSchema;
+
+    /// The result's JSON text.
+    fn into_json(self) -> Result<String, RpcError>;
+}
+
+impl<T: Serialize + JsonSchema + Send + 'static> Answer for T {
+    type Shape = T;
+
+    fn into_json(self) -> Result<String, RpcError> {
+        serde_json::to_string(&self)
+            .map_err(|error| RpcError::internal(format!("cannot serialize the result: {error}")))
+    }
+}
+
+impl<T: JsonSchema + 'static> Answer for Raw<T> {
+    type Shape = T;
+
+    fn into_json(self) -> Result<String, RpcError> {
+        Ok(self.text)
     }
 }
 
 impl<S> RequestContext<S> {
-    /// Serializes a method result, or says why it could not be. A [`RawAnswer`] is kept aside
-    /// for the response (the value returned stands in for it).
-    pub(crate) fn result_to_json<R: Serialize + 'static>(
+    /// Keeps a method's answer, as JSON text, for the response; the value returned to
+    /// jsonrpc-core only stands in for it (jsonrpc-core routes the call and builds failures).
+    pub(crate) fn keep_answer<R: Answer>(
         &self,
         result: Result<R, RpcError>,
     ) -> Result<Value, RpcError> {
-        let value = result?;
-        let boxed: Box<dyn std::any::Any> = Box::new(value);
-        let value = match boxed.downcast::<RawAnswer>() {
-            Ok(raw) => {
-                *self
-                    .request
-                    .raw
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(raw.0);
-                return Ok(Value::Null);
-            }
-            Err(other) => *other.downcast::<R>().expect("the value's own type"),
-        };
-        serde_json::to_value(value)
-            .map_err(|error| RpcError::internal(format!("cannot serialize the result: {error}")))
+        let text = result?.into_json()?;
+        *self
+            .request
+            .answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(text);
+        Ok(Value::Null)
     }
 }

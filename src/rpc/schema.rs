@@ -5,7 +5,9 @@
 //!
 //! The document is a draft-07 schema whose `definitions` hold every type; the extension
 //! members `methods`, `hooks`, `clientNotifications` and `notifications` map each message name
-//! to the `$ref`s of its params and result.
+//! to the `$ref`s of its params and result (and, for a method, `x-kind`: `serial` or
+//! `concurrent`). Everything but the lifecycle's own messages comes from the method table
+//! ([`super::sidecar::methods`]), where each method is declared once.
 
 use schemars::JsonSchema;
 use schemars::r#gen::{SchemaGenerator, SchemaSettings};
@@ -13,7 +15,7 @@ use schemars::schema::Schema;
 use serde_json::{Map, Value, json};
 
 use super::lifecycle::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
-use super::sessions::wire::*;
+use super::methods::{Message, SchemaOf};
 use super::sessions::{SidecarCapabilities, SidecarSettings};
 
 /// `$/cancelRequest` params, in both directions.
@@ -32,9 +34,6 @@ enum RequestId {
     Number(u64),
     String(String),
 }
-
-/// What a hook may answer: its answer object, or `null` for nothing.
-type Answer<T> = Option<T>;
 
 struct Document {
     generator: SchemaGenerator,
@@ -70,10 +69,22 @@ impl Document {
         self
     }
 
-    fn hook<P: JsonSchema, R: JsonSchema>(&mut self, name: &str) -> &mut Self {
-        let entry = json!({"params": self.schema::<P>(), "result": self.schema::<R>()});
-        self.entry("hooks", name, entry);
+    /// A message of the method table, in `section`.
+    fn message(&mut self, section: &str, message: &Message) -> &mut Self {
+        let mut entry = Map::new();
+        entry.insert("params".into(), self.made(message.params));
+        if let Some(result) = message.result {
+            entry.insert("result".into(), self.made(result));
+        }
+        if let Some(kind) = message.kind {
+            entry.insert("x-kind".into(), json!(kind.name()));
+        }
+        self.entry(section, &message.name, Value::Object(entry));
         self
+    }
+
+    fn made(&mut self, schema_of: SchemaOf) -> Value {
+        serde_json::to_value(schema_of(&mut self.generator)).expect("a schema serializes")
     }
 
     fn notification<P: JsonSchema>(&mut self, section: &str, name: &str) -> &mut Self {
@@ -83,47 +94,28 @@ impl Document {
     }
 }
 
-/// The whole protocol as one JSON Schema document.
+/// The whole protocol as one JSON Schema document: the lifecycle's own messages, then the
+/// sidecar's method table (`sessions::register`) as it is registered.
 pub fn protocol_schema() -> Value {
+    let table = super::sidecar::methods();
     let mut doc = Document::new();
     doc.method::<InitializeParams, InitializeResult>("initialize")
-        .method::<(), ()>("shutdown")
-        .method::<CreateParams, OpenedSession>("session/create")
-        .method::<OpenParams, OpenedSession>("session/open")
-        .method::<ContinueRecentParams, OpenedSession>("session/continueRecent")
-        .method::<ForkFromParams, OpenedSession>("session/forkFrom")
-        .method::<ListParams, ListResult>("session/list")
-        .method::<ListAllParams, ListResult>("session/listAll")
-        .method::<FindByIdParams, FindByIdResult>("session/findById")
-        .method::<DeleteParams, DeleteResult>("session/delete")
-        .method::<SessionRef, Empty>("session/close")
-        .method::<AppendParams, AppendResult>("session/append")
-        .method::<BranchParams, LeafResult>("session/branch")
-        .method::<SessionRef, LeafResult>("session/resetLeaf")
-        .method::<BranchWithSummaryParams, LeafResult>("session/branchWithSummary")
-        .method::<TreeParams, PrepareTreeResult>("session/prepareTree")
-        .method::<TreeParams, NavigateResult>("session/navigateTree")
-        .method::<ForkParams, ForkResult>("session/fork")
-        .method::<ContextParams, ContextDocument>("session/buildContext")
-        .method::<ContextEntriesParams, EntriesResult>("session/buildContextEntries")
-        .method::<GetTreeParams, TreeResult<'static>>("session/getTree")
-        .method::<EntryParams, Json>("session/getEntry")
-        .method::<EntriesParams, EntriesPage>("session/getEntries")
-        .method::<EntryParams, EntriesResult>("session/getChildren")
-        .method::<BranchPathParams, EntriesResult>("session/getBranch")
-        .method::<SessionRef, InfoResult>("session/getInfo")
-        .method::<ContextUsageParams, ContextUsageResult>("session/getContextUsage")
-        .method::<PrepareCompactionParams, CompactionPlanDocument>("session/prepareCompaction")
-        .method::<CompactParams, CompactResult>("session/compact")
-        .hook::<BeforeTreeHook, Answer<BeforeTreeAnswer>>("session_before_tree")
-        .hook::<BeforeForkHook, Answer<BeforeForkAnswer>>("session_before_fork")
-        .hook::<BeforeCompactHook, Answer<BeforeCompactAnswer>>("session_before_compact")
-        .notification::<TreeNotification>("notifications", "session_tree")
-        .notification::<CompactNotification>("notifications", "session_compact")
-        .notification::<ChangedNotification>("notifications", "session_changed")
-        .notification::<CancelRequest>("notifications", "$/cancelRequest")
-        .notification::<CancelRequest>("clientNotifications", "$/cancelRequest")
-        .notification::<()>("clientNotifications", "initialized")
+        .method::<(), ()>("shutdown");
+    for message in table.requests() {
+        doc.message("methods", message);
+    }
+    for message in table.hooks() {
+        doc.message("hooks", message);
+    }
+    for message in table.server_notifications() {
+        doc.message("notifications", message);
+    }
+    doc.notification::<CancelRequest>("notifications", "$/cancelRequest")
+        .notification::<CancelRequest>("clientNotifications", "$/cancelRequest");
+    for message in table.notifications() {
+        doc.message("clientNotifications", message);
+    }
+    doc.notification::<()>("clientNotifications", "initialized")
         .notification::<()>("clientNotifications", "exit");
     doc.schema::<SidecarSettings>();
     doc.schema::<SidecarCapabilities>();

@@ -645,7 +645,7 @@ impl<S: ServerState> Connection<S> {
                 Err(panic) => message::response(id.clone(), Err(panicked(&method, panic.as_ref()))),
             };
             // Serialized before the turn passes on, so one key's answers still leave in order.
-            let bytes = match (raw_of.take_raw(), output) {
+            let bytes = match (raw_of.take_answer(), output) {
                 (Some(raw), jsonrpc_core::Output::Success(success)) => {
                     Some(raw_response(&success.id, raw))
                 }
@@ -753,7 +753,7 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
     }
 }
 
-/// A success response around a result written as JSON text already ([`super::RawAnswer`]),
+/// A success response around a result written as JSON text already ([`super::Answer`]),
 /// member for member as jsonrpc-core writes one; the result's text is not copied.
 fn raw_response(id: &Id, result: String) -> Serialized {
     let id = serde_json::to_string(id).unwrap_or_else(|_| "null".to_owned());

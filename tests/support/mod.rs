@@ -6,6 +6,7 @@
 //!   on in-memory pipes;
 //! - `files`, `listing`: builders of session files and directories, and listings run both
 //!   here and by pi;
+//! - `schema_check`: the server's messages checked against `protocol/schema.json`;
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
 //! Each test crate includes this module with `mod support;` and uses its own part.
@@ -19,6 +20,7 @@ pub mod memory;
 pub mod oracle;
 pub mod pipe;
 pub mod python;
+pub mod schema_check;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,11 +2,19 @@
 import asyncio
 
 from pi_session import Client
-from pi_session.schema import BeforeTreeAnswer, BeforeTreeHook
+from pi_session.schema import BeforeTreeAnswer, BeforeTreeHook, NewMessageEntry
 
 
-def message(role: str, text: str) -> dict[str, object]:
-    return {"type": "message", "message": {"role": role, "content": text, "timestamp": 1}}
+def user(text: str) -> NewMessageEntry:
+    return {"type": "message", "message": {"role": "user", "content": text, "timestamp": 1}}
+
+
+def reply(text: str) -> NewMessageEntry:
+    return {
+        "type": "message",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
+                    "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 2},
+    }
 
 
 async def summarize(hook: BeforeTreeHook) -> BeforeTreeAnswer:  # an extension's hook
@@ -18,8 +26,8 @@ async def main() -> None:
         client.hooks.session_before_tree(summarize)  # hooks come before initialize
         await client.initialize()
         sid = (await client.session.create(cwd="/tmp/demo", inMemory=True))["sessionId"]
-        asked = await client.session.append(sessionId=sid, entry=message("user", "2+2?"))
-        await client.session.append(sessionId=sid, entry=message("assistant", "4"))
+        asked = await client.session.append(sessionId=sid, entry=user("2+2?"))
+        await client.session.append(sessionId=sid, entry=reply("4"))
         async with asyncio.timeout(5):  # when late: cancelled, $/cancelRequest sent
             moved = await client.session.navigate_tree(
                 sessionId=sid, targetId=asked["entryId"], summarize=True

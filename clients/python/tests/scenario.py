@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from pi_session import Client
+from pi_session.schema import NewMessageEntry
 
 
-def user(text: str, timestamp: int = 1) -> dict[str, Any]:
+def user(text: str, timestamp: int = 1) -> NewMessageEntry:
     return {"type": "message", "message": {"role": "user", "content": text, "timestamp": timestamp}}
 
 
-def assistant(text: str, timestamp: int = 2) -> dict[str, Any]:
+def assistant(text: str, timestamp: int = 2) -> NewMessageEntry:
     return {
         "type": "message",
         "message": {

@@ -54,13 +54,54 @@ LIFECYCLE_REQUESTS = {"initialize", "shutdown"}
 INTERNAL_NOTIFICATIONS = {"$/cancelRequest"}
 
 
+def without_passthroughs(value: Any, passthrough: set[str]) -> Any:
+    """`value` with the passthrough definitions (`x-passthrough`: entries and messages of
+    kinds pi does not declare, answered as the file holds them) left out of every union: with
+    an open `{"type": str}` member, mypy could not narrow `entry["type"] == "message"`."""
+    if isinstance(value, list):
+        return [without_passthroughs(v, passthrough) for v in value]
+    if not isinstance(value, dict):
+        return value
+    copy = {k: without_passthroughs(v, passthrough) for k, v in value.items()}
+    if isinstance(copy.get("anyOf"), list):
+        kept = [m for m in copy["anyOf"] if not (isinstance(m, dict) and m.get("$ref") in passthrough)]
+        if not kept:
+            sys.exit("tools/generate.py: a union of passthroughs only")
+        copy["anyOf"] = kept
+    return copy
+
+
+def typed_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema the types are made from: passthroughs out of the unions."""
+    passthrough = {
+        f"#/definitions/{name}"
+        for name, definition in schema.get("definitions", {}).items()
+        if isinstance(definition, dict) and definition.get("x-passthrough") is True
+    }
+    result: dict[str, Any] = without_passthroughs(schema, passthrough)
+    # An open object (an extension payload such as a tool call's `arguments`) as a mapping of
+    # any members: datamodel-codegen would make it an empty TypedDict, where no key may be read.
+    for definition in result.get("definitions", {}).values():
+        if (
+            isinstance(definition, dict)
+            and definition.get("type") == "object"
+            and not definition.get("properties")
+            and definition.get("additionalProperties") is True
+            and "x-passthrough" not in definition
+        ):
+            definition["additionalProperties"] = {"tsType": "unknown"}
+    return result
+
+
 def generate_types(schema_path: Path) -> str:
     """The text datamodel-codegen makes from the schema."""
     codegen = Path(sys.executable).parent / "datamodel-codegen"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "schema.py"
+        source = Path(tmp) / "schema.json"
+        source.write_text(json.dumps(typed_schema(json.loads(schema_path.read_text()))))
         run = subprocess.run(
-            [str(codegen), "--input", str(schema_path), "--output", str(out), *CODEGEN_OPTIONS],
+            [str(codegen), "--input", str(source), "--output", str(out), *CODEGEN_OPTIONS],
             capture_output=True,
             text=True,
         )

@@ -22,7 +22,9 @@ const { values: args } = parseArgs({
   },
 });
 
-const schema = refsWithoutSiblings(JSON.parse(readFileSync(args.schema, "utf8")));
+const schema = withoutPassthroughs(
+  refsWithoutSiblings(JSON.parse(readFileSync(args.schema, "utf8"))),
+);
 const SECTIONS = ["methods", "hooks", "notifications", "clientNotifications"];
 
 /**
@@ -44,6 +46,32 @@ function refsWithoutSiblings(value) {
   return copy;
 }
 
+/**
+ * The schema's passthrough definitions (`x-passthrough`: entries and messages of kinds pi does
+ * not declare, answered as the file holds them) stay out of the unions they are members of:
+ * with an open `{type: string}` member, `entry.type === "message"` would narrow to nothing
+ * useful. They are still exported, as documentation of what may also arrive.
+ */
+function withoutPassthroughs(document) {
+  const passthrough = new Set(
+    Object.entries(document.definitions ?? {})
+      .filter(([, definition]) => definition["x-passthrough"] === true)
+      .map(([name]) => `#/definitions/${name}`),
+  );
+  const strip = (value) => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value === null || typeof value !== "object") return value;
+    const copy = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, strip(v)]));
+    if (Array.isArray(copy.anyOf)) {
+      const kept = copy.anyOf.filter((member) => !passthrough.has(member.$ref));
+      if (kept.length === 0) throw new Error("a union of passthroughs only");
+      copy.anyOf = kept;
+    }
+    return copy;
+  };
+  return strip(document);
+}
+
 /** A closed object type whose members are all required. */
 const record = (properties, description) => ({
   type: "object",
@@ -59,7 +87,9 @@ const tables = {};
 for (const section of SECTIONS) {
   const messages = {};
   for (const [name, entry] of Object.entries(schema[section] ?? {})) {
-    messages[name] = record(entry);
+    // `params` and `result` only: `x-kind` (serial or concurrent) is not a type.
+    const { params, result } = entry;
+    messages[name] = record(result === undefined ? { params } : { params, result });
   }
   tables[section] = record(messages);
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { test } from "node:test";
 
-import { ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
+import { type AgentMessage, ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
 
 import { assistant, sleep, spawnClient, temporaryDir, user } from "./support.ts";
 
@@ -26,7 +26,7 @@ async function sessionWithHook(
   pi.on("session_tree", (tree) => trees.push(tree));
   await pi.initialize({ hookTimeoutMs, deterministic: true });
   const { sessionId } = await pi.session.create({ cwd: "/tmp/project", inMemory: true });
-  const say = (message: object) => pi.session.append({ sessionId, entry: { type: "message", message } });
+  const say = (message: AgentMessage) => pi.session.append({ sessionId, entry: { type: "message", message } });
   const question = await say(user("What is 2+2?", 1));
   const answer = await say(assistant("4", 2));
   return { pi, sessionId, question: question.entryId, answer: answer.entryId, hookSignals, trees };

@@ -4,7 +4,7 @@
 import { match, ok, rejects, strictEqual } from "node:assert/strict";
 import { test } from "node:test";
 
-import { ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
+import { type AgentMessage, ErrorCodes, type NewEntry, PiSession, PiSessionError } from "pi-session-client";
 
 import { assistant, spawnClient, user } from "./support.ts";
 
@@ -32,7 +32,7 @@ test("application, params and lifecycle errors carry code and data.kind", async 
     return true;
   });
   // A value the types allow but the server refuses: the message names the parameter.
-  await rejects(pi.session.append({ sessionId, entry: { type: "no_such_kind" } }), (error) => {
+  await rejects(pi.session.append({ sessionId, entry: { type: "no_such_kind" } as unknown as NewEntry }), (error) => {
     ok(error instanceof PiSessionError);
     strictEqual(error.code, ErrorCodes.InvalidParams);
     strictEqual(error.kind, undefined);
@@ -96,7 +96,7 @@ test("a server that dies fails waiting and later requests, and this process live
   });
   await pi.initialize({ deterministic: true });
   const { sessionId } = await pi.session.create({ cwd: "/tmp/project", inMemory: true });
-  const say = (message: object) => pi.session.append({ sessionId, entry: { type: "message", message } });
+  const say = (message: AgentMessage) => pi.session.append({ sessionId, entry: { type: "message", message } });
   const question = await say(user("What is 2+2?", 1));
   await say(assistant("4", 2));
   const fork = await pi.session.fork({ sessionId, entryId: question.entryId, position: "at" });

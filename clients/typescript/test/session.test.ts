@@ -11,6 +11,8 @@ import {
   PROTOCOL_VERSION,
   type BeforeCompactAnswer,
   type BeforeTreeAnswer,
+  type AgentMessage,
+  type NewEntry,
 } from "pi-session-client";
 
 import { assistant, spawnClient, temporaryDir, toolResult, user } from "./support.ts";
@@ -59,12 +61,12 @@ test("create, append, navigate with a vetoing then summarizing hook, fork, conte
   const { sessionId } = session;
   strictEqual(session.written, false);
   strictEqual(session.profile, "pi-cli");
-  const append = async (entry: { type: string; [member: string]: unknown }) => {
+  const append = async (entry: NewEntry) => {
     const result = await pi.session.append({ sessionId, entry });
     strictEqual(result.leafId, result.entryId);
     return result.entryId;
   };
-  const message = (m: object) => append({ type: "message", message: m });
+  const message = (m: AgentMessage) => append({ type: "message", message: m });
   const user1 = await message(user("Summarize notes.txt", 1));
   const toolTurn = await message(assistant("Reading it.", 2, "call_1"));
   await message(toolResult("call_1", "buy milk", 3));

@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 
-import { PiSession, type SpawnOptions } from "pi-session-client";
+import {
+  type AssistantMessage,
+  PiSession,
+  type SpawnOptions,
+  type ToolResultMessage,
+  type UserMessage,
+} from "pi-session-client";
 
 /** The binary under test: `$PI_SESSION_BIN` (cargo test sets it), else `pi-session` on PATH. */
 export const binary = process.env.PI_SESSION_BIN ?? "pi-session";
@@ -34,13 +40,13 @@ export function spawnClient(options: SpawnOptions = {}): PiSession {
   return client;
 }
 
-export const user = (content: string, timestamp: number) => ({ role: "user", content, timestamp });
+export const user = (content: string, timestamp: number): UserMessage => ({ role: "user", content, timestamp });
 
-export const assistant = (text: string, timestamp: number, toolCall?: string) => ({
+export const assistant = (text: string, timestamp: number, toolCall?: string): AssistantMessage => ({
   role: "assistant",
   content: [
     { type: "text", text },
-    ...(toolCall ? [{ type: "toolCall", id: toolCall, name: "read", arguments: { path: "notes.txt" } }] : []),
+    ...(toolCall ? [{ type: "toolCall" as const, id: toolCall, name: "read", arguments: { path: "notes.txt" } }] : []),
   ],
   api: "anthropic-messages",
   provider: "anthropic",
@@ -57,7 +63,7 @@ export const assistant = (text: string, timestamp: number, toolCall?: string) =>
   timestamp,
 });
 
-export const toolResult = (toolCallId: string, text: string, timestamp: number) => ({
+export const toolResult = (toolCallId: string, text: string, timestamp: number): ToolResultMessage => ({
   role: "toolResult",
   toolCallId,
   toolName: "read",

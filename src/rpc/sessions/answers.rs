@@ -1,10 +1,11 @@
-//! Answers written as JSON text ([`RawAnswer`]): entries straight from their lines' bytes
+//! Answers written as JSON text ([`Raw`], typed by the answer they are): entries straight from their lines' bytes
 //! (through the store's `write_entries_json`), so a large answer costs its text and not a tree
 //! of values, and the slices that `offset`/`limit` ask for.
 
-use super::wire::ListWarning;
+use super::pi_format::AnyEntry;
+use super::wire::{EntriesResult, ListResult, ListWarning};
 use crate::repo::{ListField, SessionInfo, rows};
-use crate::rpc::{RawAnswer, RpcError};
+use crate::rpc::{Raw, RpcError};
 use crate::store::Session;
 
 /// The part of `0..total` that `offset`/`limit` name (both optional: the whole by default).
@@ -15,14 +16,14 @@ pub fn slice(total: usize, offset: Option<usize>, limit: Option<usize>) -> (usiz
 }
 
 /// `{"entries":[...]}` for `positions`, followed by `tail` (members already written, each
-/// starting with a comma).
-pub fn entries(session: &Session, positions: &[u32], tail: &str) -> Result<RawAnswer, RpcError> {
+/// starting with a comma): an answer of shape `T` (`EntriesResult`, `EntriesPage`).
+pub fn entries<T>(session: &Session, positions: &[u32], tail: &str) -> Result<Raw<T>, RpcError> {
     let mut out = String::from(r#"{"entries":["#);
     session.write_entries_json(positions, &mut out)?;
     out.push(']');
     out.push_str(tail);
     out.push('}');
-    Ok(RawAnswer(out))
+    Ok(Raw::new(out))
 }
 
 /// `{"entries":[...]}` for a whole answer, or `{"entries":[...],"total":N,"offset":N}` for the
@@ -32,7 +33,7 @@ pub fn entries_sliced(
     all: &[u32],
     offset: Option<usize>,
     limit: Option<usize>,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<EntriesResult>, RpcError> {
     if offset.is_none() && limit.is_none() {
         return entries(session, all, "");
     }
@@ -42,10 +43,10 @@ pub fn entries_sliced(
 }
 
 /// One entry's JSON text.
-pub fn entry(session: &Session, position: u32) -> Result<RawAnswer, RpcError> {
+pub fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError> {
     let mut out = String::new();
     session.write_entry_json(position, &mut out)?;
-    Ok(RawAnswer(out))
+    Ok(Raw::new(out))
 }
 
 /// `session/list`'s answer ([`super::wire::ListResult`], member for member): the rows
@@ -55,7 +56,7 @@ pub fn listing(
     fields: Option<&[ListField]>,
     warnings: &[ListWarning],
     total: Option<u64>,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<ListResult>, RpcError> {
     let warnings = serde_json::to_string(warnings)
         .map_err(|e| RpcError::internal(format!("cannot serialize the warnings: {e}")))?;
     let mut out =
@@ -69,7 +70,7 @@ pub fn listing(
         out.push_str(&format!(r#","total":{total}"#));
     }
     out.push('}');
-    Ok(RawAnswer(out))
+    Ok(Raw::new(out))
 }
 
 #[cfg(test)]

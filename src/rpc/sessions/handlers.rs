@@ -10,7 +10,7 @@ use crate::format::profile::Profile;
 use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
-use crate::rpc::{HookOutcome, RawAnswer, RequestContext, RpcError};
+use crate::rpc::{HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
     TreeHookAnswer, TreeRequest, TreeWindow,
@@ -580,7 +580,7 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcError> {
+pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<Raw<ContextDocument>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let format = match p.format {
@@ -589,7 +589,7 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcE
         };
         let context = ops::build_context(session, &LeafChoice::from_wire(&p.leaf_id), format)?;
         // Written as JSON.stringify writes it: strings exact, no tree of values.
-        Ok(RawAnswer(context.to_value(session.profile()).stringify()))
+        Ok(Raw::new(context.to_value(session.profile()).stringify()))
     })
     .await
 }
@@ -597,7 +597,7 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<RawAnswer, RpcE
 pub async fn build_context_entries(
     ctx: Ctx,
     p: ContextEntriesParams,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let positions = ops::context_entries(session, &LeafChoice::from_wire(&p.leaf_id))?;
@@ -616,7 +616,7 @@ fn tree_filter(name: TreeFilterName) -> TreeFilter {
     }
 }
 
-pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'static>>, RpcError> {
     if p.around.is_some() && p.offset.is_some() {
         return Err(RpcError::invalid_params(
             "'offset' and 'around' name a page each: give one",
@@ -657,7 +657,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<RawAnswer, RpcError>
             rows,
         };
         serde_json::to_string(&result)
-            .map(RawAnswer)
+            .map(Raw::new)
             .map_err(|e| RpcError::internal(format!("cannot serialize the tree: {e}")))
     })
     .await
@@ -669,7 +669,10 @@ fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
         .ok_or_else(|| StoreError::entry_not_found(id).into())
 }
 
-pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_entry(
+    ctx: Ctx,
+    p: EntryParams,
+) -> Result<Raw<super::pi_format::AnyEntry>, RpcError> {
     let id = p.session_id.clone();
     quick(&ctx, &id, false, move |session| {
         let position = position_of(session, &p.entry_id)?;
@@ -678,7 +681,7 @@ pub async fn get_entry(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> 
     .await
 }
 
-pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         position_of(session, &p.entry_id)?;
@@ -687,7 +690,7 @@ pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<RawAnswer, RpcErro
     .await
 }
 
-pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let choice = p
@@ -701,7 +704,7 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<RawAnswer, RpcE
     .await
 }
 
-pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<RawAnswer, RpcError> {
+pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let total = session.len();
@@ -769,7 +772,7 @@ async fn listing(
     project: Option<String>,
     session_dir: Option<String>,
     selection: ListSelectionParams,
-) -> Result<RawAnswer, RpcError> {
+) -> Result<Raw<ListResult>, RpcError> {
     let query = match selection.query.as_deref().map(SearchQuery::parse) {
         None => None,
         Some(Ok(query)) => query,
@@ -831,18 +834,18 @@ async fn listing(
                     total: total(n),
                 };
                 serde_json::to_string(&result)
-                    .map(RawAnswer)
+                    .map(Raw::new)
                     .map_err(|e| RpcError::internal(format!("cannot serialize the listing: {e}")))
             }
         })
 }
 
-pub async fn list(ctx: Ctx, p: ListParams) -> Result<RawAnswer, RpcError> {
+pub async fn list(ctx: Ctx, p: ListParams) -> Result<Raw<ListResult>, RpcError> {
     let selection = p.selection();
     listing(&ctx, p.profile, Some(p.cwd), p.session_dir, selection).await
 }
 
-pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<RawAnswer, RpcError> {
+pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<Raw<ListResult>, RpcError> {
     let selection = p.selection();
     listing(&ctx, p.profile, None, p.session_dir, selection).await
 }
@@ -901,7 +904,7 @@ pub async fn get_context_usage(
 pub async fn prepare_compaction(
     ctx: Ctx,
     p: PrepareCompactionParams,
-) -> Result<serde_json::Value, RpcError> {
+) -> Result<Raw<CompactionPlanDocument>, RpcError> {
     let scope = ctx.state().registry.scope()?.clone();
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
@@ -914,7 +917,9 @@ pub async fn prepare_compaction(
             reasoning: model.reasoning,
             thinking_level: p.thinking_level,
         };
-        Ok(ops::prepare_compaction(&scope, session, input)?.to_serde())
+        Ok(Raw::new(
+            ops::prepare_compaction(&scope, session, input)?.stringify(),
+        ))
     })
     .await
 }

@@ -5,6 +5,7 @@ mod answers;
 mod entry;
 mod error;
 mod handlers;
+pub mod pi_format;
 mod registry;
 pub mod wire;
 
@@ -201,8 +202,9 @@ impl ServerState for Sidecar {
     }
 }
 
-/// Every `session/*` method, hook and notification. Changes to one session run in arrival
-/// order (`add_serial`, keyed by session id); reads run beside them.
+/// Every `session/*` method, hook and notification, each once with its types: the table
+/// behind dispatch, `initialize`'s lists and `protocol/schema.json`. Changes to one session run
+/// in arrival order (`add_serial`, keyed by session id); reads run beside them.
 pub fn register(methods: &mut Methods<Sidecar>) {
     use handlers::*;
     let by_session = |p: &wire::SessionRef| p.session_id.clone();
@@ -258,10 +260,12 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             |p: &wire::CompactParams| p.session_id.clone(),
             compact,
         )
-        .declare_hook("session_before_tree")
-        .declare_hook("session_before_fork")
-        .declare_hook("session_before_compact")
-        .declare_notification("session_changed")
-        .declare_notification("session_compact")
-        .declare_notification("session_tree");
+        .declare_hook::<wire::BeforeTreeHook, wire::BeforeTreeAnswer>("session_before_tree")
+        .declare_hook::<wire::BeforeForkHook, wire::BeforeForkAnswer>("session_before_fork")
+        .declare_hook::<wire::BeforeCompactHook, wire::BeforeCompactAnswer>(
+            "session_before_compact",
+        )
+        .declare_notification::<wire::TreeNotification>("session_tree")
+        .declare_notification::<wire::CompactNotification>("session_compact")
+        .declare_notification::<wire::ChangedNotification>("session_changed");
 }

@@ -38,6 +38,7 @@ pub struct CreateParams {
     /// Write into this directory (flat) instead of `<sessionsRoot>/<encoded cwd>/`.
     pub session_dir: Option<String>,
     /// Header metadata (harness only).
+    #[schemars(with = "Option<super::pi_format::HarnessMetadata>")]
     pub metadata: Option<Json>,
     /// Sync every append to disk before answering it.
     #[serde(default)]
@@ -67,6 +68,7 @@ pub struct OpenedSession {
     /// Where the session is written (`null` in memory).
     pub path: Option<String>,
     pub profile: Profile,
+    #[schemars(with = "super::pi_format::SessionHeader")]
     pub header: Json,
     pub leaf_id: Option<String>,
     /// Whether the file exists yet (pi-cli writes it at the first assistant message).
@@ -87,6 +89,7 @@ pub struct AppendParams {
     /// content, display?, details?}, `label` {targetId, label?}, `session_info` {name},
     /// `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId,
     /// replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
+    #[schemars(with = "super::pi_format::NewEntry")]
     pub entry: Json,
 }
 
@@ -112,8 +115,11 @@ pub struct BranchWithSummaryParams {
     pub session_id: String,
     /// The entry the summary hangs under; `null` for a new root.
     pub target_id: Option<String>,
+    #[schemars(with = "String")]
     pub summary: Json,
+    #[schemars(with = "Option<super::pi_format::ExtensionData>")]
     pub details: Option<Json>,
+    #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
     pub usage: Option<Json>,
     pub from_hook: Option<bool>,
 }
@@ -160,7 +166,9 @@ pub struct TreeParams {
 #[serde(rename_all = "camelCase")]
 pub struct SummaryParam {
     pub summary: String,
+    #[schemars(with = "Option<super::pi_format::ExtensionData>")]
     pub details: Option<Json>,
+    #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
     pub usage: Option<Json>,
 }
 
@@ -172,11 +180,13 @@ pub struct PrepareTreeResult {
     pub no_op: bool,
     /// pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize,
     /// userWantsSummary, customInstructions?, replaceInstructions?, label?.
+    #[schemars(with = "Option<super::pi_format::TreePreparation>")]
     pub preparation: Option<Json>,
     /// What pi's `generateBranchSummary` would be given (when a summary is wanted and something
     /// is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens,
     /// fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::pi_format::BranchSummaryPlan>")]
     pub branch_summary: Option<Json>,
 }
 
@@ -187,6 +197,8 @@ pub struct NavigateResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editor_text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::BranchSummaryEntry")]
     pub summary_entry: Option<Json>,
     pub leaf_id: Option<String>,
 }
@@ -196,9 +208,11 @@ pub struct NavigateResult {
 #[serde(rename_all = "camelCase")]
 pub struct BeforeTreeHook {
     pub session_id: String,
+    #[schemars(with = "super::pi_format::TreePreparation")]
     pub preparation: Json,
     /// As in `session/prepareTree` (an addition beside pi's `preparation`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::pi_format::BranchSummaryPlan>")]
     pub branch_summary: Option<Json>,
 }
 
@@ -222,6 +236,8 @@ pub struct TreeNotification {
     pub new_leaf_id: Option<String>,
     pub old_leaf_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::BranchSummaryEntry")]
     pub summary_entry: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_extension: Option<bool>,
@@ -309,6 +325,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
 #[serde(rename_all = "camelCase")]
 pub struct ContextDocument {
     /// pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
+    #[schemars(with = "Vec<super::pi_format::AnyMessage>")]
     pub messages: Vec<Json>,
     pub thinking_level: String,
     pub model: Option<ContextModel>,
@@ -328,6 +345,7 @@ pub struct ContextModel {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntriesResult {
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
     pub entries: Vec<Json>,
     /// With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the
     /// whole answer has.
@@ -399,7 +417,7 @@ pub struct TreeRow<'a> {
     pub kind: Option<&'a str>,
     pub depth: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Json>")]
+    #[schemars(with = "Option<String>")]
     pub label: Option<Box<serde_json::value::RawValue>>,
     pub preview: &'a str,
     /// On the path from the root to the leaf.
@@ -456,6 +474,7 @@ pub struct EntriesParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntriesPage {
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
     pub entries: Vec<Json>,
     /// The offset of the next page, or `null` at the end.
     pub next_offset: Option<usize>,
@@ -468,6 +487,7 @@ pub struct InfoResult {
     pub session_id: String,
     pub path: Option<String>,
     pub profile: Profile,
+    #[schemars(with = "super::pi_format::SessionHeader")]
     pub header: Json,
     pub name: Option<String>,
     pub leaf_id: Option<String>,
@@ -477,6 +497,7 @@ pub struct InfoResult {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Empty {}
 
 /// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
@@ -574,6 +595,7 @@ pub struct ListResult {
     /// messageCount, firstMessage, allMessagesText), newest activity first; harness: its
     /// `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest
     /// `createdAt` first.
+    #[schemars(with = "Vec<super::pi_format::SessionRow>")]
     pub sessions: Vec<Json>,
     pub warnings: Vec<ListWarning>,
     /// How many rows matched before `offset`/`limit` were applied; present when any of
@@ -729,6 +751,7 @@ fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S
 pub struct ContextUsageResult {
     pub leaf_id: Option<String>,
     /// The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
+    #[schemars(with = "super::pi_format::CompactionSettings")]
     pub settings: Json,
     /// `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
     pub estimate: ContextEstimateDocument,
@@ -814,19 +837,24 @@ pub struct CompactionPlanDocument {
     /// pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages,
     /// retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read,
     /// written, edited} (arrays in insertion order), settings.
+    #[schemars(with = "super::pi_format::CompactionPreparation")]
     pub preparation: Json,
     /// The entries behind each list: {history, turnPrefix, kept}.
+    #[schemars(with = "super::pi_format::CompactionEntryIds")]
     pub entry_ids: Json,
     pub window_start_id: Option<String>,
     pub previous_compaction_id: Option<String>,
     pub turn_start_id: Option<String>,
+    #[schemars(with = "Vec<String>")]
     pub read_files: Vec<Json>,
+    #[schemars(with = "Vec<String>")]
     pub modified_files: Vec<Json>,
     /// What pi appends to the summary text (`formatFileOperations`).
     pub file_lists_text: String,
     /// The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix",
     /// systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}],
     /// maxTokens, reasoning?, cacheRetention: "none"}.
+    #[schemars(with = "Vec<super::pi_format::SummaryRequest>")]
     pub requests: Vec<Json>,
 }
 
@@ -841,8 +869,10 @@ pub struct SummaryTextParam {
     pub text: Option<String>,
     /// The response's content blocks, as pi-ai returns them: the text is taken from them as pi
     /// takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    #[schemars(with = "Option<Vec<super::pi_format::AssistantContentBlock>>")]
     pub content: Option<Vec<Json>>,
     /// The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
     pub usage: Option<Json>,
     /// The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a
     /// cut-off summary; an `"aborted"` branch summary cancels the navigation).
@@ -891,6 +921,8 @@ pub struct CompactResult {
     pub cancelled: bool,
     /// The compaction entry written, as stored.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)] // for the schema: absent, never null
+    #[schemars(with = "super::pi_format::CompactionEntry")]
     pub entry: Option<Json>,
     pub leaf_id: Option<String>,
 }
@@ -901,8 +933,10 @@ pub struct CompactResult {
 pub struct BeforeCompactHook {
     pub session_id: String,
     /// pi's preparation, as `session/prepareCompaction` gives it.
+    #[schemars(with = "super::pi_format::CompactionPreparation")]
     pub preparation: Json,
     /// The path to the leaf (pi-cli: the full path; harness: the truncated path).
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
     pub branch_entries: Vec<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub custom_instructions: Option<String>,
@@ -929,8 +963,11 @@ pub struct HookCompaction {
     pub summary: String,
     pub first_kept_entry_id: Option<String>,
     pub tokens_before: f64,
+    #[schemars(with = "Option<super::pi_format::ExtensionData>")]
     pub details: Option<Json>,
+    #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
     pub usage: Option<Json>,
+    #[schemars(with = "Option<Vec<super::pi_format::AnyMessage>>")]
     pub retained_tail: Option<Json>,
 }
 
@@ -951,6 +988,7 @@ pub struct ChangedNotification {
 #[serde(rename_all = "camelCase")]
 pub struct CompactNotification {
     pub session_id: String,
+    #[schemars(with = "super::pi_format::CompactionEntry")]
     pub compaction_entry: Json,
     /// Whether the entry came from the hook.
     pub from_extension: bool,

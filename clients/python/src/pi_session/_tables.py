@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Unpack, cast
 
 from .schema import (
+    AnyEntry,
     AppendParams,
     AppendResult,
     BeforeCompactAnswer,
@@ -220,9 +221,9 @@ class SessionMethods:
         """`session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it."""
         return cast("TreeResult", await self._client.request("session/getTree", params))
 
-    async def get_entry(self, **params: Unpack[EntryParams]) -> Any:
+    async def get_entry(self, **params: Unpack[EntryParams]) -> AnyEntry:
         """`session/getEntry` and `session/getChildren`."""
-        return cast("Any", await self._client.request("session/getEntry", params))
+        return cast("AnyEntry", await self._client.request("session/getEntry", params))
 
     async def get_entries(self, **params: Unpack[EntriesParams]) -> EntriesPage:
         """`session/getEntries`: entries in file order, a page at a time."""

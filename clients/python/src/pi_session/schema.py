@@ -12,21 +12,49 @@ Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: clien
 """
 
 
-class AppendParams(TypedDict):
+class ActiveToolsChangeEntry(TypedDict):
     """
-    `session/append`: one new entry, as a child of the leaf.
+    harness only: the active tools from here on.
     """
 
-    entry: Any
+    activeToolNames: list[str]
+    id: str
+    parentId: str | None
     """
-    `{type, ...fields}` with pi's field names: `message` {message}, `model_change` {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary, firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)}, `custom` {customType, data?}, `custom_message` {customType, content, display?, details?}, `label` {targetId, label?}, `session_info` {name}, `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId, replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
+    `null` for a root.
     """
-    sessionId: str
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['active_tools_change']
 
 
 class AppendResult(TypedDict):
     entryId: str
     leafId: NotRequired[str | None]
+
+
+class BashExecutionMessage(TypedDict):
+    """
+    pi's `BashExecutionMessage` (the `!` command).
+    """
+
+    cancelled: bool
+    command: str
+    excludeFromContext: NotRequired[bool | None]
+    """
+    `!!`: left out of the model's context.
+    """
+    exitCode: NotRequired[float | None]
+    """
+    Absent when the command did not exit (cancelled).
+    """
+    fullOutputPath: NotRequired[str | None]
+    output: str
+    role: Literal['bashExecution']
+    timestamp: float
+    truncated: bool
 
 
 class BeforeForkAnswer(TypedDict):
@@ -35,19 +63,6 @@ class BeforeForkAnswer(TypedDict):
     """
 
     cancel: NotRequired[bool]
-
-
-class BeforeTreeHook(TypedDict):
-    """
-    The `session_before_tree` hook's params.
-    """
-
-    branchSummary: NotRequired[Any]
-    """
-    As in `session/prepareTree` (an addition beside pi's `preparation`).
-    """
-    preparation: Any
-    sessionId: str
 
 
 class BranchParams(TypedDict):
@@ -76,6 +91,17 @@ class BranchPathParams(TypedDict):
     sessionId: str
 
 
+class BranchSummaryMessage(TypedDict):
+    """
+    pi's `BranchSummaryMessage` (a `branch_summary` entry in a context).
+    """
+
+    fromId: str
+    role: Literal['branchSummary']
+    summary: str
+    timestamp: float
+
+
 class BranchSummarySection(TypedDict):
     """
     `settings.branchSummary`.
@@ -86,22 +112,6 @@ class BranchSummarySection(TypedDict):
     """
     Read by pi's interactive `/tree` only (whether to ask); accepted, not used here.
     """
-
-
-class BranchWithSummaryParams(TypedDict):
-    """
-    `session/branchWithSummary`: move the leaf and attach a branch summary there.
-    """
-
-    details: NotRequired[Any]
-    fromHook: NotRequired[bool | None]
-    sessionId: str
-    summary: Any
-    targetId: NotRequired[str | None]
-    """
-    The entry the summary hangs under; `null` for a new root.
-    """
-    usage: NotRequired[Any]
 
 
 class ChangedNotification(TypedDict):
@@ -135,60 +145,20 @@ class ClientInfo(TypedDict):
     """
 
 
-class CompactNotification(TypedDict):
-    """
-    The `session_compact` notification, sent after the entry is written and before the response.
-    """
-
-    compactionEntry: Any
-    fromExtension: bool
-    """
-    Whether the entry came from the hook.
-    """
-    sessionId: str
-
-
 CompactReason: TypeAlias = Literal['manual', 'threshold', 'overflow']
 """
 Why a compaction runs (pi's `reason`).
 """
 
 
-class CompactResult(TypedDict):
-    cancelled: bool
-    entry: NotRequired[Any]
+class CompactionEntryIds(TypedDict):
     """
-    The compaction entry written, as stored.
-    """
-    leafId: NotRequired[str | None]
-
-
-class CompactionPlanDocument(TypedDict):
-    """
-    The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
+    The entries behind each list of a compaction preparation.
     """
 
-    entryIds: Any
-    """
-    The entries behind each list: {history, turnPrefix, kept}.
-    """
-    fileListsText: str
-    """
-    What pi appends to the summary text (`formatFileOperations`).
-    """
-    modifiedFiles: list[Any]
-    preparation: Any
-    """
-    pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages, retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read, written, edited} (arrays in insertion order), settings.
-    """
-    previousCompactionId: NotRequired[str | None]
-    readFiles: list[Any]
-    requests: list[Any]
-    """
-    The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix", systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}], maxTokens, reasoning?, cacheRetention: "none"}.
-    """
-    turnStartId: NotRequired[str | None]
-    windowStartId: NotRequired[str | None]
+    history: list[str]
+    kept: list[str]
+    turnPrefix: list[str]
 
 
 class CompactionSection(TypedDict):
@@ -201,6 +171,16 @@ class CompactionSection(TypedDict):
     reserveTokens: NotRequired[float | None]
 
 
+class CompactionSettings(TypedDict):
+    """
+    pi's `CompactionSettings` in force.
+    """
+
+    enabled: bool
+    keepRecentTokens: float
+    reserveTokens: float
+
+
 class CompactionSettingsParam(TypedDict):
     """
     pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
@@ -208,6 +188,17 @@ class CompactionSettingsParam(TypedDict):
 
     branchSummary: NotRequired[BranchSummarySection]
     compaction: NotRequired[CompactionSection]
+
+
+class CompactionSummaryMessage(TypedDict):
+    """
+    pi's `CompactionSummaryMessage` (a `compaction` entry in a context).
+    """
+
+    role: Literal['compactionSummary']
+    summary: str
+    timestamp: float
+    tokensBefore: float
 
 
 class ContextEntriesParams(TypedDict):
@@ -318,7 +309,7 @@ class ContextUsageResult(TypedDict):
     `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
     """
     leafId: NotRequired[str | None]
-    settings: Any
+    settings: CompactionSettings
     """
     The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
     """
@@ -381,15 +372,6 @@ class Empty(TypedDict):
     pass
 
 
-class EntriesPage(TypedDict):
-    entries: list[Any]
-    nextOffset: NotRequired[int | None]
-    """
-    The offset of the next page, or `null` at the end.
-    """
-    total: int
-
-
 class EntriesParams(TypedDict):
     """
     `session/getEntries`: entries in file order, a page at a time.
@@ -406,18 +388,6 @@ class EntriesParams(TypedDict):
     sessionId: str
 
 
-class EntriesResult(TypedDict):
-    entries: list[Any]
-    offset: NotRequired[int | None]
-    """
-    With `offset` or `limit`: the index of the first entry here in the whole answer.
-    """
-    total: NotRequired[int | None]
-    """
-    With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the whole answer has.
-    """
-
-
 class EntryParams(TypedDict):
     """
     `session/getEntry` and `session/getChildren`.
@@ -425,6 +395,22 @@ class EntryParams(TypedDict):
 
     entryId: str
     sessionId: str
+
+
+ExtensionData: TypeAlias = Any
+"""
+Extension data (a custom entry's `data`, the `details` of a compaction, branch summary, custom message or tool result): any JSON value, as the extension wrote it.
+"""
+
+
+class FileOperations(TypedDict):
+    """
+    pi's `FileOperations`, its sets as arrays in insertion order.
+    """
+
+    edited: list[str]
+    read: list[str]
+    written: list[str]
 
 
 class FindByIdResult(TypedDict):
@@ -440,17 +426,73 @@ ForkPosition: TypeAlias = Literal['before', 'at']
 """
 
 
-class HookCompaction(TypedDict):
+HarnessMetadata: TypeAlias = dict[str, Any]
+"""
+The harness session header's `metadata` (and its listing rows'): an object whose members are the application's own.
+"""
+
+
+class HarnessSessionRow(TypedDict):
     """
-    A compaction an extension wrote.
+    The harness's `JsonlSessionMetadata`: a listing row of `profile: harness`.
     """
 
-    details: NotRequired[Any]
-    firstKeptEntryId: NotRequired[str | None]
-    retainedTail: NotRequired[Any]
-    summary: str
-    tokensBefore: float
-    usage: NotRequired[Any]
+    createdAt: str
+    cwd: str
+    id: str
+    metadata: NotRequired[HarnessMetadata | None]
+    parentSessionPath: NotRequired[str | None]
+    path: str
+
+
+class ImageContent(TypedDict):
+    """
+    pi-ai's `ImageContent`.
+    """
+
+    data: str
+    """
+    Base64.
+    """
+    mimeType: str
+    type: Literal['image']
+
+
+class LabelEntry(TypedDict):
+    """
+    pi's `LabelEntry` (no `label`: the label is removed).
+    """
+
+    id: str
+    label: NotRequired[str | None]
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    targetId: str
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['label']
+
+
+class LeafEntry(TypedDict):
+    """
+    harness only: the leaf moved (`null`: before the first entry).
+    """
+
+    id: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    targetId: str | None
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['leaf']
 
 
 class LeafResult(TypedDict):
@@ -482,36 +524,95 @@ A member of pi's `SessionInfo`, named as pi names it: what a client asks for in 
 """
 
 
+class ModelChangeEntry(TypedDict):
+    """
+    pi's `ModelChangeEntry`.
+    """
+
+    id: str
+    modelId: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    provider: str
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['model_change']
+
+
 NameFilter: TypeAlias = Literal['all'] | Literal['named']
 """
 Which sessions the picker offers before the query is applied.
 """
 
 
-class NavigateResult(TypedDict):
-    cancelled: bool
-    editorText: NotRequired[str | None]
-    leafId: NotRequired[str | None]
-    summaryEntry: NotRequired[Any]
-
-
-class PrepareTreeResult(TypedDict):
+class NewActiveToolsChangeEntry(TypedDict):
     """
-    `session/prepareTree`: what a navigation would abandon, without moving.
+    harness only: the active tools from here on.
     """
 
-    branchSummary: NotRequired[Any]
+    activeToolNames: list[str]
+    type: Literal['active_tools_change']
+
+
+class NewCustomEntry(TypedDict):
     """
-    What pi's `generateBranchSummary` would be given (when a summary is wanted and something is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens, fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
+    pi's `CustomEntry`: an extension's state, not part of the context.
     """
-    noOp: bool
+
+    customType: str
+    data: NotRequired[ExtensionData | None]
+    type: Literal['custom']
+
+
+class NewLabelEntry(TypedDict):
     """
-    The target already is the leaf: navigating would do nothing.
+    pi's `LabelEntry` (no `label`: the label is removed).
     """
-    preparation: NotRequired[Any]
+
+    label: NotRequired[str | None]
+    targetId: str
+    type: Literal['label']
+
+
+class NewLeafEntry(TypedDict):
     """
-    pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, customInstructions?, replaceInstructions?, label?.
+    harness only: the leaf moved (`null`: before the first entry).
     """
+
+    targetId: str | None
+    type: Literal['leaf']
+
+
+class NewModelChangeEntry(TypedDict):
+    """
+    pi's `ModelChangeEntry`.
+    """
+
+    modelId: str
+    provider: str
+    type: Literal['model_change']
+
+
+class NewSessionInfoEntry(TypedDict):
+    """
+    pi's `SessionInfoEntry` (the session's name).
+    """
+
+    name: NotRequired[str | None]
+    type: Literal['session_info']
+
+
+class NewThinkingLevelChangeEntry(TypedDict):
+    """
+    pi's `ThinkingLevelChangeEntry`.
+    """
+
+    thinkingLevel: str
+    type: Literal['thinking_level_change']
 
 
 Profile: TypeAlias = Literal['pi-cli'] | Literal['pi-1.6'] | Literal['harness']
@@ -547,12 +648,79 @@ class ServerInfo(TypedDict):
     """
 
 
+class SessionHeader(TypedDict):
+    """
+    pi's `SessionHeader`, the file's first line (harness: with `metadata`).
+    """
+
+    cwd: str
+    id: str
+    metadata: NotRequired[HarnessMetadata | None]
+    """
+    harness only.
+    """
+    parentSession: NotRequired[str | None]
+    """
+    The session file this one was forked from.
+    """
+    timestamp: str
+    type: Literal['session']
+    version: NotRequired[float | None]
+    """
+    The format version (3; absent in version 1 files).
+    """
+
+
+class SessionInfoEntry(TypedDict):
+    """
+    pi's `SessionInfoEntry` (the session's name).
+    """
+
+    id: str
+    name: NotRequired[str | None]
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['session_info']
+
+
+class SessionInfoRow(TypedDict):
+    """
+    pi's `SessionInfo` as JSON (dates as ISO 8601 strings). Every member is present unless `fields` names fewer; `name` and `parentSessionPath` only when the session has them.
+    """
+
+    allMessagesText: NotRequired[str | None]
+    created: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    """
+    The header's cwd (`""` for old sessions).
+    """
+    firstMessage: NotRequired[str | None]
+    id: NotRequired[str | None]
+    messageCount: NotRequired[float | None]
+    modified: NotRequired[str | None]
+    name: NotRequired[str | None]
+    parentSessionPath: NotRequired[str | None]
+    path: NotRequired[str | None]
+
+
 class SessionRef(TypedDict):
     """
     Names an open session.
     """
 
     sessionId: str
+
+
+SessionRow: TypeAlias = SessionInfoRow | HarnessSessionRow
+"""
+A row of `session/list`/`listAll`: pi's `SessionInfo` (pi-cli, pi-1.6), or the harness's `JsonlSessionMetadata`.
+"""
 
 
 class SessionStats(TypedDict):
@@ -572,6 +740,20 @@ class SessionStats(TypedDict):
     userMessages: int
 
 
+StopReason: TypeAlias = Literal[
+    'stop', 'length', 'toolUse', 'error', 'aborted', 'pending', 'deferred'
+]
+"""
+pi-ai's `StopReason` (`pending` and `deferred`: pi 1.6).
+"""
+
+
+StringOrNumber: TypeAlias = str | float
+"""
+A string or a number.
+"""
+
+
 class SummaryModelParam(TypedDict):
     """
     The model fields the summarizing requests depend on.
@@ -587,41 +769,86 @@ class SummaryModelParam(TypedDict):
     """
 
 
-class SummaryParam(TypedDict):
-    """
-    A branch summary written by someone with a model.
-    """
-
-    details: NotRequired[Any]
-    summary: str
-    usage: NotRequired[Any]
+SummaryPurpose: TypeAlias = (
+    Literal['history'] | Literal['turnPrefix'] | Literal['branchSummary']
+)
+"""
+What a summarizing request is for.
+"""
 
 
-class SummaryTextParam(TypedDict):
+class TextContent(TypedDict):
     """
-    A model's answer to one of `session/prepareCompaction`'s requests (or to `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks before taking it.
+    pi-ai's `TextContent`.
     """
 
-    content: NotRequired[list[Any] | None]
+    text: str
+    textSignature: NotRequired[str | None]
+    type: Literal['text']
+
+
+class ThinkingContent(TypedDict):
     """
-    The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    pi-ai's `ThinkingContent`.
     """
-    errorMessage: NotRequired[str | None]
+
+    redacted: NotRequired[bool | None]
     """
-    The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+    The thinking was redacted; its encrypted payload is in `thinkingSignature`.
     """
-    stopReason: NotRequired[str | None]
+    thinking: str
+    thinkingSignature: NotRequired[str | None]
+    type: Literal['thinking']
+
+
+class ThinkingLevelChangeEntry(TypedDict):
     """
-    The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a cut-off summary; an `"aborted"` branch summary cancels the navigation).
+    pi's `ThinkingLevelChangeEntry`.
     """
-    text: NotRequired[str | None]
+
+    id: str
+    parentId: str | None
     """
-    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n"). Give this or `content`.
+    `null` for a root.
     """
-    usage: NotRequired[Any]
+    thinkingLevel: str
+    timestamp: str
     """
-    The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    ISO 8601.
     """
+    type: Literal['thinking_level_change']
+
+
+ToolArguments: TypeAlias = dict[str, Any]
+"""
+A tool call's `arguments`: an object whose members are the tool's own.
+"""
+
+
+class ToolCall(TypedDict):
+    """
+    pi-ai's `ToolCall`.
+    """
+
+    arguments: ToolArguments
+    id: str
+    name: str
+    thoughtSignature: NotRequired[str | None]
+    type: Literal['toolCall']
+
+
+ToolParameters: TypeAlias = dict[str, Any]
+"""
+A tool's `parameters` (the JSON Schema of its arguments) in a pi 1.6 system message.
+"""
+
+
+class ToolReference(TypedDict):
+    """
+    pi-ai's `ToolReference`.
+    """
+
+    name: str
 
 
 TreeFilterName: TypeAlias = (
@@ -636,55 +863,6 @@ pi 0.82.1's `/tree` selector filter modes.
 """
 
 
-class TreeNotification(TypedDict):
-    """
-    The `session_tree` notification, sent after a navigation and before its response.
-    """
-
-    fromExtension: NotRequired[bool | None]
-    newLeafId: NotRequired[str | None]
-    oldLeafId: NotRequired[str | None]
-    sessionId: str
-    summaryEntry: NotRequired[Any]
-
-
-class TreeParams(TypedDict):
-    """
-    `session/prepareTree` and `session/navigateTree`.
-    """
-
-    contextWindow: NotRequired[float | None]
-    """
-    The summarizing model's context window (pi's fallback when absent or 0: 128,000).
-    """
-    customInstructions: NotRequired[str | None]
-    label: NotRequired[str | None]
-    model: NotRequired[SummaryModelParam | None]
-    """
-    pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
-    """
-    modelSummary: NotRequired[SummaryTextParam | None]
-    """
-    The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
-    """
-    replaceInstructions: NotRequired[bool | None]
-    sessionId: str
-    settings: NotRequired[CompactionSettingsParam | None]
-    """
-    `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
-    """
-    summarize: NotRequired[bool]
-    summary: NotRequired[SummaryParam | None]
-    """
-    A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
-    """
-    targetId: str
-    thinkingLevel: NotRequired[str | None]
-    """
-    pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
-    """
-
-
 class TreeRow(TypedDict):
     """
     One row of `session/getTree`: the tree flattened depth-first in pre-order (children in the profile's pi order), so deep sessions never nest.
@@ -692,7 +870,7 @@ class TreeRow(TypedDict):
 
     depth: int
     id: NotRequired[str | None]
-    label: NotRequired[Any]
+    label: NotRequired[str | None]
     onPath: bool
     """
     On the path from the root to the leaf.
@@ -700,6 +878,44 @@ class TreeRow(TypedDict):
     parentId: NotRequired[str | None]
     preview: str
     type: NotRequired[str | None]
+
+
+class UnknownEntry(TypedDict):
+    """
+    An entry whose `type` is none of SessionEntry's (pi's readers keep such lines, and so does this server, which answers them as the file holds them). Passthrough: the clients' generated types leave it out of SessionEntry so that narrowing on `type` works; a client that may meet newer pi files checks `type` against the kinds it knows.
+    """
+
+    type: str
+
+
+class UnknownMessage(TypedDict):
+    """
+    A message whose `role` is none of AgentMessage's (an extension may declare its own roles in pi's `CustomAgentMessages`); answered as the file holds it. Passthrough: the clients' generated types leave it out of AgentMessage so that narrowing on `role` works.
+    """
+
+    role: str
+
+
+class UsageCost(TypedDict):
+    """
+    `Usage.cost`.
+    """
+
+    cacheRead: float
+    cacheWrite: float
+    input: float
+    output: float
+    total: float
+    totalFromProvider: NotRequired[bool | None]
+    """
+    pi 1.6: `total` is the provider's billed cost.
+    """
+
+
+UserContentBlock: TypeAlias = TextContent | ImageContent
+"""
+A block of a user, custom or tool-result message: text or an image.
+"""
 
 
 class Warning(TypedDict):
@@ -720,37 +936,10 @@ The framing actually in use on the wire, once decided.
 """
 
 
-class BeforeCompactAnswer(TypedDict):
-    """
-    The `session_before_compact` hook's answer.
-    """
-
-    cancel: NotRequired[bool]
-    compaction: NotRequired[HookCompaction | None]
-    """
-    A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?, tokensBefore, details?, usage?, retainedTail? (harness)}`.
-    """
-
-
-class BeforeCompactHook(TypedDict):
-    """
-    The `session_before_compact` hook's params (pi's payload).
-    """
-
-    branchEntries: list[Any]
-    """
-    The path to the leaf (pi-cli: the full path; harness: the truncated path).
-    """
-    customInstructions: NotRequired[str | None]
-    preparation: Any
-    """
-    pi's preparation, as `session/prepareCompaction` gives it.
-    """
-    reason: NotRequired[CompactReason | None]
-    """
-    pi-cli only.
-    """
-    sessionId: str
+AssistantContentBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
+"""
+A block of an assistant message: text, thinking or a tool call.
+"""
 
 
 class BeforeForkHook(TypedDict):
@@ -761,18 +950,6 @@ class BeforeForkHook(TypedDict):
     entryId: str
     position: ForkPosition
     sessionId: str
-
-
-class BeforeTreeAnswer(TypedDict):
-    """
-    The `session_before_tree` hook's answer (every member optional).
-    """
-
-    cancel: NotRequired[bool]
-    customInstructions: NotRequired[str | None]
-    label: NotRequired[str | None]
-    replaceInstructions: NotRequired[bool | None]
-    summary: NotRequired[SummaryParam | None]
 
 
 class CancelRequest(TypedDict):
@@ -829,21 +1006,24 @@ class ClientSettings(TypedDict):
     """
 
 
-class ContextDocument(TypedDict):
+ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
+"""
+Any content block (a pi 1.6 `context_edit` replacement may hold any message's).
+"""
+
+
+ContextEditableContent: TypeAlias = str | list[ContentBlock]
+"""
+What a `context_edit` may put in place of a message's content.
+"""
+
+
+class ContextReplacement(TypedDict):
     """
-    The shape of `session/buildContext`'s answer, `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), for the schema: the context is built as pi builds it (key order included) and travels as the JSON text `JSON.stringify` would write.
+    A `context_edit`'s replacement content.
     """
 
-    activeToolNames: NotRequired[list[str] | None]
-    """
-    harness only: the active tools at the leaf (`null` when never set).
-    """
-    messages: list[Any]
-    """
-    pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
-    """
-    model: NotRequired[ContextModel | None]
-    thinkingLevel: str
+    content: ContextEditableContent
 
 
 class ContinueRecentParams(TypedDict):
@@ -881,7 +1061,7 @@ class CreateParams(TypedDict):
     """
     Keep the session in memory only: no file is ever written.
     """
-    metadata: NotRequired[Any]
+    metadata: NotRequired[HarnessMetadata | None]
     """
     Header metadata (harness only).
     """
@@ -897,6 +1077,50 @@ class CreateParams(TypedDict):
     """
     Write into this directory (flat) instead of `<sessionsRoot>/<encoded cwd>/`.
     """
+
+
+class CustomEntry(TypedDict):
+    """
+    pi's `CustomEntry`: an extension's state, not part of the context.
+    """
+
+    customType: str
+    data: NotRequired[ExtensionData | None]
+    id: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['custom']
+
+
+class DeferredHandle(TypedDict):
+    """
+    pi 1.6's `DeferredHandle`.
+    """
+
+    api: str
+    data: NotRequired[ExtensionData | None]
+    expiresAt: NotRequired[float | None]
+    id: str
+    modelId: str
+    pollAfterMs: NotRequired[float | None]
+    provider: str
+
+
+class DiagnosticErrorInfo(TypedDict):
+    """
+    pi-ai's `DiagnosticErrorInfo`.
+    """
+
+    code: NotRequired[StringOrNumber | None]
+    message: str
+    name: NotRequired[str | None]
+    stack: NotRequired[str | None]
 
 
 class FindByIdParams(TypedDict):
@@ -984,7 +1208,7 @@ class GetTreeParams(TypedDict):
 
 class InfoResult(TypedDict):
     entryCount: int
-    header: Any
+    header: SessionHeader
     leafId: NotRequired[str | None]
     name: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -1160,6 +1384,16 @@ class ListingCapabilities(TypedDict):
     """
 
 
+class NewContextEditEntry(TypedDict):
+    """
+    pi 1.6 only: an earlier entry's part of the context replaced (`null`: left out).
+    """
+
+    replacement: ContextReplacement | None
+    targetId: str
+    type: Literal['context_edit']
+
+
 class OpenParams(TypedDict):
     """
     `session/open`: an existing file, for reading and appending.
@@ -1182,7 +1416,7 @@ class OpenedSession(TypedDict):
     What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and `session/fork` return about the session now open.
     """
 
-    header: Any
+    header: SessionHeader
     leafId: NotRequired[str | None]
     path: NotRequired[str | None]
     """
@@ -1222,13 +1456,39 @@ class PrepareCompactionParams(TypedDict):
     """
 
 
-class SummariesParam(TypedDict):
+class SummaryUsage(TypedDict):
     """
-    The answers to the preparation's requests, by `purpose`.
+    The `usage` of a compaction or branch summary: pi's `Usage` when pi wrote it, but stored as the extension or client gave it (a hook's answer, `summaries`, `modelSummary`), so no member is sure to be there.
     """
 
-    history: NotRequired[SummaryTextParam | None]
-    turnPrefix: NotRequired[SummaryTextParam | None]
+    cacheRead: NotRequired[float | None]
+    cacheWrite: NotRequired[float | None]
+    cacheWrite1h: NotRequired[float | None]
+    cost: NotRequired[UsageCost | None]
+    input: NotRequired[float | None]
+    output: NotRequired[float | None]
+    reasoning: NotRequired[float | None]
+    totalTokens: NotRequired[float | None]
+
+
+SystemContent: TypeAlias = str | list[TextContent]
+"""
+A system message's `content`: a string or text blocks.
+"""
+
+
+class Tool(TypedDict):
+    """
+    pi-ai's `Tool`, as a pi 1.6 system message declares it.
+    """
+
+    constrainedSampling: NotRequired[ToolParameters | None]
+    """
+    `false`, or the provider-side constrained sampling configuration.
+    """
+    description: str
+    name: str
+    parameters: ToolParameters
 
 
 class TreeResult(TypedDict):
@@ -1246,6 +1506,123 @@ class TreeResult(TypedDict):
     """
     How many rows the whole (filtered) tree has.
     """
+
+
+class Usage(TypedDict):
+    """
+    pi-ai's `Usage` (token counts and cost), as an assistant message, a compaction or branch summary, or a pi 1.6 `usage` entry carries it.
+    """
+
+    cacheRead: float
+    cacheWrite: float
+    cacheWrite1h: NotRequired[float | None]
+    """
+    Part of `cacheWrite` written with 1h retention (Anthropic).
+    """
+    cost: UsageCost
+    input: float
+    output: float
+    reasoning: NotRequired[float | None]
+    """
+    Reasoning tokens, part of `output`, when the provider reports them.
+    """
+    totalTokens: NotRequired[float | None]
+    """
+    pi writes it; files of older pi versions lack it.
+    """
+
+
+class UsageEntry(TypedDict):
+    """
+    pi 1.6 only: usage outside a message (e.g. `cache_warm`).
+    """
+
+    id: str
+    kind: str
+    model: str
+    note: NotRequired[str | None]
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    provider: str
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['usage']
+    usage: Usage
+
+
+UserContent: TypeAlias = str | list[UserContentBlock]
+"""
+A user or custom message's `content`: a string, or text and image blocks.
+"""
+
+
+class UserMessage(TypedDict):
+    """
+    pi-ai's `UserMessage`.
+    """
+
+    content: UserContent
+    role: Literal['user']
+    timestamp: float
+    """
+    Milliseconds since the epoch.
+    """
+
+
+class AssistantMessageDiagnostic(TypedDict):
+    """
+    pi-ai's `AssistantMessageDiagnostic`.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    error: NotRequired[DiagnosticErrorInfo | None]
+    timestamp: float
+    type: str
+
+
+class BranchSummaryEntry(TypedDict):
+    """
+    pi's `BranchSummaryEntry`.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    fromHook: NotRequired[bool | None]
+    fromId: str
+    """
+    The entry navigated away from.
+    """
+    id: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    summary: str
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['branch_summary']
+    usage: NotRequired[SummaryUsage | None]
+
+
+class BranchWithSummaryParams(TypedDict):
+    """
+    `session/branchWithSummary`: move the leaf and attach a branch summary there.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    fromHook: NotRequired[bool | None]
+    sessionId: str
+    summary: str
+    targetId: NotRequired[str | None]
+    """
+    The entry the summary hangs under; `null` for a new root.
+    """
+    usage: NotRequired[SummaryUsage | None]
 
 
 class Capabilities(TypedDict):
@@ -1319,26 +1696,57 @@ class Capabilities(TypedDict):
     """
 
 
-class CompactParams(TypedDict):
+class ContextEditEntry(TypedDict):
     """
-    `session/compact`: compact at the leaf as pi does, with the model's answers.
+    pi 1.6 only: an earlier entry's part of the context replaced (`null`: left out).
     """
 
-    customInstructions: NotRequired[str | None]
-    leafId: NotRequired[str | None]
+    id: str
+    parentId: str | None
     """
-    The leaf the caller prepared at: if the leaf has moved since, nothing is written (`leaf_moved`).
+    `null` for a root.
     """
-    reason: NotRequired[CompactReason | None]
+    replacement: ContextReplacement | None
+    targetId: str
+    timestamp: str
     """
-    Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
+    ISO 8601.
     """
-    sessionId: str
-    settings: NotRequired[CompactionSettingsParam | None]
-    summaries: NotRequired[SummariesParam | None]
+    type: Literal['context_edit']
+
+
+class CustomMessage(TypedDict):
     """
-    The model's answers to the preparation's requests.
+    pi's `CustomMessage` (an extension's `sendMessage`).
     """
+
+    content: UserContent
+    customType: str
+    details: NotRequired[ExtensionData | None]
+    display: bool
+    role: Literal['custom']
+    timestamp: float
+
+
+class CustomMessageEntry(TypedDict):
+    """
+    pi's `CustomMessageEntry`: an extension's message, part of the context.
+    """
+
+    content: UserContent
+    customType: str
+    details: NotRequired[ExtensionData | None]
+    display: bool
+    id: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['custom_message']
 
 
 class ForkResult(TypedDict):
@@ -1381,7 +1789,7 @@ class InitializeResult(TypedDict):
 
 
 class ListResult(TypedDict):
-    sessions: list[Any]
+    sessions: list[SessionRow]
     """
     pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
     """
@@ -1390,3 +1798,671 @@ class ListResult(TypedDict):
     How many rows matched before `offset`/`limit` were applied; present when any of `query`, `nameFilter`, `offset`, `limit` was given.
     """
     warnings: list[ListWarning]
+
+
+class NavigateResult(TypedDict):
+    cancelled: bool
+    editorText: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    summaryEntry: NotRequired[BranchSummaryEntry]
+
+
+class NewBranchSummaryEntry(TypedDict):
+    """
+    pi's `BranchSummaryEntry`.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    fromHook: NotRequired[bool | None]
+    fromId: str
+    """
+    The entry navigated away from.
+    """
+    summary: str
+    type: Literal['branch_summary']
+    usage: NotRequired[SummaryUsage | None]
+
+
+class NewCustomMessageEntry(TypedDict):
+    """
+    pi's `CustomMessageEntry`: an extension's message, part of the context.
+    """
+
+    content: UserContent
+    customType: str
+    details: NotRequired[ExtensionData | None]
+    display: bool
+    type: Literal['custom_message']
+
+
+class NewUsageEntry(TypedDict):
+    """
+    pi 1.6 only: usage outside a message (e.g. `cache_warm`).
+    """
+
+    kind: str
+    model: str
+    note: NotRequired[str | None]
+    provider: str
+    type: Literal['usage']
+    usage: Usage
+
+
+class SummaryParam(TypedDict):
+    """
+    A branch summary written by someone with a model.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    summary: str
+    usage: NotRequired[SummaryUsage | None]
+
+
+class SummaryTextParam(TypedDict):
+    """
+    A model's answer to one of `session/prepareCompaction`'s requests (or to `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks before taking it.
+    """
+
+    content: NotRequired[list[AssistantContentBlock] | None]
+    """
+    The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    """
+    errorMessage: NotRequired[str | None]
+    """
+    The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+    """
+    stopReason: NotRequired[str | None]
+    """
+    The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a cut-off summary; an `"aborted"` branch summary cancels the navigation).
+    """
+    text: NotRequired[str | None]
+    """
+    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n"). Give this or `content`.
+    """
+    usage: NotRequired[SummaryUsage | None]
+    """
+    The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
+    """
+
+
+class SystemMessage(TypedDict):
+    """
+    pi 1.6's `SystemMessage`: the system prompt and tools from this point on.
+    """
+
+    content: SystemContent
+    role: Literal['system']
+    sections: NotRequired[dict[str, Any] | None]
+    """
+    Named prompt sections; `null` removes one.
+    """
+    timestamp: float
+    toolsAdded: NotRequired[list[Tool] | None]
+    toolsRemoved: NotRequired[list[ToolReference] | None]
+
+
+class ToolResultMessage(TypedDict):
+    """
+    pi-ai's `ToolResultMessage`.
+    """
+
+    addedToolNames: NotRequired[list[str] | None]
+    """
+    pi 1.6: tools that became available after this result.
+    """
+    content: list[UserContentBlock]
+    details: NotRequired[ExtensionData | None]
+    isError: bool
+    role: Literal['toolResult']
+    timestamp: float
+    toolCallId: str
+    toolName: str
+    usage: NotRequired[Usage | None]
+
+
+class TreeNotification(TypedDict):
+    """
+    The `session_tree` notification, sent after a navigation and before its response.
+    """
+
+    fromExtension: NotRequired[bool | None]
+    newLeafId: NotRequired[str | None]
+    oldLeafId: NotRequired[str | None]
+    sessionId: str
+    summaryEntry: NotRequired[BranchSummaryEntry]
+
+
+class TreeParams(TypedDict):
+    """
+    `session/prepareTree` and `session/navigateTree`.
+    """
+
+    contextWindow: NotRequired[float | None]
+    """
+    The summarizing model's context window (pi's fallback when absent or 0: 128,000).
+    """
+    customInstructions: NotRequired[str | None]
+    label: NotRequired[str | None]
+    model: NotRequired[SummaryModelParam | None]
+    """
+    pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
+    """
+    modelSummary: NotRequired[SummaryTextParam | None]
+    """
+    The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
+    """
+    replaceInstructions: NotRequired[bool | None]
+    sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+    """
+    `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
+    """
+    summarize: NotRequired[bool]
+    summary: NotRequired[SummaryParam | None]
+    """
+    A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
+    """
+    targetId: str
+    thinkingLevel: NotRequired[str | None]
+    """
+    pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
+    """
+
+
+class AssistantMessage(TypedDict):
+    """
+    pi-ai's `AssistantMessage`.
+    """
+
+    api: NotRequired[str | None]
+    """
+    The provider API (pi writes it; older files may lack it).
+    """
+    content: list[AssistantContentBlock]
+    deferred: NotRequired[DeferredHandle | None]
+    """
+    pi 1.6: the handle of a deferred response.
+    """
+    diagnostics: NotRequired[list[AssistantMessageDiagnostic] | None]
+    errorMessage: NotRequired[str | None]
+    model: str
+    provider: str
+    providerThinkingLevel: NotRequired[str | None]
+    """
+    pi 1.6: the provider's own effort level.
+    """
+    responseId: NotRequired[str | None]
+    responseModel: NotRequired[str | None]
+    role: Literal['assistant']
+    stopReason: StopReason
+    thinkingLevel: NotRequired[str | None]
+    """
+    pi 1.6: the thinking level the agent loop asked for.
+    """
+    timestamp: float
+    usage: NotRequired[Usage | None]
+    """
+    pi writes it always; a line written by hand or another program may lack it, and is answered as the file holds it.
+    """
+
+
+class BeforeTreeAnswer(TypedDict):
+    """
+    The `session_before_tree` hook's answer (every member optional).
+    """
+
+    cancel: NotRequired[bool]
+    customInstructions: NotRequired[str | None]
+    label: NotRequired[str | None]
+    replaceInstructions: NotRequired[bool | None]
+    summary: NotRequired[SummaryParam | None]
+
+
+class SummariesParam(TypedDict):
+    """
+    The answers to the preparation's requests, by `purpose`.
+    """
+
+    history: NotRequired[SummaryTextParam | None]
+    turnPrefix: NotRequired[SummaryTextParam | None]
+
+
+AgentMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | SystemMessage
+)
+"""
+pi-agent-core's `AgentMessage` as pi-coding-agent extends it: a model message (user, assistant, toolResult; pi 1.6: system) or one of pi's own (bashExecution, custom, branchSummary, compactionSummary), discriminated on `role`. A role none of these has is answered as it is (see UnknownMessage).
+"""
+
+
+AnyMessage: TypeAlias = AgentMessage
+"""
+A message as the server answers it: one of `AgentMessage`, or a passthrough.
+"""
+
+
+class CompactParams(TypedDict):
+    """
+    `session/compact`: compact at the leaf as pi does, with the model's answers.
+    """
+
+    customInstructions: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    """
+    The leaf the caller prepared at: if the leaf has moved since, nothing is written (`leaf_moved`).
+    """
+    reason: NotRequired[CompactReason | None]
+    """
+    Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
+    """
+    sessionId: str
+    settings: NotRequired[CompactionSettingsParam | None]
+    summaries: NotRequired[SummariesParam | None]
+    """
+    The model's answers to the preparation's requests.
+    """
+
+
+class CompactionEntry(TypedDict):
+    """
+    pi's `CompactionEntry`.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    firstKeptEntryId: NotRequired[str | None]
+    """
+    The first entry kept after the summary (pi-cli writes it always; pi 1.6 may write `null`; the harness may leave it out).
+    """
+    fromHook: NotRequired[bool | None]
+    """
+    Written by an extension's `session_before_compact`.
+    """
+    id: str
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    retainedTail: NotRequired[list[AnyMessage] | None]
+    """
+    harness only: the messages kept after the summary.
+    """
+    summary: str
+    systemMessage: NotRequired[SystemMessage | None]
+    """
+    pi 1.6: the system prompt and tools at the compaction.
+    """
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    tokensBefore: float
+    type: Literal['compaction']
+    usage: NotRequired[SummaryUsage | None]
+
+
+class CompactionPreparation(TypedDict):
+    """
+    pi's `CompactionPreparation` (`session_before_compact`'s `preparation`).
+    """
+
+    fileOps: FileOperations
+    firstKeptEntryId: NotRequired[str | None]
+    isSplitTurn: bool
+    messagesToSummarize: list[AnyMessage]
+    previousSummary: NotRequired[str | None]
+    retainedTail: NotRequired[list[AnyMessage] | None]
+    """
+    harness only.
+    """
+    settings: CompactionSettings
+    tokensBefore: float
+    turnPrefixMessages: list[AnyMessage]
+
+
+class ContextDocument(TypedDict):
+    """
+    The shape of `session/buildContext`'s answer, `{messages, thinkingLevel, model}` (+ `activeToolNames` for harness), for the schema: the context is built as pi builds it (key order included) and travels as the JSON text `JSON.stringify` would write.
+    """
+
+    activeToolNames: NotRequired[list[str] | None]
+    """
+    harness only: the active tools at the leaf (`null` when never set).
+    """
+    messages: list[AnyMessage]
+    """
+    pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
+    """
+    model: NotRequired[ContextModel | None]
+    thinkingLevel: str
+
+
+class HookCompaction(TypedDict):
+    """
+    A compaction an extension wrote.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    firstKeptEntryId: NotRequired[str | None]
+    retainedTail: NotRequired[list[AnyMessage] | None]
+    summary: str
+    tokensBefore: float
+    usage: NotRequired[SummaryUsage | None]
+
+
+class MessageEntry(TypedDict):
+    """
+    A message (pi's `SessionMessageEntry`).
+    """
+
+    id: str
+    message: AnyMessage
+    parentId: str | None
+    """
+    `null` for a root.
+    """
+    timestamp: str
+    """
+    ISO 8601.
+    """
+    type: Literal['message']
+
+
+class NewCompactionEntry(TypedDict):
+    """
+    pi's `CompactionEntry`.
+    """
+
+    details: NotRequired[ExtensionData | None]
+    firstKeptEntryId: NotRequired[str | None]
+    """
+    The first entry kept after the summary (pi-cli writes it always; pi 1.6 may write `null`; the harness may leave it out).
+    """
+    fromHook: NotRequired[bool | None]
+    """
+    Written by an extension's `session_before_compact`.
+    """
+    retainedTail: NotRequired[list[AnyMessage] | None]
+    """
+    harness only: the messages kept after the summary.
+    """
+    summary: str
+    systemMessage: NotRequired[SystemMessage | None]
+    """
+    pi 1.6: the system prompt and tools at the compaction.
+    """
+    tokensBefore: float
+    type: Literal['compaction']
+    usage: NotRequired[SummaryUsage | None]
+
+
+class NewMessageEntry(TypedDict):
+    """
+    A message (pi's `SessionMessageEntry`).
+    """
+
+    message: AnyMessage
+    type: Literal['message']
+
+
+SessionEntry: TypeAlias = (
+    MessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | ActiveToolsChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | LeafEntry
+    | ContextEditEntry
+    | UsageEntry
+)
+"""
+An entry of a session file, discriminated on `type`: pi 0.82.1's kinds, the harness's (`active_tools_change`, `leaf`) and pi 1.6's (`context_edit`, `usage`). A kind none of these has is answered as it is (see UnknownEntry).
+"""
+
+
+class SummaryRequest(TypedDict):
+    """
+    A model request pi's `compact()` or `generateBranchSummary` would make: send it to the model, and give its answer's text back (`summaries`, `modelSummary`).
+    """
+
+    cacheRetention: Literal['none']
+    maxTokens: NotRequired[float | None]
+    """
+    pi-cli and harness (pi 1.6 asks for no limit).
+    """
+    messages: list[AgentMessage]
+    """
+    pi 1.6: a system message, then the user message.
+    """
+    purpose: SummaryPurpose
+    reasoning: NotRequired[str | None]
+    """
+    The thinking level, when the model reasons and it is not off.
+    """
+    systemPrompt: NotRequired[str | None]
+    """
+    pi-cli and harness (pi 1.6 sends the system prompt as the first message instead).
+    """
+
+
+AnyEntry: TypeAlias = SessionEntry
+"""
+An entry as the server answers it: one of `SessionEntry`, or a passthrough.
+"""
+
+
+class BeforeCompactAnswer(TypedDict):
+    """
+    The `session_before_compact` hook's answer.
+    """
+
+    cancel: NotRequired[bool]
+    compaction: NotRequired[HookCompaction | None]
+    """
+    A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?, tokensBefore, details?, usage?, retainedTail? (harness)}`.
+    """
+
+
+class BeforeCompactHook(TypedDict):
+    """
+    The `session_before_compact` hook's params (pi's payload).
+    """
+
+    branchEntries: list[AnyEntry]
+    """
+    The path to the leaf (pi-cli: the full path; harness: the truncated path).
+    """
+    customInstructions: NotRequired[str | None]
+    preparation: CompactionPreparation
+    """
+    pi's preparation, as `session/prepareCompaction` gives it.
+    """
+    reason: NotRequired[CompactReason | None]
+    """
+    pi-cli only.
+    """
+    sessionId: str
+
+
+class BranchSummaryPlan(TypedDict):
+    """
+    What pi's `generateBranchSummary` would be given (`branchSummary` of `session/prepareTree` and `session_before_tree`).
+    """
+
+    contextWindow: float
+    fileListsText: str
+    fileOps: FileOperations
+    messages: list[AnyMessage]
+    modifiedFiles: list[str]
+    readFiles: list[str]
+    request: SummaryRequest | None
+    """
+    `null`: nothing to send to a model.
+    """
+    reserveTokens: float
+    tokenBudget: float
+    totalTokens: float
+
+
+class CompactNotification(TypedDict):
+    """
+    The `session_compact` notification, sent after the entry is written and before the response.
+    """
+
+    compactionEntry: CompactionEntry
+    fromExtension: bool
+    """
+    Whether the entry came from the hook.
+    """
+    sessionId: str
+
+
+class CompactResult(TypedDict):
+    cancelled: bool
+    entry: NotRequired[CompactionEntry]
+    """
+    The compaction entry written, as stored.
+    """
+    leafId: NotRequired[str | None]
+
+
+class CompactionPlanDocument(TypedDict):
+    """
+    The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
+    """
+
+    entryIds: CompactionEntryIds
+    """
+    The entries behind each list: {history, turnPrefix, kept}.
+    """
+    fileListsText: str
+    """
+    What pi appends to the summary text (`formatFileOperations`).
+    """
+    modifiedFiles: list[str]
+    preparation: CompactionPreparation
+    """
+    pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages, retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read, written, edited} (arrays in insertion order), settings.
+    """
+    previousCompactionId: NotRequired[str | None]
+    readFiles: list[str]
+    requests: list[SummaryRequest]
+    """
+    The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix", systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}], maxTokens, reasoning?, cacheRetention: "none"}.
+    """
+    turnStartId: NotRequired[str | None]
+    windowStartId: NotRequired[str | None]
+
+
+class EntriesPage(TypedDict):
+    entries: list[AnyEntry]
+    nextOffset: NotRequired[int | None]
+    """
+    The offset of the next page, or `null` at the end.
+    """
+    total: int
+
+
+class EntriesResult(TypedDict):
+    entries: list[AnyEntry]
+    offset: NotRequired[int | None]
+    """
+    With `offset` or `limit`: the index of the first entry here in the whole answer.
+    """
+    total: NotRequired[int | None]
+    """
+    With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the whole answer has.
+    """
+
+
+NewEntry: TypeAlias = (
+    NewMessageEntry
+    | NewThinkingLevelChangeEntry
+    | NewModelChangeEntry
+    | NewActiveToolsChangeEntry
+    | NewCompactionEntry
+    | NewBranchSummaryEntry
+    | NewCustomEntry
+    | NewCustomMessageEntry
+    | NewLabelEntry
+    | NewSessionInfoEntry
+    | NewLeafEntry
+    | NewContextEditEntry
+    | NewUsageEntry
+)
+"""
+`session/append`'s `entry`: an entry's own members, without `id`, `parentId` and `timestamp` (the server gives them), discriminated on `type`.
+"""
+
+
+class TreePreparation(TypedDict):
+    """
+    pi's `TreePreparation` (`session_before_tree`'s `preparation`).
+    """
+
+    commonAncestorId: str | None
+    customInstructions: NotRequired[str | None]
+    entriesToSummarize: list[AnyEntry]
+    """
+    The entries of the branch left, oldest first.
+    """
+    label: NotRequired[str | None]
+    oldLeafId: str | None
+    replaceInstructions: NotRequired[bool | None]
+    targetId: str
+    userWantsSummary: bool
+
+
+class AppendParams(TypedDict):
+    """
+    `session/append`: one new entry, as a child of the leaf.
+    """
+
+    entry: NewEntry
+    """
+    `{type, ...fields}` with pi's field names: `message` {message}, `model_change` {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary, firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)}, `custom` {customType, data?}, `custom_message` {customType, content, display?, details?}, `label` {targetId, label?}, `session_info` {name}, `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId, replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
+    """
+    sessionId: str
+
+
+class BeforeTreeHook(TypedDict):
+    """
+    The `session_before_tree` hook's params.
+    """
+
+    branchSummary: NotRequired[BranchSummaryPlan | None]
+    """
+    As in `session/prepareTree` (an addition beside pi's `preparation`).
+    """
+    preparation: TreePreparation
+    sessionId: str
+
+
+class PrepareTreeResult(TypedDict):
+    """
+    `session/prepareTree`: what a navigation would abandon, without moving.
+    """
+
+    branchSummary: NotRequired[BranchSummaryPlan | None]
+    """
+    What pi's `generateBranchSummary` would be given (when a summary is wanted and something is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens, fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
+    """
+    noOp: bool
+    """
+    The target already is the leaf: navigating would do nothing.
+    """
+    preparation: NotRequired[TreePreparation | None]
+    """
+    pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, customInstructions?, replaceInstructions?, label?.
+    """

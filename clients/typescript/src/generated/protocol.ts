@@ -69,6 +69,152 @@ export type TreeFilterName = "default" | "no-tools" | "user-only" | "labeled-onl
  */
 export type WireFraming = "lsp" | "ndjson";
 /**
+ * A row of `session/list`/`listAll`: pi's `SessionInfo` (pi-cli, pi-1.6), or the harness's `JsonlSessionMetadata`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionRow".
+ */
+export type SessionRow = SessionInfoRow | HarnessSessionRow;
+/**
+ * `session/append`'s `entry`: an entry's own members, without `id`, `parentId` and `timestamp` (the server gives them), discriminated on `type`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewEntry".
+ */
+export type NewEntry =
+  | NewMessageEntry
+  | NewThinkingLevelChangeEntry
+  | NewModelChangeEntry
+  | NewActiveToolsChangeEntry
+  | NewCompactionEntry
+  | NewBranchSummaryEntry
+  | NewCustomEntry
+  | NewCustomMessageEntry
+  | NewLabelEntry
+  | NewSessionInfoEntry
+  | NewLeafEntry
+  | NewContextEditEntry
+  | NewUsageEntry;
+/**
+ * A message as the server answers it: one of `AgentMessage`, or a passthrough.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AnyMessage".
+ */
+export type AnyMessage = AgentMessage;
+/**
+ * pi-agent-core's `AgentMessage` as pi-coding-agent extends it: a model message (user, assistant, toolResult; pi 1.6: system) or one of pi's own (bashExecution, custom, branchSummary, compactionSummary), discriminated on `role`. A role none of these has is answered as it is (see UnknownMessage).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentMessage".
+ */
+export type AgentMessage =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage
+  | SystemMessage;
+/**
+ * A user or custom message's `content`: a string, or text and image blocks.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UserContent".
+ */
+export type UserContent = string | UserContentBlock[];
+/**
+ * A block of a user, custom or tool-result message: text or an image.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UserContentBlock".
+ */
+export type UserContentBlock = TextContent | ImageContent;
+/**
+ * A block of an assistant message: text, thinking or a tool call.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AssistantContentBlock".
+ */
+export type AssistantContentBlock = TextContent | ThinkingContent | ToolCall;
+/**
+ * Extension data (a custom entry's `data`, the `details` of a compaction, branch summary, custom message or tool result): any JSON value, as the extension wrote it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExtensionData".
+ */
+export type ExtensionData = unknown;
+/**
+ * A string or a number.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StringOrNumber".
+ */
+export type StringOrNumber = string | number;
+/**
+ * pi-ai's `StopReason` (`pending` and `deferred`: pi 1.6).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StopReason".
+ */
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "pending" | "deferred";
+/**
+ * A system message's `content`: a string or text blocks.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SystemContent".
+ */
+export type SystemContent = string | TextContent[];
+/**
+ * What a `context_edit` may put in place of a message's content.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContextEditableContent".
+ */
+export type ContextEditableContent = string | ContentBlock[];
+/**
+ * Any content block (a pi 1.6 `context_edit` replacement may hold any message's).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContentBlock".
+ */
+export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCall;
+/**
+ * What a summarizing request is for.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SummaryPurpose".
+ */
+export type SummaryPurpose = "history" | "turnPrefix" | "branchSummary";
+/**
+ * An entry as the server answers it: one of `SessionEntry`, or a passthrough.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AnyEntry".
+ */
+export type AnyEntry = SessionEntry;
+/**
+ * An entry of a session file, discriminated on `type`: pi 0.82.1's kinds, the harness's (`active_tools_change`, `leaf`) and pi 1.6's (`context_edit`, `usage`). A kind none of these has is answered as it is (see UnknownEntry).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionEntry".
+ */
+export type SessionEntry =
+  | MessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | ActiveToolsChangeEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | LabelEntry
+  | SessionInfoEntry
+  | LeafEntry
+  | ContextEditEntry
+  | UsageEntry;
+/**
  * `/fork` copies the path before a user message; `/clone` the path up to an entry.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -188,7 +334,7 @@ export interface Protocol {
     };
     "session/getEntry": {
       params: EntryParams;
-      result: unknown;
+      result: AnyEntry;
     };
     "session/getEntries": {
       params: EntriesParams;
@@ -553,9 +699,7 @@ export interface CreateParams {
   /**
    * Header metadata (harness only).
    */
-  metadata?: {
-    [k: string]: unknown | undefined;
-  };
+  metadata?: HarnessMetadata | null;
   /**
    * The session file this one continues from (header `parentSession`).
    */
@@ -570,13 +714,22 @@ export interface CreateParams {
   sessionDir?: string | null;
 }
 /**
+ * The harness session header's `metadata` (and its listing rows'): an object whose members are the application's own.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HarnessMetadata".
+ */
+export interface HarnessMetadata {
+  [k: string]: unknown | undefined;
+}
+/**
  * What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and `session/fork` return about the session now open.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "OpenedSession".
  */
 export interface OpenedSession {
-  header: unknown;
+  header: SessionHeader;
   leafId?: string | null;
   /**
    * Where the session is written (`null` in memory).
@@ -592,6 +745,30 @@ export interface OpenedSession {
    * Whether the file exists yet (pi-cli writes it at the first assistant message).
    */
   written: boolean;
+}
+/**
+ * pi's `SessionHeader`, the file's first line (harness: with `metadata`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionHeader".
+ */
+export interface SessionHeader {
+  cwd: string;
+  id: string;
+  /**
+   * harness only.
+   */
+  metadata?: HarnessMetadata | null;
+  /**
+   * The session file this one was forked from.
+   */
+  parentSession?: string | null;
+  timestamp: string;
+  type: "session";
+  /**
+   * The format version (3; absent in version 1 files).
+   */
+  version?: number | null;
 }
 /**
  * A line the lenient reader skipped, with why.
@@ -714,12 +891,47 @@ export interface ListResult {
   /**
    * pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText), newest activity first; harness: its `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest `createdAt` first.
    */
-  sessions: unknown[];
+  sessions: SessionRow[];
   /**
    * How many rows matched before `offset`/`limit` were applied; present when any of `query`, `nameFilter`, `offset`, `limit` was given.
    */
   total?: number | null;
   warnings: ListWarning[];
+}
+/**
+ * pi's `SessionInfo` as JSON (dates as ISO 8601 strings). Every member is present unless `fields` names fewer; `name` and `parentSessionPath` only when the session has them.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionInfoRow".
+ */
+export interface SessionInfoRow {
+  allMessagesText?: string | null;
+  created?: string | null;
+  /**
+   * The header's cwd (`""` for old sessions).
+   */
+  cwd?: string | null;
+  firstMessage?: string | null;
+  id?: string | null;
+  messageCount?: number | null;
+  modified?: string | null;
+  name?: string | null;
+  parentSessionPath?: string | null;
+  path?: string | null;
+}
+/**
+ * The harness's `JsonlSessionMetadata`: a listing row of `profile: harness`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HarnessSessionRow".
+ */
+export interface HarnessSessionRow {
+  createdAt: string;
+  cwd: string;
+  id: string;
+  metadata?: HarnessMetadata | null;
+  parentSessionPath?: string | null;
+  path: string;
 }
 /**
  * A file the listing passed over, and why; or a listed file holding what only pi 1.6 writes, in a profile that does not read it as pi 1.6 does (then `line` and `useProfile` are set).
@@ -853,10 +1065,528 @@ export interface AppendParams {
   /**
    * `{type, ...fields}` with pi's field names: `message` {message}, `model_change` {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary, firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?, retainedTail? (harness)}, `custom` {customType, data?}, `custom_message` {customType, content, display?, details?}, `label` {targetId, label?}, `session_info` {name}, `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId, replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
    */
-  entry: {
-    [k: string]: unknown | undefined;
-  };
+  entry: NewEntry;
   sessionId: string;
+}
+/**
+ * A message (pi's `SessionMessageEntry`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewMessageEntry".
+ */
+export interface NewMessageEntry {
+  message: AnyMessage;
+  type: "message";
+}
+/**
+ * pi-ai's `UserMessage`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export interface UserMessage {
+  content: UserContent;
+  role: "user";
+  /**
+   * Milliseconds since the epoch.
+   */
+  timestamp: number;
+}
+/**
+ * pi-ai's `TextContent`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+  text: string;
+  textSignature?: string | null;
+  type: "text";
+}
+/**
+ * pi-ai's `ImageContent`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ImageContent".
+ */
+export interface ImageContent {
+  /**
+   * Base64.
+   */
+  data: string;
+  mimeType: string;
+  type: "image";
+}
+/**
+ * pi-ai's `AssistantMessage`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AssistantMessage".
+ */
+export interface AssistantMessage {
+  /**
+   * The provider API (pi writes it; older files may lack it).
+   */
+  api?: string | null;
+  content: AssistantContentBlock[];
+  /**
+   * pi 1.6: the handle of a deferred response.
+   */
+  deferred?: DeferredHandle | null;
+  diagnostics?: AssistantMessageDiagnostic[] | null;
+  errorMessage?: string | null;
+  model: string;
+  provider: string;
+  /**
+   * pi 1.6: the provider's own effort level.
+   */
+  providerThinkingLevel?: string | null;
+  responseId?: string | null;
+  responseModel?: string | null;
+  role: "assistant";
+  stopReason: StopReason;
+  /**
+   * pi 1.6: the thinking level the agent loop asked for.
+   */
+  thinkingLevel?: string | null;
+  timestamp: number;
+  /**
+   * pi writes it always; a line written by hand or another program may lack it, and is answered as the file holds it.
+   */
+  usage?: Usage | null;
+}
+/**
+ * pi-ai's `ThinkingContent`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ThinkingContent".
+ */
+export interface ThinkingContent {
+  /**
+   * The thinking was redacted; its encrypted payload is in `thinkingSignature`.
+   */
+  redacted?: boolean | null;
+  thinking: string;
+  thinkingSignature?: string | null;
+  type: "thinking";
+}
+/**
+ * pi-ai's `ToolCall`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ToolCall".
+ */
+export interface ToolCall {
+  arguments: ToolArguments;
+  id: string;
+  name: string;
+  thoughtSignature?: string | null;
+  type: "toolCall";
+}
+/**
+ * A tool call's `arguments`: an object whose members are the tool's own.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ToolArguments".
+ */
+export interface ToolArguments {
+  [k: string]: unknown | undefined;
+}
+/**
+ * pi 1.6's `DeferredHandle`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DeferredHandle".
+ */
+export interface DeferredHandle {
+  api: string;
+  data?: ExtensionData | null;
+  expiresAt?: number | null;
+  id: string;
+  modelId: string;
+  pollAfterMs?: number | null;
+  provider: string;
+}
+/**
+ * pi-ai's `AssistantMessageDiagnostic`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AssistantMessageDiagnostic".
+ */
+export interface AssistantMessageDiagnostic {
+  details?: ExtensionData | null;
+  error?: DiagnosticErrorInfo | null;
+  timestamp: number;
+  type: string;
+}
+/**
+ * pi-ai's `DiagnosticErrorInfo`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiagnosticErrorInfo".
+ */
+export interface DiagnosticErrorInfo {
+  code?: StringOrNumber | null;
+  message: string;
+  name?: string | null;
+  stack?: string | null;
+}
+/**
+ * pi-ai's `Usage` (token counts and cost), as an assistant message, a compaction or branch summary, or a pi 1.6 `usage` entry carries it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  cacheRead: number;
+  cacheWrite: number;
+  /**
+   * Part of `cacheWrite` written with 1h retention (Anthropic).
+   */
+  cacheWrite1h?: number | null;
+  cost: UsageCost;
+  input: number;
+  output: number;
+  /**
+   * Reasoning tokens, part of `output`, when the provider reports them.
+   */
+  reasoning?: number | null;
+  /**
+   * pi writes it; files of older pi versions lack it.
+   */
+  totalTokens?: number | null;
+}
+/**
+ * `Usage.cost`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UsageCost".
+ */
+export interface UsageCost {
+  cacheRead: number;
+  cacheWrite: number;
+  input: number;
+  output: number;
+  total: number;
+  /**
+   * pi 1.6: `total` is the provider's billed cost.
+   */
+  totalFromProvider?: boolean | null;
+}
+/**
+ * pi-ai's `ToolResultMessage`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ToolResultMessage".
+ */
+export interface ToolResultMessage {
+  /**
+   * pi 1.6: tools that became available after this result.
+   */
+  addedToolNames?: string[] | null;
+  content: UserContentBlock[];
+  details?: ExtensionData | null;
+  isError: boolean;
+  role: "toolResult";
+  timestamp: number;
+  toolCallId: string;
+  toolName: string;
+  usage?: Usage | null;
+}
+/**
+ * pi's `BashExecutionMessage` (the `!` command).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BashExecutionMessage".
+ */
+export interface BashExecutionMessage {
+  cancelled: boolean;
+  command: string;
+  /**
+   * `!!`: left out of the model's context.
+   */
+  excludeFromContext?: boolean | null;
+  /**
+   * Absent when the command did not exit (cancelled).
+   */
+  exitCode?: number | null;
+  fullOutputPath?: string | null;
+  output: string;
+  role: "bashExecution";
+  timestamp: number;
+  truncated: boolean;
+}
+/**
+ * pi's `CustomMessage` (an extension's `sendMessage`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CustomMessage".
+ */
+export interface CustomMessage {
+  content: UserContent;
+  customType: string;
+  details?: ExtensionData | null;
+  display: boolean;
+  role: "custom";
+  timestamp: number;
+}
+/**
+ * pi's `BranchSummaryMessage` (a `branch_summary` entry in a context).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchSummaryMessage".
+ */
+export interface BranchSummaryMessage {
+  fromId: string;
+  role: "branchSummary";
+  summary: string;
+  timestamp: number;
+}
+/**
+ * pi's `CompactionSummaryMessage` (a `compaction` entry in a context).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionSummaryMessage".
+ */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  summary: string;
+  timestamp: number;
+  tokensBefore: number;
+}
+/**
+ * pi 1.6's `SystemMessage`: the system prompt and tools from this point on.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SystemMessage".
+ */
+export interface SystemMessage {
+  content: SystemContent;
+  role: "system";
+  /**
+   * Named prompt sections; `null` removes one.
+   */
+  sections?: {
+    [k: string]: string | null | undefined;
+  } | null;
+  timestamp: number;
+  toolsAdded?: Tool[] | null;
+  toolsRemoved?: ToolReference[] | null;
+}
+/**
+ * pi-ai's `Tool`, as a pi 1.6 system message declares it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Tool".
+ */
+export interface Tool {
+  /**
+   * `false`, or the provider-side constrained sampling configuration.
+   */
+  constrainedSampling?: ToolParameters | null;
+  description: string;
+  name: string;
+  parameters: ToolParameters;
+}
+/**
+ * A tool's `parameters` (the JSON Schema of its arguments) in a pi 1.6 system message.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ToolParameters".
+ */
+export interface ToolParameters {
+  [k: string]: unknown | undefined;
+}
+/**
+ * pi-ai's `ToolReference`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ToolReference".
+ */
+export interface ToolReference {
+  name: string;
+}
+/**
+ * pi's `ThinkingLevelChangeEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewThinkingLevelChangeEntry".
+ */
+export interface NewThinkingLevelChangeEntry {
+  thinkingLevel: string;
+  type: "thinking_level_change";
+}
+/**
+ * pi's `ModelChangeEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewModelChangeEntry".
+ */
+export interface NewModelChangeEntry {
+  modelId: string;
+  provider: string;
+  type: "model_change";
+}
+/**
+ * harness only: the active tools from here on.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewActiveToolsChangeEntry".
+ */
+export interface NewActiveToolsChangeEntry {
+  activeToolNames: string[];
+  type: "active_tools_change";
+}
+/**
+ * pi's `CompactionEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewCompactionEntry".
+ */
+export interface NewCompactionEntry {
+  details?: ExtensionData | null;
+  /**
+   * The first entry kept after the summary (pi-cli writes it always; pi 1.6 may write `null`; the harness may leave it out).
+   */
+  firstKeptEntryId?: string | null;
+  /**
+   * Written by an extension's `session_before_compact`.
+   */
+  fromHook?: boolean | null;
+  /**
+   * harness only: the messages kept after the summary.
+   */
+  retainedTail?: AnyMessage[] | null;
+  summary: string;
+  /**
+   * pi 1.6: the system prompt and tools at the compaction.
+   */
+  systemMessage?: SystemMessage | null;
+  tokensBefore: number;
+  type: "compaction";
+  usage?: SummaryUsage | null;
+}
+/**
+ * The `usage` of a compaction or branch summary: pi's `Usage` when pi wrote it, but stored as the extension or client gave it (a hook's answer, `summaries`, `modelSummary`), so no member is sure to be there.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SummaryUsage".
+ */
+export interface SummaryUsage {
+  cacheRead?: number | null;
+  cacheWrite?: number | null;
+  cacheWrite1h?: number | null;
+  cost?: UsageCost | null;
+  input?: number | null;
+  output?: number | null;
+  reasoning?: number | null;
+  totalTokens?: number | null;
+}
+/**
+ * pi's `BranchSummaryEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewBranchSummaryEntry".
+ */
+export interface NewBranchSummaryEntry {
+  details?: ExtensionData | null;
+  fromHook?: boolean | null;
+  /**
+   * The entry navigated away from.
+   */
+  fromId: string;
+  summary: string;
+  type: "branch_summary";
+  usage?: SummaryUsage | null;
+}
+/**
+ * pi's `CustomEntry`: an extension's state, not part of the context.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewCustomEntry".
+ */
+export interface NewCustomEntry {
+  customType: string;
+  data?: ExtensionData | null;
+  type: "custom";
+}
+/**
+ * pi's `CustomMessageEntry`: an extension's message, part of the context.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewCustomMessageEntry".
+ */
+export interface NewCustomMessageEntry {
+  content: UserContent;
+  customType: string;
+  details?: ExtensionData | null;
+  display: boolean;
+  type: "custom_message";
+}
+/**
+ * pi's `LabelEntry` (no `label`: the label is removed).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewLabelEntry".
+ */
+export interface NewLabelEntry {
+  label?: string | null;
+  targetId: string;
+  type: "label";
+}
+/**
+ * pi's `SessionInfoEntry` (the session's name).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewSessionInfoEntry".
+ */
+export interface NewSessionInfoEntry {
+  name?: string | null;
+  type: "session_info";
+}
+/**
+ * harness only: the leaf moved (`null`: before the first entry).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewLeafEntry".
+ */
+export interface NewLeafEntry {
+  targetId: string | null;
+  type: "leaf";
+}
+/**
+ * pi 1.6 only: an earlier entry's part of the context replaced (`null`: left out).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewContextEditEntry".
+ */
+export interface NewContextEditEntry {
+  replacement: ContextReplacement | null;
+  targetId: string;
+  type: "context_edit";
+}
+/**
+ * A `context_edit`'s replacement content.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContextReplacement".
+ */
+export interface ContextReplacement {
+  content: ContextEditableContent;
+}
+/**
+ * pi 1.6 only: usage outside a message (e.g. `cache_warm`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewUsageEntry".
+ */
+export interface NewUsageEntry {
+  kind: string;
+  model: string;
+  note?: string | null;
+  provider: string;
+  type: "usage";
+  usage: Usage;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -896,15 +1626,15 @@ export interface LeafResult {
  * via the `definition` "BranchWithSummaryParams".
  */
 export interface BranchWithSummaryParams {
-  details?: unknown;
+  details?: ExtensionData | null;
   fromHook?: boolean | null;
   sessionId: string;
-  summary: unknown;
+  summary: string;
   /**
    * The entry the summary hangs under; `null` for a new root.
    */
   targetId?: string | null;
-  usage?: unknown;
+  usage?: SummaryUsage | null;
 }
 /**
  * `session/prepareTree` and `session/navigateTree`.
@@ -970,7 +1700,7 @@ export interface SummaryTextParam {
   /**
    * The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
    */
-  content?: unknown[] | null;
+  content?: AssistantContentBlock[] | null;
   /**
    * The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
    */
@@ -986,9 +1716,7 @@ export interface SummaryTextParam {
   /**
    * The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
    */
-  usage?: {
-    [k: string]: unknown | undefined;
-  };
+  usage?: SummaryUsage | null;
 }
 /**
  * pi's `settings.json` sections the compaction methods read; every member optional, pi's defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
@@ -1031,9 +1759,9 @@ export interface CompactionSection {
  * via the `definition` "SummaryParam".
  */
 export interface SummaryParam {
-  details?: unknown;
+  details?: ExtensionData | null;
   summary: string;
-  usage?: unknown;
+  usage?: SummaryUsage | null;
 }
 /**
  * `session/prepareTree`: what a navigation would abandon, without moving.
@@ -1045,9 +1773,7 @@ export interface PrepareTreeResult {
   /**
    * What pi's `generateBranchSummary` would be given (when a summary is wanted and something is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens, fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
    */
-  branchSummary?: {
-    [k: string]: unknown | undefined;
-  };
+  branchSummary?: BranchSummaryPlan | null;
   /**
    * The target already is the leaf: navigating would do nothing.
    */
@@ -1055,9 +1781,368 @@ export interface PrepareTreeResult {
   /**
    * pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, customInstructions?, replaceInstructions?, label?.
    */
-  preparation?: {
-    [k: string]: unknown | undefined;
-  };
+  preparation?: TreePreparation | null;
+}
+/**
+ * What pi's `generateBranchSummary` would be given (`branchSummary` of `session/prepareTree` and `session_before_tree`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchSummaryPlan".
+ */
+export interface BranchSummaryPlan {
+  contextWindow: number;
+  fileListsText: string;
+  fileOps: FileOperations;
+  messages: AnyMessage[];
+  modifiedFiles: string[];
+  readFiles: string[];
+  /**
+   * `null`: nothing to send to a model.
+   */
+  request: SummaryRequest | null;
+  reserveTokens: number;
+  tokenBudget: number;
+  totalTokens: number;
+}
+/**
+ * pi's `FileOperations`, its sets as arrays in insertion order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FileOperations".
+ */
+export interface FileOperations {
+  edited: string[];
+  read: string[];
+  written: string[];
+}
+/**
+ * A model request pi's `compact()` or `generateBranchSummary` would make: send it to the model, and give its answer's text back (`summaries`, `modelSummary`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SummaryRequest".
+ */
+export interface SummaryRequest {
+  cacheRetention: "none";
+  /**
+   * pi-cli and harness (pi 1.6 asks for no limit).
+   */
+  maxTokens?: number | null;
+  /**
+   * pi 1.6: a system message, then the user message.
+   */
+  messages: AgentMessage[];
+  purpose: SummaryPurpose;
+  /**
+   * The thinking level, when the model reasons and it is not off.
+   */
+  reasoning?: string | null;
+  /**
+   * pi-cli and harness (pi 1.6 sends the system prompt as the first message instead).
+   */
+  systemPrompt?: string | null;
+}
+/**
+ * pi's `TreePreparation` (`session_before_tree`'s `preparation`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TreePreparation".
+ */
+export interface TreePreparation {
+  commonAncestorId: string | null;
+  customInstructions?: string | null;
+  /**
+   * The entries of the branch left, oldest first.
+   */
+  entriesToSummarize: AnyEntry[];
+  label?: string | null;
+  oldLeafId: string | null;
+  replaceInstructions?: boolean | null;
+  targetId: string;
+  userWantsSummary: boolean;
+}
+/**
+ * A message (pi's `SessionMessageEntry`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "MessageEntry".
+ */
+export interface MessageEntry {
+  id: string;
+  message: AnyMessage;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "message";
+}
+/**
+ * pi's `ThinkingLevelChangeEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ThinkingLevelChangeEntry".
+ */
+export interface ThinkingLevelChangeEntry {
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  thinkingLevel: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "thinking_level_change";
+}
+/**
+ * pi's `ModelChangeEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ModelChangeEntry".
+ */
+export interface ModelChangeEntry {
+  id: string;
+  modelId: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  provider: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "model_change";
+}
+/**
+ * harness only: the active tools from here on.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ActiveToolsChangeEntry".
+ */
+export interface ActiveToolsChangeEntry {
+  activeToolNames: string[];
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "active_tools_change";
+}
+/**
+ * pi's `CompactionEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionEntry".
+ */
+export interface CompactionEntry {
+  details?: ExtensionData | null;
+  /**
+   * The first entry kept after the summary (pi-cli writes it always; pi 1.6 may write `null`; the harness may leave it out).
+   */
+  firstKeptEntryId?: string | null;
+  /**
+   * Written by an extension's `session_before_compact`.
+   */
+  fromHook?: boolean | null;
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * harness only: the messages kept after the summary.
+   */
+  retainedTail?: AnyMessage[] | null;
+  summary: string;
+  /**
+   * pi 1.6: the system prompt and tools at the compaction.
+   */
+  systemMessage?: SystemMessage | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  tokensBefore: number;
+  type: "compaction";
+  usage?: SummaryUsage | null;
+}
+/**
+ * pi's `BranchSummaryEntry`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchSummaryEntry".
+ */
+export interface BranchSummaryEntry {
+  details?: ExtensionData | null;
+  fromHook?: boolean | null;
+  /**
+   * The entry navigated away from.
+   */
+  fromId: string;
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  summary: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "branch_summary";
+  usage?: SummaryUsage | null;
+}
+/**
+ * pi's `CustomEntry`: an extension's state, not part of the context.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CustomEntry".
+ */
+export interface CustomEntry {
+  customType: string;
+  data?: ExtensionData | null;
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "custom";
+}
+/**
+ * pi's `CustomMessageEntry`: an extension's message, part of the context.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CustomMessageEntry".
+ */
+export interface CustomMessageEntry {
+  content: UserContent;
+  customType: string;
+  details?: ExtensionData | null;
+  display: boolean;
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "custom_message";
+}
+/**
+ * pi's `LabelEntry` (no `label`: the label is removed).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "LabelEntry".
+ */
+export interface LabelEntry {
+  id: string;
+  label?: string | null;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  targetId: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "label";
+}
+/**
+ * pi's `SessionInfoEntry` (the session's name).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionInfoEntry".
+ */
+export interface SessionInfoEntry {
+  id: string;
+  name?: string | null;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "session_info";
+}
+/**
+ * harness only: the leaf moved (`null`: before the first entry).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "LeafEntry".
+ */
+export interface LeafEntry {
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  targetId: string | null;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "leaf";
+}
+/**
+ * pi 1.6 only: an earlier entry's part of the context replaced (`null`: left out).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContextEditEntry".
+ */
+export interface ContextEditEntry {
+  id: string;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  replacement: ContextReplacement | null;
+  targetId: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "context_edit";
+}
+/**
+ * pi 1.6 only: usage outside a message (e.g. `cache_warm`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UsageEntry".
+ */
+export interface UsageEntry {
+  id: string;
+  kind: string;
+  model: string;
+  note?: string | null;
+  /**
+   * `null` for a root.
+   */
+  parentId: string | null;
+  provider: string;
+  /**
+   * ISO 8601.
+   */
+  timestamp: string;
+  type: "usage";
+  usage: Usage;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1067,7 +2152,7 @@ export interface NavigateResult {
   cancelled: boolean;
   editorText?: string | null;
   leafId?: string | null;
-  summaryEntry?: unknown;
+  summaryEntry?: BranchSummaryEntry;
 }
 /**
  * `session/fork`: a new session from the path before a user message (`before`, pi's `/fork`) or up to an entry (`at`, pi's `/clone`).
@@ -1127,7 +2212,7 @@ export interface ContextDocument {
   /**
    * pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
    */
-  messages: unknown[];
+  messages: AnyMessage[];
   model?: ContextModel | null;
   thinkingLevel: string;
 }
@@ -1167,7 +2252,7 @@ export interface ContextEntriesParams {
  * via the `definition` "EntriesResult".
  */
 export interface EntriesResult {
-  entries: unknown[];
+  entries: AnyEntry[];
   /**
    * With `offset` or `limit`: the index of the first entry here in the whole answer.
    */
@@ -1231,7 +2316,7 @@ export interface TreeResult {
 export interface TreeRow {
   depth: number;
   id?: string | null;
-  label?: unknown;
+  label?: string | null;
   /**
    * On the path from the root to the leaf.
    */
@@ -1272,7 +2357,7 @@ export interface EntriesParams {
  * via the `definition` "EntriesPage".
  */
 export interface EntriesPage {
-  entries: unknown[];
+  entries: AnyEntry[];
   /**
    * The offset of the next page, or `null` at the end.
    */
@@ -1303,7 +2388,7 @@ export interface BranchPathParams {
  */
 export interface InfoResult {
   entryCount: number;
-  header: unknown;
+  header: SessionHeader;
   leafId?: string | null;
   name?: string | null;
   path?: string | null;
@@ -1370,9 +2455,7 @@ export interface ContextUsageResult {
   /**
    * The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
    */
-  settings: {
-    [k: string]: unknown | undefined;
-  };
+  settings: CompactionSettings;
   /**
    * `shouldCompact(tokens, contextWindow, settings)`.
    */
@@ -1413,6 +2496,17 @@ export interface ContextEstimateDocument {
   usageTokens: number;
 }
 /**
+ * pi's `CompactionSettings` in force.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionSettings".
+ */
+export interface CompactionSettings {
+  enabled: boolean;
+  keepRecentTokens: number;
+  reserveTokens: number;
+}
+/**
  * `session/prepareCompaction`: what pi would summarize if it compacted now.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1445,28 +2539,55 @@ export interface CompactionPlanDocument {
   /**
    * The entries behind each list: {history, turnPrefix, kept}.
    */
-  entryIds: {
-    [k: string]: unknown | undefined;
-  };
+  entryIds: CompactionEntryIds;
   /**
    * What pi appends to the summary text (`formatFileOperations`).
    */
   fileListsText: string;
-  modifiedFiles: unknown[];
+  modifiedFiles: string[];
   /**
    * pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages, retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read, written, edited} (arrays in insertion order), settings.
    */
-  preparation: {
-    [k: string]: unknown | undefined;
-  };
+  preparation: CompactionPreparation;
   previousCompactionId?: string | null;
-  readFiles: unknown[];
+  readFiles: string[];
   /**
    * The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix", systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}], maxTokens, reasoning?, cacheRetention: "none"}.
    */
-  requests: unknown[];
+  requests: SummaryRequest[];
   turnStartId?: string | null;
   windowStartId?: string | null;
+}
+/**
+ * The entries behind each list of a compaction preparation.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionEntryIds".
+ */
+export interface CompactionEntryIds {
+  history: string[];
+  kept: string[];
+  turnPrefix: string[];
+}
+/**
+ * pi's `CompactionPreparation` (`session_before_compact`'s `preparation`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionPreparation".
+ */
+export interface CompactionPreparation {
+  fileOps: FileOperations;
+  firstKeptEntryId?: string | null;
+  isSplitTurn: boolean;
+  messagesToSummarize: AnyMessage[];
+  previousSummary?: string | null;
+  /**
+   * harness only.
+   */
+  retainedTail?: AnyMessage[] | null;
+  settings: CompactionSettings;
+  tokensBefore: number;
+  turnPrefixMessages: AnyMessage[];
 }
 /**
  * `session/compact`: compact at the leaf as pi does, with the model's answers.
@@ -1510,9 +2631,7 @@ export interface CompactResult {
   /**
    * The compaction entry written, as stored.
    */
-  entry?: {
-    [k: string]: unknown | undefined;
-  };
+  entry?: CompactionEntry;
   leafId?: string | null;
 }
 /**
@@ -1525,10 +2644,8 @@ export interface BeforeTreeHook {
   /**
    * As in `session/prepareTree` (an addition beside pi's `preparation`).
    */
-  branchSummary?: {
-    [k: string]: unknown | undefined;
-  };
-  preparation: unknown;
+  branchSummary?: BranchSummaryPlan | null;
+  preparation: TreePreparation;
   sessionId: string;
 }
 /**
@@ -1574,14 +2691,12 @@ export interface BeforeCompactHook {
   /**
    * The path to the leaf (pi-cli: the full path; harness: the truncated path).
    */
-  branchEntries: unknown[];
+  branchEntries: AnyEntry[];
   customInstructions?: string | null;
   /**
    * pi's preparation, as `session/prepareCompaction` gives it.
    */
-  preparation: {
-    [k: string]: unknown | undefined;
-  };
+  preparation: CompactionPreparation;
   /**
    * pi-cli only.
    */
@@ -1608,12 +2723,12 @@ export interface BeforeCompactAnswer {
  * via the `definition` "HookCompaction".
  */
 export interface HookCompaction {
-  details?: unknown;
+  details?: ExtensionData | null;
   firstKeptEntryId?: string | null;
-  retainedTail?: unknown;
+  retainedTail?: AnyMessage[] | null;
   summary: string;
   tokensBefore: number;
-  usage?: unknown;
+  usage?: SummaryUsage | null;
 }
 /**
  * The `session_tree` notification, sent after a navigation and before its response.
@@ -1626,7 +2741,7 @@ export interface TreeNotification {
   newLeafId?: string | null;
   oldLeafId?: string | null;
   sessionId: string;
-  summaryEntry?: unknown;
+  summaryEntry?: BranchSummaryEntry;
 }
 /**
  * The `session_compact` notification, sent after the entry is written and before the response.
@@ -1635,7 +2750,7 @@ export interface TreeNotification {
  * via the `definition` "CompactNotification".
  */
 export interface CompactNotification {
-  compactionEntry: unknown;
+  compactionEntry: CompactionEntry;
   /**
    * Whether the entry came from the hook.
    */
@@ -1670,6 +2785,26 @@ export interface CancelRequest {
    * The id of the request to cancel.
    */
   id: RequestId;
+}
+/**
+ * An entry whose `type` is none of SessionEntry's (pi's readers keep such lines, and so does this server, which answers them as the file holds them). Passthrough: the clients' generated types leave it out of SessionEntry so that narrowing on `type` works; a client that may meet newer pi files checks `type` against the kinds it knows.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnknownEntry".
+ */
+export interface UnknownEntry {
+  type: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A message whose `role` is none of AgentMessage's (an extension may declare its own roles in pi's `CustomAgentMessages`); answered as the file holds it. Passthrough: the clients' generated types leave it out of AgentMessage so that narrowing on `role` works.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnknownMessage".
+ */
+export interface UnknownMessage {
+  role: string;
+  [k: string]: unknown | undefined;
 }
 
 /** Client -> server requests: params and result of each. */
