@@ -1,8 +1,9 @@
 //! pi-session: pi-compatible session files, served over JSON-RPC.
 //!
 //! Layers, data flowing one way: `format` (one JSONL line <-> one entry) -> `store` (one
-//! session and its file) -> `repo` (sessions directories) -> `rpc` (the stdio sidecar) and
-//! `cli` (the command line); `transcript` plays scripted exchanges with the sidecar (for
+//! session and its file) -> `repo` (sessions directories) -> `ops` (every session operation
+//! and its policy, with the configuration read once) -> `rpc` (the stdio sidecar) and `cli`
+//! (the command line); `transcript` plays scripted exchanges with the sidecar (for
 //! `pi-session test` and the project's own tests).
 //!
 //! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
@@ -13,6 +14,7 @@
 mod cli;
 mod format;
 mod inspect;
+mod ops;
 mod repo;
 mod rpc;
 mod store;
@@ -34,6 +36,9 @@ pub use store::{
 pub mod internal {
     pub mod format {
         pub use crate::format::{entry_input, ids, json, profile, time, write};
+    }
+    pub mod ops {
+        pub use crate::ops::*;
     }
     pub mod inspect {
         pub use crate::inspect::{LeafChoice, ReplayOutcome, check_file};

@@ -8,7 +8,7 @@
 //! server, fails on a failed expectation with the player's report, and snapshots the whole
 //! exchange. A server message the script does not read fails the test, and so does one that
 //! `protocol/schema.json` does not describe (`support::schema_check`: each result against its
-//! method's, each hook's and notification's params against theirs). (`tests/cli_test.rs`
+//! method's, each hook's and notification's params against theirs). (`tests/cli_test_command.rs`
 //! plays the same files through the real binary and checks it gives the same exchanges.)
 //!
 //! A transcript runs against one of two servers (`server.state`): `"sidecar"` (the default) is

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::format::profile::Profile;
 use crate::inspect;
+use crate::ops;
 use crate::store::GoneReason;
 use crate::store::watch::FileWatcher;
 
@@ -19,8 +20,8 @@ const GATHER: Duration = Duration::from_millis(10);
 /// Prints the tree, then the rows of new entries until SIGINT/SIGTERM, the reader of the
 /// output going away (status 0), or the file being deleted, replaced or cut (status 1, one
 /// line on stderr).
-pub fn tree(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
-    let mut session = open(file, profile)?;
+pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+    let mut session = open(scope, file, profile)?;
     // Watching before the first print: nothing appended in between is missed.
     let watcher = FileWatcher::new().map_err(Failure::in_file(file))?;
     let watch = watcher.watch(file).map_err(Failure::in_file(file))?;

@@ -3,15 +3,13 @@
 
 use std::process::ExitCode;
 
-use crate::format::profile::Profile;
+use crate::format::profile::{Listing as ProfileListing, Profile};
+use crate::ops;
 use crate::repo::search::{NameFilter, SearchQuery, SearchSort};
-use crate::repo::{
-    CachePolicy, HarnessListing, ListField, ListSelection, Repo, RepoError, SESSION_DIR_ENV,
-    render, settings_session_dir,
-};
+use crate::repo::{CachePolicy, HarnessListing, ListField, ListSelection, render};
 use clap::Args;
 
-use super::{Failure, emit, parse_profile, warn};
+use super::{Failure, emit, op_failed, parse_profile, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -92,55 +90,47 @@ pub struct FindArgs {
     profile: Profile,
 }
 
-pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
-    let repo = Repo::from_process().map_err(fail)?;
-    let repo = if args.no_cache {
-        repo.with_cache(CachePolicy::Off)
-    } else {
-        repo
-    };
+pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
+    let mut scope = scope.clone();
+    if args.no_cache {
+        scope.repo = scope.repo.with_cache(CachePolicy::Off);
+    }
     let cwd = args
         .cwd
-        .unwrap_or_else(|| repo.env().process_cwd().to_string());
+        .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());
     let query = match args.query.as_deref().map(SearchQuery::parse) {
         None => None,
         Some(Ok(query)) => query,
         Some(Err(e)) => return Err(Failure::Usage(format!("--query: {e}"))),
     };
-    let selection = ListSelection {
-        query,
-        sort: args.sort.unwrap_or_default(),
-        names: if args.named {
-            NameFilter::Named
-        } else {
-            NameFilter::All
+    let input = ops::ListInput {
+        profile: Some(args.profile),
+        project: (!args.all).then(|| cwd.clone()),
+        session_dir: match args.profile.rules().listing {
+            // The harness reads its sessions root, as given.
+            ProfileListing::HarnessHeaders => args.session_dir,
+            ProfileListing::SessionInfo { .. } => {
+                ops::cli_session_dir(&scope, args.profile, &cwd, args.session_dir)
+                    .map_err(op_failed(None))?
+            }
         },
-        offset: args.offset,
-        limit: args.limit,
+        refines_rows: query.is_some() || args.named || args.fields.is_some(),
+        selection: ListSelection {
+            query,
+            sort: args.sort.unwrap_or_default(),
+            names: if args.named {
+                NameFilter::Named
+            } else {
+                NameFilter::All
+            },
+            offset: args.offset,
+            limit: args.limit,
+        },
     };
-    if args.profile == Profile::Harness {
-        if !selection.is_everything() || args.fields.is_some() {
-            return Err(Failure::Usage(
-                "--profile harness lists headers only: --query, --named, --fields, --offset and \
-                 --limit need pi-cli or pi-1.6"
-                    .into(),
-            ));
-        }
-        let project = (!args.all).then_some(cwd.as_str());
-        let listing = repo
-            .harness_list(project, args.session_dir.as_deref())
-            .map_err(fail)?;
-        return print_harness(&listing, args.json);
-    }
-    let session_dir = session_dir(&repo, args.profile, &cwd, args.session_dir)?;
-    let session_dir = session_dir.as_deref();
-    let listed = if args.all {
-        repo.list_all_as(args.profile, session_dir)
-    } else {
-        repo.list_as(args.profile, &cwd, session_dir)
+    let listing = match ops::list(&scope, input).map_err(misused)? {
+        ops::Listed::Headers { listing, .. } => return print_harness(&listing, args.json),
+        ops::Listed::Rows { listing, .. } => listing,
     };
-    let mut listing = listed.map_err(fail)?;
-    listing.select(&selection);
     for warning in &listing.warnings {
         warn(format_args!("skipped {warning}"));
     }
@@ -159,22 +149,14 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn find(args: FindArgs) -> Result<ExitCode, Failure> {
-    let repo = Repo::from_process().map_err(fail)?;
+pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, Failure> {
     let cwd = args
         .cwd
-        .unwrap_or_else(|| repo.env().process_cwd().to_string());
-    let session_dir = session_dir(&repo, args.profile, &cwd, args.session_dir)?;
-    let found = match args.profile {
-        Profile::Pi16 => repo.find_by_id(&cwd, &args.id, session_dir.as_deref()),
-        Profile::PiCli => repo.find_by_id_in_list(&cwd, &args.id, session_dir.as_deref()),
-        Profile::Harness => {
-            return Err(Failure::Usage(
-                "--profile harness: the harness has no findById (use pi-cli or pi-1.6)".into(),
-            ));
-        }
-    };
-    match found.map_err(fail)? {
+        .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());
+    let found = ops::cli_session_dir(scope, args.profile, &cwd, args.session_dir)
+        .and_then(|dir| ops::find_by_id(scope, Some(args.profile), &cwd, &args.id, dir.as_deref()))
+        .map_err(misused)?;
+    match found {
         Some(path) => {
             emit(&format!("{}\n", path.display()))?;
             Ok(ExitCode::SUCCESS)
@@ -184,26 +166,6 @@ pub fn find(args: FindArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::FAILURE)
         }
     }
-}
-
-/// As pi's command line: the flag, else the environment variable (tilde-expanded), else the
-/// `sessionDir` of settings.json as the profile's pi reads it.
-fn session_dir(
-    repo: &Repo,
-    profile: Profile,
-    cwd: &str,
-    flag: Option<String>,
-) -> Result<Option<String>, Failure> {
-    if flag.is_some() {
-        return Ok(flag);
-    }
-    if let Some(dir) = std::env::var(SESSION_DIR_ENV)
-        .ok()
-        .filter(|d| !d.is_empty())
-    {
-        return Ok(Some(repo.env().normalize_path(&dir).map_err(fail)?));
-    }
-    settings_session_dir(repo.env(), profile, cwd).map_err(fail)
 }
 
 fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failure> {
@@ -236,10 +198,12 @@ fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failu
     Ok(ExitCode::SUCCESS)
 }
 
-/// A directory error: its message names the directory.
-fn fail(error: RepoError) -> Failure {
-    Failure::Store {
-        file: None,
-        error: error.into(),
+/// What the profile refuses was asked on the command line: a misuse (status 2).
+fn misused(error: ops::OpError) -> Failure {
+    match error {
+        ops::OpError::Store(e) if e.kind == crate::store::ErrorKind::InvalidArgument => {
+            Failure::Usage(e.message)
+        }
+        other => op_failed(None)(other),
     }
 }

@@ -10,12 +10,12 @@ mod follow;
 mod list;
 mod test;
 
-use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::profile::Profile;
-use crate::inspect::{self, LeafChoice, ReplayOutcome};
-use crate::store::compaction::{self, Detail};
-use crate::store::{ForkPosition, Leaf, MessageFormat, Session, SessionOptions, StoreError};
+use crate::inspect::{self, ReplayOutcome};
+use crate::ops::{self, LeafChoice};
+use crate::store::compaction::Detail;
+use crate::store::{ForkPosition, MessageFormat, Session, StoreError};
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// How the command line ends, as its `--help` says.
@@ -256,10 +256,32 @@ pub fn run() -> ExitCode {
     try_main().unwrap_or_else(Failure::report)
 }
 
+/// A directory error: its message names the directory.
+pub fn fail(error: impl Into<StoreError>) -> Failure {
+    Failure::Store {
+        file: None,
+        error: error.into(),
+    }
+}
+
+/// An operation's error, about `file` when there is one.
+pub fn op_failed(file: Option<&Path>) -> impl FnOnce(ops::OpError) -> Failure + '_ {
+    move |error| match error {
+        ops::OpError::Store(error) | ops::OpError::SummaryRequired { error, .. } => {
+            Failure::Store {
+                file: file.map(Path::to_path_buf),
+                error,
+            }
+        }
+        other => Failure::Usage(other.to_string()),
+    }
+}
+
 fn try_main() -> Result<ExitCode, Failure> {
     let cli = Cli::parse();
+    let mut config = ops::Config::from_process().map_err(fail)?;
     if cli.no_index {
-        crate::store::index_file::turn_off();
+        config = config.without_index();
     }
     let command = match cli.command {
         Some(command) if !cli.stdio => {
@@ -267,13 +289,14 @@ fn try_main() -> Result<ExitCode, Failure> {
             command
         }
         Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
-        None if cli.stdio => serve(cli.server),
+        None if cli.stdio => serve(cli.server, config),
         None => {
             return Err(Failure::Usage(
                 "nothing to do; run `pi-session --stdio` to serve JSON-RPC, or see --help".into(),
             ));
         }
     };
+    let scope = ops::Scope::new(config);
     match command {
         Command::Context {
             file,
@@ -281,17 +304,13 @@ fn try_main() -> Result<ExitCode, Failure> {
             profile,
             llm,
         } => {
-            let choice = match leaf.as_deref() {
-                None => LeafChoice::Current,
-                Some("null") => LeafChoice::Root,
-                Some(id) => LeafChoice::Entry(id.to_string()),
-            };
+            let choice = LeafChoice::from_flag(leaf.as_deref());
             let format = if llm {
                 MessageFormat::Llm
             } else {
                 MessageFormat::Agent
             };
-            let mut session = open(&file, profile)?;
+            let mut session = open(&scope, &file, profile)?;
             // Streamed: a 300,000-entry context is never held whole.
             let mut out = KeptError::new(io::BufWriter::new(io::stdout().lock()));
             let written = inspect::write_context_document(&mut session, &choice, format, &mut out);
@@ -305,28 +324,28 @@ fn try_main() -> Result<ExitCode, Failure> {
             file,
             profile,
             follow: true,
-        } => follow::tree(&file, profile),
+        } => follow::tree(&scope, &file, profile),
         Command::Tree { file, profile, .. } => {
-            let session = open(&file, profile)?;
+            let session = open(&scope, &file, profile)?;
             emit(&inspect::render_tree(&session).map_err(Failure::in_file(&file))?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { file, profile } => check(&file, profile),
-        Command::List(args) => list::run(args),
-        Command::Find(args) => list::find(args),
+        Command::Check { file, profile } => check(&scope, &file, profile),
+        Command::List(args) => list::run(&scope, args),
+        Command::Find(args) => list::find(&scope, args),
         Command::Fork {
             file,
             entry,
             at,
             out,
             profile,
-        } => fork(&file, &entry, at, out.as_deref(), profile),
+        } => fork(&scope, &file, &entry, at, out.as_deref(), profile),
         Command::Replay {
             ops,
             out_dir,
             profile,
             deterministic,
-        } => replay(&ops, &out_dir, profile, deterministic),
+        } => replay(&scope, &ops, &out_dir, profile, deterministic),
         Command::CompactPlan {
             file,
             leaf,
@@ -336,33 +355,17 @@ fn try_main() -> Result<ExitCode, Failure> {
             profile,
             full,
         } => {
-            let mut session = open(&file, profile)?;
-            let leaf = match leaf.as_deref() {
-                None => session.leaf().clone(),
-                Some("null") => Leaf::Null,
-                Some(id) => Leaf::Id(id.into()),
-            };
+            let mut session = open(&scope, &file, profile)?;
             // The flags over pi's settings.json for the session's project, as the sidecar reads it.
-            let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
-                file: None,
-                error: e.into(),
-            })?;
-            let files =
-                crate::repo::summary_settings(&env, profile, &session.cwd()).map_err(|e| {
-                    Failure::Store {
-                        file: None,
-                        error: e.into(),
-                    }
-                })?;
             let flags = crate::repo::SummarySettings {
                 compaction_keep_recent_tokens: keep,
                 compaction_reserve_tokens: reserve,
                 ..Default::default()
             };
-            let settings = flags.over(files).compaction();
             let detail = if full { Detail::Full } else { Detail::Brief };
-            let doc = compaction::plan_document(&mut session, &leaf, settings, window, detail)
-                .map_err(Failure::in_file(&file))?;
+            let choice = LeafChoice::from_flag(leaf.as_deref());
+            let doc = ops::plan_document(&scope, &mut session, &choice, flags, window, detail)
+                .map_err(op_failed(Some(&file)))?;
             emit(&(doc.stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -376,7 +379,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
 }
 
-fn serve(args: crate::rpc::StdioArgs) -> ! {
+fn serve(args: crate::rpc::StdioArgs, config: ops::Config) -> ! {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -387,15 +390,15 @@ fn serve(args: crate::rpc::StdioArgs) -> ! {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(crate::rpc::serve_stdio(args));
+    let code = runtime.block_on(crate::rpc::serve_stdio_with(args, Some(config)));
     // Exit here rather than returning: the runtime would otherwise wait for the blocking
     // thread still reading stdin, which may never see end of input.
     std::process::exit(code);
 }
 
 /// Opens `file` read-only, its reading warnings on stderr.
-fn open(file: &Path, profile: Profile) -> Result<Session, Failure> {
-    let options = SessionOptions::with_profile(profile).with_configured_index();
+fn open(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<Session, Failure> {
+    let options = scope.config.session_options(profile);
     let session = Session::open_read_only(file, options).map_err(Failure::in_file(file))?;
     for warning in session.warnings() {
         warn(format_args!("{}: {}", file.display(), warning.message));
@@ -403,8 +406,8 @@ fn open(file: &Path, profile: Profile) -> Result<Session, Failure> {
     Ok(session)
 }
 
-fn check(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
-    let options = SessionOptions::with_profile(profile).with_configured_index();
+fn check(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+    let options = scope.config.session_options(profile);
     let findings = inspect::check_file(file, options).map_err(Failure::in_file(file))?;
     let problems = findings.iter().filter(|f| !f.is_note).count();
     let mut report = String::new();
@@ -430,36 +433,29 @@ fn check(file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
 }
 
 fn fork(
+    scope: &ops::Scope,
     file: &Path,
     entry: &str,
     at: bool,
     out: Option<&Path>,
     profile: Profile,
 ) -> Result<ExitCode, Failure> {
-    let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
-        file: None,
-        error: e.into(),
-    })?;
-    let position = if at {
-        ForkPosition::At
-    } else {
-        ForkPosition::Before
+    let input = ops::ForkInput {
+        entry_id: entry.to_string(),
+        position: if at {
+            ForkPosition::At
+        } else {
+            ForkPosition::Before
+        },
+        durable: None,
     };
-    let forked = crate::repo::fork_file(
-        &env,
-        profile,
-        file,
-        entry,
-        position,
-        out,
-        Arc::new(IdSource::system()),
-    )
-    .map_err(Failure::in_file(file))?;
+    let forked = ops::fork_file(scope, profile, file, input, out).map_err(op_failed(Some(file)))?;
     emit(&(forked.to_js_value().stringify_pretty(2) + "\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn replay(
+    scope: &ops::Scope,
     ops: &Path,
     out_dir: &Path,
     profile: Profile,
@@ -470,7 +466,7 @@ fn replay(
         .and_then(|b| json::parse_bytes(&b).map_err(|e| e.to_string()))
         .map_err(|e| Failure::Usage(format!("{}: {e}", ops.display())))?;
     let ids = inspect::replay_ids(seed);
-    match inspect::replay_ops(&script, out_dir, profile, Arc::new(ids)) {
+    match inspect::replay_ops(scope.repo.env(), &script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
             emit(&(inspect::sorted_keys(doc).stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)

@@ -1,4 +1,7 @@
-//! Which pi a session reads and writes like: the one switch every layer dispatches on.
+//! Which pi a session reads and writes like, and what that means: [`Profile`] names a pi,
+//! [`Rules`] says in one table what each one does differently. A rule is read where it applies
+//! (`session.profile().rules().listing`); adding a pi version is one more [`Rules`] value here
+//! and its tests, plus a `match` only where a rule cannot be named (a quirk of one pi's code).
 
 /// Which pi implementation a session reads and writes like.
 #[derive(
@@ -54,9 +57,159 @@ impl Profile {
     /// pi's SessionManager (either version), as opposed to pi-agent-core's harness: the
     /// distinction most rules follow (lenient reading, lazy first write, the leaf in memory).
     pub fn is_session_manager(self) -> bool {
-        matches!(self, Profile::PiCli | Profile::Pi16)
+        self.rules().session_manager
+    }
+
+    /// What this profile does differently, in one place.
+    pub const fn rules(self) -> &'static Rules {
+        match self {
+            Profile::PiCli => &PI_CLI,
+            Profile::Pi16 => &PI_16,
+            Profile::Harness => &HARNESS,
+        }
     }
 }
+
+/// Every way the profiles differ that a caller can ask about by name. Each member says which
+/// pi code it follows; the three tables below are the whole answer to "what is pi-1.6?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// pi's SessionManager (lenient reading, lazy first write, the leaf kept in memory) rather
+    /// than pi-agent-core's harness (strict reading, immediate writes, `leaf` entries).
+    pub session_manager: bool,
+    /// Listing: how `list`/`listAll` read a sessions directory and order its rows.
+    pub listing: Listing,
+    /// `findById`: how a session file is found from its id (`None`: this pi has none).
+    pub find_by_id: Option<FindById>,
+    /// pi's `SessionManager.forkFrom` (the `--fork` flag) exists in this pi.
+    pub fork_from: bool,
+    /// Whose compaction code prepares and writes compactions.
+    pub compaction: Compaction,
+    /// The context usage reports tokens and percent of the window (pi's `getContextUsage`);
+    /// the harness has no such call.
+    pub context_usage_percent: bool,
+    /// The recorded leaf must name an entry of the file (the harness refuses one that does not).
+    pub recorded_leaf_must_exist: bool,
+    /// `settings.json` is read with a byte-order mark stripped (pi 1.6).
+    pub settings_strip_bom: bool,
+    /// Reads and writes what only pi 1.6 writes (`context_edit` and `usage` entries, `system`
+    /// messages); the others warn of such lines (and listed files holding them).
+    pub pi16_entries: bool,
+    /// When pi's SessionManager writes a new session's file (the harness writes at once).
+    pub first_write: FirstWrite,
+    /// An open for writing ends a last line that lacks its newline (pi 1.6's repair on load).
+    pub repairs_torn_tail: bool,
+    /// `--continue` reads file times to the nanosecond and gives up at an unreadable file (pi
+    /// 1.6), rather than to the millisecond, skipping it (pi 0.82.1).
+    pub recent_exact_times: bool,
+    /// An explicit sessions directory is "custom" (filtered by cwd) when it resolves elsewhere
+    /// than the default (pi 1.6), rather than when it is spelled differently (pi 0.82.1).
+    pub custom_dir_resolved: bool,
+    /// The refusal of a fork of a session pi has not written yet.
+    pub not_saved_message: &'static str,
+}
+
+/// When a new session's file is first written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstWrite {
+    /// pi 0.82.1: at the first assistant message.
+    AtAssistant,
+    /// pi 1.6: at the first user or assistant message (`_hasConversation`).
+    AtConversation,
+    /// The harness: the header at creation, every entry as it comes.
+    AtOnce,
+}
+
+/// How a sessions directory is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// pi's `SessionInfo` rows, newest activity first; `ties` breaks equal times.
+    SessionInfo { ties: ListTies, follow_links: bool },
+    /// pi-agent-core's `JsonlSessionRepo.list`: header fields only, newest `createdAt` first.
+    HarnessHeaders,
+}
+
+/// How equal activity times are ordered in a `SessionInfo` listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListTies {
+    /// pi 0.82.1: the order files were read in (a stable sort).
+    ReadOrder,
+    /// pi 1.6: file name descending; over the sessions root, file time then name.
+    NameDescending,
+}
+
+/// How `findById` finds a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindById {
+    /// pi 1.6's `findById`: the first file in name order whose header has the id.
+    HeaderScan,
+    /// pi 0.82.1 (no `findById`): the newest listed session with the id.
+    NewestListed,
+}
+
+/// Whose compaction code a profile follows (one dispatch in `ops::compact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// pi-coding-agent 0.82.1's `compaction.ts`.
+    PiCli082,
+    /// pi 1.6's compaction (entries carry the system prompt).
+    Pi16,
+    /// pi-agent-core's harness compaction (`retainedTail`).
+    Harness,
+}
+
+const PI_CLI: Rules = Rules {
+    session_manager: true,
+    listing: Listing::SessionInfo {
+        ties: ListTies::ReadOrder,
+        follow_links: false,
+    },
+    find_by_id: Some(FindById::NewestListed),
+    fork_from: true,
+    compaction: Compaction::PiCli082,
+    context_usage_percent: true,
+    recorded_leaf_must_exist: false,
+    settings_strip_bom: false,
+    pi16_entries: false,
+    first_write: FirstWrite::AtAssistant,
+    repairs_torn_tail: false,
+    recent_exact_times: false,
+    custom_dir_resolved: false,
+    not_saved_message: NOT_SAVED,
+};
+
+/// pi 0.82.1's refusal to fork a session it has not written yet (the harness's here too).
+const NOT_SAVED: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
+
+const PI_16: Rules = Rules {
+    listing: Listing::SessionInfo {
+        ties: ListTies::NameDescending,
+        follow_links: true,
+    },
+    find_by_id: Some(FindById::HeaderScan),
+    compaction: Compaction::Pi16,
+    settings_strip_bom: true,
+    pi16_entries: true,
+    first_write: FirstWrite::AtConversation,
+    repairs_torn_tail: true,
+    recent_exact_times: true,
+    custom_dir_resolved: true,
+    // pi 1.6 writes a session at its first user message.
+    not_saved_message: "This session has not been saved yet. Send a message before cloning or forking it.",
+    ..PI_CLI
+};
+
+const HARNESS: Rules = Rules {
+    session_manager: false,
+    listing: Listing::HarnessHeaders,
+    find_by_id: None,
+    fork_from: false,
+    compaction: Compaction::Harness,
+    context_usage_percent: false,
+    recorded_leaf_must_exist: true,
+    first_write: FirstWrite::AtOnce,
+    ..PI_CLI
+};
 
 #[cfg(test)]
 mod tests {
@@ -75,5 +228,32 @@ mod tests {
         assert_eq!(alias, Profile::PiCli);
         assert_eq!(Profile::parse("pi-1.6.0"), None);
         assert!(serde_json::from_value::<Profile>(serde_json::json!("pi")).is_err());
+    }
+
+    #[test]
+    fn each_profile_is_one_table_of_rules() {
+        // The SessionManager profiles and the harness part where the README says they do.
+        for profile in Profile::ALL {
+            let rules = profile.rules();
+            let manager = profile.is_session_manager();
+            assert_eq!(rules.fork_from, manager, "{profile:?}");
+            assert_eq!(rules.find_by_id.is_some(), manager, "{profile:?}");
+            assert_eq!(rules.context_usage_percent, manager, "{profile:?}");
+            assert_eq!(rules.recorded_leaf_must_exist, !manager, "{profile:?}");
+            assert_eq!(
+                rules.listing == Listing::HarnessHeaders,
+                !manager,
+                "{profile:?}"
+            );
+            assert_eq!(rules.first_write == FirstWrite::AtOnce, !manager);
+        }
+        // pi 1.6 is pi 0.82.1 with its own format, listing order and findById.
+        let (cli, pi16) = (Profile::PiCli.rules(), Profile::Pi16.rules());
+        assert!(pi16.pi16_entries && !cli.pi16_entries);
+        assert_eq!(pi16.find_by_id, Some(FindById::HeaderScan));
+        assert_eq!(cli.find_by_id, Some(FindById::NewestListed));
+        assert_ne!(pi16.not_saved_message, cli.not_saved_message);
+        assert_eq!(pi16.compaction, Compaction::Pi16);
+        assert_eq!(Profile::Harness.rules().compaction, Compaction::Harness);
     }
 }

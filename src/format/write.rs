@@ -265,7 +265,8 @@ pub fn header_object(
     if let Some(parent) = parent_session {
         b.put("parentSession", JsValue::from(parent));
     }
-    if profile == Profile::Harness
+    // Only the harness has header metadata.
+    if !profile.is_session_manager()
         && let Some(metadata) = metadata
     {
         b.put("metadata", metadata.clone());

@@ -3,44 +3,13 @@
 //! `sessionName`, `tree`), so the two can be compared field by field.
 
 use crate::format::json::{self, JsObject, JsString, JsValue};
-use crate::format::profile::Profile;
 use crate::store::{ContextMessage, Leaf, MessageFormat, Session, StoreResult, TreeRow};
 
-/// Which leaf to report at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LeafChoice {
-    /// The leaf the file says.
-    Current,
-    /// Before the first entry (`--leaf null`).
-    Root,
-    Entry(String),
-}
+pub use crate::ops::LeafChoice;
 
-/// The leaf `choice` names, with the harness's refusal of a recorded leaf naming no entry.
+/// The leaf `choice` names, as every front door chooses it.
 fn chosen_leaf(session: &Session, choice: &LeafChoice) -> StoreResult<Leaf> {
-    let profile = session.profile();
-    let leaf = match choice {
-        LeafChoice::Current => session.leaf().clone(),
-        LeafChoice::Root => Leaf::Null,
-        LeafChoice::Entry(id) => {
-            if session.position(id).is_none() {
-                return Err(crate::store::StoreError::entry_not_found(id));
-            }
-            Leaf::Id(id.as_str().into())
-        }
-    };
-    if profile == Profile::Harness && choice == &LeafChoice::Current {
-        // The harness refuses a recorded leaf that names no entry.
-        if let Leaf::Id(id) = &leaf
-            && session.position(id).is_none()
-        {
-            return Err(crate::store::StoreError::new(
-                crate::store::ErrorKind::InvalidSession,
-                format!("Entry {id} not found"),
-            ));
-        }
-    }
-    Ok(leaf)
+    crate::ops::leaf(session, choice)
 }
 
 /// Builds the document for `session` at `choice` whole (the streamed writer's reference).
@@ -137,7 +106,8 @@ pub fn write_context_document(
     let settings = session.context_settings(&leaf)?;
     let mut w = Pieces::new(out);
     w.push("{\n  \"context\": {");
-    if profile == Profile::Harness {
+    // Only the harness keeps active tools in its context.
+    if !profile.is_session_manager() {
         w.push("\n    \"activeToolNames\": ");
         let tools = settings.active_tool_names.clone().unwrap_or(JsValue::Null);
         w.value(sorted_keys(tools), 2);
@@ -300,13 +270,14 @@ impl<'a> Pieces<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::profile::Profile;
     use crate::store::SessionOptions;
 
     /// Compares the streamed document with the built one for `path` in every profile and
     /// format, at the file's leaf, at `null` and at its first entry; the number compared.
     fn compare_streamed_with_built(path: &std::path::Path) -> usize {
         let mut compared = 0;
-        for profile in [Profile::PiCli, Profile::Pi16, Profile::Harness] {
+        for profile in Profile::ALL {
             for format in [MessageFormat::Agent, MessageFormat::Llm] {
                 let Ok(mut session) =
                     Session::open_read_only(path, SessionOptions::with_profile(profile))

@@ -36,18 +36,20 @@ pub fn replay_ids(seed: Option<u64>) -> IdSource {
 
 /// Replays `script` into a new session under `out_dir`.
 pub fn replay_ops(
+    env: &PathEnv,
     script: &JsValue,
     out_dir: &Path,
     profile: Profile,
     ids: Arc<IdSource>,
 ) -> ReplayOutcome {
-    match replay(script, out_dir, profile, ids) {
+    match replay(env, script, out_dir, profile, ids) {
         Ok(outcome) => outcome,
         Err(message) => ReplayOutcome::Usage(message),
     }
 }
 
 fn replay(
+    env: &PathEnv,
     script: &JsValue,
     out_dir: &Path,
     profile: Profile,
@@ -73,12 +75,10 @@ fn replay(
     // The oracle's layout: pi-cli writes flat into OUT_DIR, the harness into its cwd's
     // directory with OUT_DIR as the sessions root.
     let out = out_dir.to_string_lossy();
-    let env = PathEnv::from_process()
-        .map_err(|e| e.to_string())?
-        .with_sessions_root(&out);
-    let place = match profile {
-        Profile::PiCli | Profile::Pi16 => Place::Dir(&out),
-        Profile::Harness => Place::Default,
+    let env = env.clone().with_sessions_root(&out);
+    let place = match profile.is_session_manager() {
+        true => Place::Dir(&out),
+        false => Place::Default,
     };
     let request = SessionRequest {
         profile,
@@ -118,7 +118,7 @@ fn replay(
                 );
                 // What the oracle reports of the thrown error: the manager throws plain
                 // `Error`s, the harness `SessionError`s with a code.
-                if profile == Profile::Harness {
+                if !profile.is_session_manager() {
                     e.insert(
                         JsString::new("code"),
                         JsValue::from(harness_code(error.kind)),
@@ -339,13 +339,13 @@ fn apply(
         return Err(format!("op #{i}: unknown op \"{name}\""));
     };
     if let Some(what) = pi16_only(op, name)
-        && session.profile() != Profile::Pi16
+        && !session.profile().rules().pi16_entries
     {
         return Err(format!(
             "op #{i}: {what} is not supported by the {} implementation",
-            match session.profile() {
-                Profile::Harness => "harness",
-                _ => "manager",
+            match session.profile().is_session_manager() {
+                false => "harness",
+                true => "manager",
             }
         ));
     }

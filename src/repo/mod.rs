@@ -30,7 +30,7 @@ mod stamp;
 pub use crate::format::js_date::parse_date;
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
-pub use fork::{fork_file, fork_from, fork_session};
+pub use fork::{Forked, fork_file, fork_from, fork_session};
 pub use harness_list::HarnessListing;
 pub use listing::{Listing, Pi16Note};
 pub use messages_text::MessagesText;
@@ -78,11 +78,6 @@ impl Repo {
     pub fn keeping_caches(mut self) -> Repo {
         self.kept_caches = Some(Default::default());
         self
-    }
-
-    /// A repo over this process's environment (see [`PathEnv::from_process`]).
-    pub fn from_process() -> Result<Repo, RepoError> {
-        Ok(Repo::new(PathEnv::from_process()?))
     }
 
     pub fn with_cache(mut self, policy: CachePolicy) -> Repo {

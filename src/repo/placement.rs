@@ -50,21 +50,20 @@ pub fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
         id: id.to_string(),
         reason,
     };
-    match profile {
-        Profile::PiCli | Profile::Pi16 => validate_session_id(id)?,
-        Profile::Harness => {
-            if id.is_empty() {
-                return Err(unusable("it is empty"));
-            }
-            if id == "." || id == ".." {
-                return Err(unusable("it names a directory"));
-            }
-            if id.contains(['/', '\\']) {
-                return Err(unusable("it contains a path separator"));
-            }
-            if id.chars().any(char::is_control) {
-                return Err(unusable("it contains a control character"));
-            }
+    if profile.is_session_manager() {
+        validate_session_id(id)?;
+    } else {
+        if id.is_empty() {
+            return Err(unusable("it is empty"));
+        }
+        if id == "." || id == ".." {
+            return Err(unusable("it names a directory"));
+        }
+        if id.contains(['/', '\\']) {
+            return Err(unusable("it contains a path separator"));
+        }
+        if id.chars().any(char::is_control) {
+            return Err(unusable("it contains a control character"));
         }
     }
     // The longest timestamp pi writes before year 10000: `2026-01-01T00-00-00-000Z`.
@@ -89,18 +88,18 @@ pub fn cwd_for_open(env: &PathEnv, cwd: Option<&str>) -> Result<String, RepoErro
 /// The header cwd of a new session: pi-cli resolves it as `SessionManager` does, the harness
 /// writes it as it was given.
 pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, RepoError> {
-    match profile {
-        Profile::PiCli | Profile::Pi16 => env.resolve_path(cwd),
-        Profile::Harness => Ok(cwd.to_string()),
+    match profile.is_session_manager() {
+        true => env.resolve_path(cwd),
+        false => Ok(cwd.to_string()),
     }
 }
 
 /// The directory new sessions of `cwd` go to by default: pi-cli's `<root>/<encoded resolved
 /// cwd>/`, the harness's `<root>/<encoded cwd as given>/`.
 pub fn default_dir(env: &PathEnv, profile: Profile, cwd: &str) -> Result<PathBuf, RepoError> {
-    Ok(env.io_path(&match profile {
-        Profile::PiCli | Profile::Pi16 => env.default_session_dir(cwd)?,
-        Profile::Harness => env.harness_session_dir(&env.sessions_root(), cwd),
+    Ok(env.io_path(&match profile.is_session_manager() {
+        true => env.default_session_dir(cwd)?,
+        false => env.harness_session_dir(&env.sessions_root(), cwd),
     }))
 }
 
@@ -140,13 +139,6 @@ pub fn new_session(
     ))
 }
 
-/// pi's message when a session that is not written yet is forked (its `/fork` and `/clone`).
-pub const NOT_SAVED_MESSAGE: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
-
-/// pi 1.6's message for the same (it writes a session at its first user message).
-pub const NOT_SAVED_MESSAGE_1_6: &str =
-    "This session has not been saved yet. Send a message before cloning or forking it.";
-
 /// The new session a fork of `source` up to `leaf_id` becomes (pi's `createBranchedSession`):
 /// in `dir` when given, else beside the source (pi-cli) or in the cwd's directory under the
 /// sessions root (harness); in memory when the source is. It keeps the source's cwd (as pi
@@ -164,18 +156,13 @@ pub fn fork_target(
     let dir = match (source.path(), dir) {
         (None, _) => None,
         (Some(_), Some(dir)) => Some(dir.to_path_buf()),
-        (Some(current), None) => Some(match profile {
-            Profile::PiCli | Profile::Pi16 => {
-                current.parent().map(Path::to_path_buf).unwrap_or_default()
-            }
-            Profile::Harness => default_dir(env, profile, &source.cwd())?,
+        (Some(current), None) => Some(match profile.is_session_manager() {
+            true => current.parent().map(Path::to_path_buf).unwrap_or_default(),
+            false => default_dir(env, profile, &source.cwd())?,
         }),
     };
     if dir.is_some() && !source.is_written() && leaf_id.is_some() {
-        let message = match source.profile() {
-            Profile::Pi16 => NOT_SAVED_MESSAGE_1_6,
-            Profile::PiCli | Profile::Harness => NOT_SAVED_MESSAGE,
-        };
+        let message = profile.rules().not_saved_message;
         return Err(StoreError::new(ErrorKind::NotSaved, message));
     }
     // pi's SessionManager creates its directory when it is made, written or not.
@@ -183,9 +170,10 @@ pub fn fork_target(
         make_dir(dir)?;
     }
     let cwd = header_cwd(env, profile, &source.cwd())?;
-    let metadata = match profile {
-        Profile::Harness => source.header().get("metadata").cloned(),
-        Profile::PiCli | Profile::Pi16 => None,
+    // Only the harness has header metadata.
+    let metadata = match profile.is_session_manager() {
+        false => source.header().get("metadata").cloned(),
+        true => None,
     };
     Ok(named(
         dir.as_deref(),

@@ -50,15 +50,15 @@ impl Repo {
         for name in &names.sessions {
             let meta = match std::fs::metadata(io_dir.join(name)) {
                 Ok(meta) => meta,
-                Err(_) if profile == Profile::Pi16 => return Ok(None),
+                Err(_) if profile.rules().recent_exact_times => return Ok(None),
                 Err(_) => continue,
             };
             // Only regular files: opening a FIFO would block (pi would hang there).
             if meta.is_file() {
                 let stamp = FileStamp::of(&meta);
-                let mtime = match profile {
-                    Profile::Pi16 => stamp.mtime_ms_exact(),
-                    Profile::PiCli | Profile::Harness => stamp.mtime_ms(),
+                let mtime = match profile.rules().recent_exact_times {
+                    true => stamp.mtime_ms_exact(),
+                    false => stamp.mtime_ms(),
                 };
                 candidates.push((mtime, name));
             }

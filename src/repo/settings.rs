@@ -28,7 +28,7 @@ pub fn settings_session_dir(
 ) -> Result<Option<String>, RepoError> {
     let global = join(&[env.agent_dir(), "settings.json"]);
     let project = join(&[&env.resolve_path(cwd)?, ".pi", "settings.json"]);
-    let strip_bom = profile == Profile::Pi16;
+    let strip_bom = profile.rules().settings_strip_bom;
     // deepMergeSettings: a project value that is not `undefined` replaces the global one.
     let value =
         read_setting(env, &project, strip_bom).or_else(|| read_setting(env, &global, strip_bom));
@@ -90,7 +90,7 @@ pub fn summary_settings(
 ) -> Result<SummarySettings, RepoError> {
     let global = join(&[env.agent_dir(), "settings.json"]);
     let project = join(&[&env.resolve_path(cwd)?, ".pi", "settings.json"]);
-    let strip_bom = profile == Profile::Pi16;
+    let strip_bom = profile.rules().settings_strip_bom;
     let project_settings = read_settings_file(env, &project, strip_bom);
     // The file a merged member came from, for an error: the project's when it has the member.
     let source = |section: &str, key: &str| {

@@ -1,9 +1,9 @@
 //! Errors as they travel on the wire.
 //!
 //! Protocol errors use JSON-RPC's reserved codes (and LSP's two additions, -32002 and -32800).
-//! Application errors (from the store, wired in later) use codes outside the reserved range
-//! -32768..=-32000 and always carry `data.kind`, a stable name clients can switch on. The store
-//! maps its error type in one place by implementing [`IntoRpcError`].
+//! Application errors (the store's and the operations') use codes outside the reserved range
+//! -32768..=-32000 and always carry `data.kind`, a stable name clients can switch on. They are
+//! mapped in one place, `sessions/error.rs`, by implementing [`IntoRpcError`].
 
 use std::fmt;
 

@@ -37,4 +37,5 @@ pub use memory::release_freed_memory;
 pub use methods::{Methods, parse_params};
 pub use request_context::{BoxFuture, Raw, RequestContext, ServerHandle, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
+pub(crate) use stdio::serve_stdio_with;
 pub use stdio::{StdioArgs, serve_stdio};

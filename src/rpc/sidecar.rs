@@ -14,5 +14,17 @@ pub fn methods() -> Methods<Sidecar> {
 
 /// The sidecar, ready to serve.
 pub fn server(options: ServerOptions) -> Server<Sidecar> {
-    Server::new(Sidecar::default(), methods(), options)
+    server_with(options, None)
+}
+
+/// The sidecar under `config` (`None`: the process's, read at the first need).
+pub(crate) fn server_with(
+    options: ServerOptions,
+    config: Option<crate::ops::Config>,
+) -> Server<Sidecar> {
+    let sidecar = match config {
+        Some(config) => Sidecar::with_config(config),
+        None => Sidecar::default(),
+    };
+    Server::new(sidecar, methods(), options)
 }

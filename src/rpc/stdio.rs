@@ -50,6 +50,12 @@ impl StdioArgs {
 /// parent's death, and returns the process exit code (0 after `shutdown`, 1 otherwise, 2 if
 /// it could not start).
 pub async fn serve_stdio(args: StdioArgs) -> i32 {
+    serve_stdio_with(args, None).await
+}
+
+/// [`serve_stdio`] under `config` (the command line's, with its flags); `None`: the process's,
+/// read at the first need.
+pub(crate) async fn serve_stdio_with(args: StdioArgs, config: Option<crate::ops::Config>) -> i32 {
     if let Err(error) = init_logging(args.log_file.as_deref()) {
         let path = args.log_file.as_deref().unwrap_or_else(|| "".as_ref());
         eprintln!(
@@ -66,7 +72,7 @@ pub async fn serve_stdio(args: StdioArgs) -> i32 {
             return 2;
         }
     };
-    let server = sidecar::server(args.server_options()).with_signals(signals);
+    let server = sidecar::server_with(args.server_options(), config).with_signals(signals);
     let outcome = server.serve(input(), output()).await;
     tracing::info!(
         "stopped ({}), exit code {}",

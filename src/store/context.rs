@@ -41,7 +41,7 @@ impl Context {
             put("thinkingLevel", level);
         }
         put("model", self.model);
-        if profile == Profile::Harness {
+        if !profile.is_session_manager() {
             put(
                 "activeToolNames",
                 self.active_tool_names.unwrap_or(JsValue::Null),
@@ -63,7 +63,7 @@ impl Context {
             put("thinkingLevel", level.clone());
         }
         put("model", self.model.clone());
-        if profile == Profile::Harness {
+        if !profile.is_session_manager() {
             put(
                 "activeToolNames",
                 self.active_tool_names.clone().unwrap_or(JsValue::Null),
@@ -464,7 +464,7 @@ impl Session {
                     model_texts = Some((provider, m));
                 }
                 _ if record.kind() == Kind::ActiveToolsChange
-                    && self.profile() == Profile::Harness =>
+                    && !self.profile().is_session_manager() =>
                 {
                     [active_tool_names] = self.entry_fields(position, ["activeToolNames"])?;
                 }
@@ -476,7 +476,7 @@ impl Session {
         let model = model_texts.map_or(JsValue::Null, |(provider, model)| {
             model_object(parse(provider), parse(model))
         });
-        let active_tool_names = (self.profile() == Profile::Harness)
+        let active_tool_names = (!self.profile().is_session_manager())
             .then(|| active_tool_names.unwrap_or(JsValue::Null));
         Ok(Context {
             messages: Vec::new(),
@@ -548,13 +548,13 @@ fn passed_through(
     };
     let no_content = message.get("content").is_none_or(|c| c.is_null());
     let repaired = match role {
-        Some("system") => profile == Profile::Pi16 && no_content,
+        Some("system") => profile.rules().pi16_entries && no_content,
         Some("user" | "assistant" | "toolResult") => profile.is_session_manager() && no_content,
         _ => false,
     };
     let converted = format == MessageFormat::Llm
         && !matches!(role, Some("user" | "assistant" | "toolResult"))
-        && !(role == Some("system") && profile == Profile::Pi16);
+        && !(role == Some("system") && profile.rules().pi16_entries);
     (!repaired && !converted).then_some(message)
 }
 
@@ -575,7 +575,7 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
                 return;
             };
             let role = message.get("role").and_then(JsValue::as_str);
-            if profile == Profile::Pi16
+            if profile.rules().pi16_entries
                 && role.as_deref() == Some("system")
                 && matches!(message.get("content"), None | Some(JsValue::Null))
                 && let JsValue::Object(map) = message
@@ -713,7 +713,7 @@ pub fn convert_to_llm(message: &JsValue, profile: Profile) -> Option<JsValue> {
     };
     match &*role {
         "user" | "assistant" | "toolResult" => Some(message.clone()),
-        "system" if profile == Profile::Pi16 => Some(message.clone()),
+        "system" if profile.rules().pi16_entries => Some(message.clone()),
         "bashExecution" => {
             if message
                 .get("excludeFromContext")

@@ -85,7 +85,7 @@ impl Session {
     /// re-chained, then every label still set on a kept entry re-created at the end with a new
     /// id and its original timestamp. Harness (`repo.fork`): the checkpoint path, verbatim.
     pub fn branched_entries(&mut self, leaf_id: &str) -> StoreResult<Vec<JsValue>> {
-        if self.profile() == Profile::Harness {
+        if !self.profile().is_session_manager() {
             let walk = self.checkpoint_path(&Leaf::Id(leaf_id.into()))?;
             return walk
                 .positions

@@ -16,7 +16,7 @@ use hashbrown::hash_table::Entry;
 use indexmap::IndexMap;
 
 use crate::format::entry::{EntryId, Kind, LineFacts, Payload, Ref, Replacement, Role};
-use crate::format::profile::Profile;
+use crate::format::profile::{FirstWrite, Profile};
 
 use packed::{
     EXTRA, HAS_TIMESTAMP, HAS_TYPE, HELD, INVALID, NO_NAME, NONE, NULL, OBJECT, PARENT_AT,
@@ -264,7 +264,8 @@ impl Index {
     /// Whether the SessionManager of `profile` writes an unwritten session now: 0.82.1 at the
     /// first assistant message, 1.6 at the first user or assistant message (`_hasConversation`).
     pub fn has_conversation(&self, profile: Profile) -> bool {
-        self.has_assistant || (profile == Profile::Pi16 && self.has_user)
+        self.has_assistant
+            || (profile.rules().first_write == FirstWrite::AtConversation && self.has_user)
     }
 }
 
@@ -786,9 +787,9 @@ fn label_value(payload: Payload<&str, &str>, profile: Profile) -> Option<Arc<str
     let Payload::Label(Some(raw)) = payload else {
         return None;
     };
-    match profile {
-        Profile::PiCli | Profile::Pi16 => crate::format::entry::raw_truthy(raw).then(|| raw.into()),
-        Profile::Harness => {
+    match profile.is_session_manager() {
+        true => crate::format::entry::raw_truthy(raw).then(|| raw.into()),
+        false => {
             let value = crate::format::json::parse(raw).ok()?;
             let trimmed = value.as_js_str()?.trim_js();
             (!trimmed.is_empty()).then(|| {

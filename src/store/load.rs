@@ -196,9 +196,9 @@ pub fn load_from(
     warnings.extend(pi16_warnings(profile, pi16_features));
     index.shrink_to_fit();
     let Some(header) = header else {
-        return Err(match profile {
-            Profile::PiCli | Profile::Pi16 => not_a_session(path),
-            Profile::Harness => harness_invalid(path, "missing session header"),
+        return Err(match profile.is_session_manager() {
+            true => not_a_session(path),
+            false => harness_invalid(path, "missing session header"),
         });
     };
     if profile.is_session_manager() && migrate::needs_migration(&header) {
@@ -395,9 +395,9 @@ impl<'a> Reader<'a> {
             return Ok(());
         }
         self.non_blank += 1;
-        match self.profile {
-            Profile::PiCli | Profile::Pi16 => self.lenient(line_number, offset, bytes, read),
-            Profile::Harness => self.strict(line_number, offset, bytes, read),
+        match self.profile.is_session_manager() {
+            true => self.lenient(line_number, offset, bytes, read),
+            false => self.strict(line_number, offset, bytes, read),
         }
     }
 
@@ -535,7 +535,7 @@ impl<'a> Reader<'a> {
     ) -> StoreResult<()> {
         let len =
             u32::try_from(len).map_err(|_| too_long(self.path, line_number, u32::MAX as usize))?;
-        if self.profile != Profile::Pi16
+        if !self.profile.rules().pi16_entries
             && let Some(feature) = facts.pi16_feature()
         {
             match self.pi16_features.iter_mut().find(|f| f.0 == feature) {

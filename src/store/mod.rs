@@ -32,7 +32,8 @@ pub use fork::ForkPosition;
 pub use index::Leaf;
 pub use load::Warning;
 pub use navigate::{
-    SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, decide, model_summary,
+    NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
+    decide, model_summary,
 };
 pub use session::{NewSession, Session, SessionOptions};
 pub use stats::SessionStats;

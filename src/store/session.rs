@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::{EntryIdStyle, IdSource};
 use crate::format::json::{self, JsValue};
-use crate::format::profile::Profile;
+use crate::format::profile::{FirstWrite, Profile};
 use crate::format::write::{self, NewEntry, ParentValue};
 
 use super::error::{ErrorKind, StoreError, StoreResult};
@@ -46,15 +46,6 @@ impl SessionOptions {
         SessionOptions {
             profile,
             ..SessionOptions::default()
-        }
-    }
-
-    /// Uses (and keeps) the persisted index where the environment puts it, unless it is
-    /// turned off there or for this process.
-    pub fn with_configured_index(self) -> Self {
-        SessionOptions {
-            index_dir: super::index_file::configured_dir(false),
-            ..self
         }
     }
 }
@@ -157,7 +148,7 @@ impl Session {
     /// The harness profile requires an existing valid file.
     pub fn open(path: &Path, cwd_if_new: &str, options: SessionOptions) -> StoreResult<Session> {
         if !path.exists() {
-            if options.profile == Profile::Harness {
+            if !options.profile.is_session_manager() {
                 return Err(StoreError::new(
                     ErrorKind::SessionNotFound,
                     format!("Session not found: {}", path.display()),
@@ -181,7 +172,7 @@ impl Session {
                 // pi 1.6 ends a last line that lacks its newline on every load; this program
                 // does it only when the session is opened for writing (a reading command never
                 // writes), with the newline the next append would have written first anyway.
-                if options.profile == Profile::Pi16 && file.has_torn_tail() {
+                if options.profile.rules().repairs_torn_tail && file.has_torn_tail() {
                     file.end_torn_line()?;
                 }
                 loaded
@@ -286,7 +277,7 @@ impl Session {
             shape_memo: Default::default(),
             foreign: Vec::new(),
         };
-        if session.options.profile == Profile::Harness
+        if session.options.profile.rules().first_write == FirstWrite::AtOnce
             && let Some(path) = &session.path
         {
             let content = format!("{}\n", session.header.stringify());
@@ -575,9 +566,9 @@ impl Session {
     // Appends
 
     fn entry_id_style(&self) -> EntryIdStyle {
-        match self.options.profile {
-            Profile::PiCli | Profile::Pi16 => EntryIdStyle::V4Prefix,
-            Profile::Harness => EntryIdStyle::V7Suffix,
+        match self.options.profile.is_session_manager() {
+            true => EntryIdStyle::V4Prefix,
+            false => EntryIdStyle::V7Suffix,
         }
     }
 
@@ -593,7 +584,9 @@ impl Session {
             Leaf::Null => ParentValue::Null,
             Leaf::Undefined => ParentValue::Undefined,
             Leaf::Id(id) => {
-                if self.options.profile == Profile::Harness && self.index.get(id).is_none() {
+                if self.options.profile.rules().recorded_leaf_must_exist
+                    && self.index.get(id).is_none()
+                {
                     return Err(StoreError::new(
                         ErrorKind::InvalidSession,
                         format!("Entry {id} not found"),
@@ -700,7 +693,7 @@ impl Session {
             _ => None,
         };
         if let Some(what) = pi16_only
-            && self.options.profile != Profile::Pi16
+            && !self.options.profile.rules().pi16_entries
         {
             return Err(StoreError::new(
                 ErrorKind::InvalidArgument,
@@ -745,7 +738,9 @@ impl Session {
             (Some(path), false)
                 if self.index.has_conversation(self.options.profile)
                     || is_assistant
-                    || (is_user && self.options.profile == Profile::Pi16)
+                    || (is_user
+                        && self.options.profile.rules().first_write
+                            == FirstWrite::AtConversation)
                     || self.options.durable =>
             {
                 // The SessionManager's first write: the whole session at once, exclusively.
@@ -946,12 +941,13 @@ impl Session {
     }
 
     fn move_leaf(&mut self, target: Option<&str>) -> StoreResult<()> {
-        match self.options.profile {
-            Profile::PiCli | Profile::Pi16 => {
+        // pi's SessionManager keeps the leaf in memory; the harness records it as an entry.
+        match self.options.profile.is_session_manager() {
+            true => {
                 self.leaf = target.map_or(Leaf::Null, |id| Leaf::Id(id.into()));
                 Ok(())
             }
-            Profile::Harness => {
+            false => {
                 let entry = NewEntry::Leaf {
                     target_id: target.map(str::to_string),
                 };

@@ -3,7 +3,6 @@
 
 use crate::format::entry::{Kind, Payload, Role};
 use crate::format::json::JsValue;
-use crate::format::profile::Profile;
 
 use super::error::StoreResult;
 use super::index_file;
@@ -114,7 +113,7 @@ impl Session {
                     stats.add_usage(self.entry_value(position)?.get("usage"))
                 }
                 // pi 1.6 counts usage entries (cache warming, ...); 0.82.1 does not know them.
-                (_, Kind::Usage) if self.profile() == Profile::Pi16 => {
+                (_, Kind::Usage) if self.profile().rules().pi16_entries => {
                     stats.add_usage(self.entry_value(position)?.get("usage"))
                 }
                 _ => {}

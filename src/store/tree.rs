@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use crate::format::entry::{Kind, Payload, Ref};
-use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
@@ -164,9 +163,9 @@ impl Session {
 
     /// The path context building and navigation use for this profile.
     pub fn profile_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
-        match self.options.profile {
-            Profile::PiCli | Profile::Pi16 => Ok(self.leaf_path(leaf)),
-            Profile::Harness => self.checkpoint_path(leaf),
+        match self.options.profile.is_session_manager() {
+            true => Ok(self.leaf_path(leaf)),
+            false => self.checkpoint_path(leaf),
         }
     }
 
@@ -254,7 +253,7 @@ impl Session {
             };
             let parent = match record.parent() {
                 Ref::Null => None,
-                Ref::Missing if self.options.profile == Profile::Harness => None,
+                Ref::Missing if !self.options.profile.is_session_manager() => None,
                 Ref::Id(p) if record.id() == Some(p) => None,
                 Ref::Id(p) => self.index.known_parent(entry).or_else(|| self.index.get(p)),
                 Ref::Missing | Ref::Invalid => None,

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub(crate) use collate::locale_compare;
 pub(crate) use dir::session_file_names;
 
-use crate::format::profile::Profile;
+use crate::format::profile::{ListTies, Listing as ProfileListing, Profile};
 use crate::repo::paths::join;
 use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
@@ -54,7 +54,7 @@ impl Pi16Note {
 
     /// The notes of `files` (each with its marks) read in `profile`: none in pi-1.6.
     pub(crate) fn of_files(profile: Profile, files: Vec<(PathBuf, Vec<Pi16Mark>)>) -> Vec<Self> {
-        if profile == Profile::Pi16 {
+        if profile.rules().pi16_entries {
             return Vec::new();
         }
         files
@@ -123,7 +123,7 @@ impl Repo {
             pi16_files.retain(|(path, _)| listed.contains(path));
         }
         listing.pi16_notes = Pi16Note::of_files(profile, pi16_files);
-        if profile == Profile::Pi16 {
+        if ties(profile) == ListTies::NameDescending {
             sort_by_name_descending(&mut listing.sessions);
         }
         sort_newest_first(&mut listing.sessions);
@@ -144,7 +144,13 @@ impl Repo {
         profile: Profile,
         session_dir: Option<&str>,
     ) -> Result<Listing, RepoError> {
-        let follow_links = profile == Profile::Pi16;
+        let follow_links = matches!(
+            profile.rules().listing,
+            ProfileListing::SessionInfo {
+                follow_links: true,
+                ..
+            }
+        );
         let (dirs, over_root) = match session_dir.filter(|d| !d.is_empty()) {
             Some(explicit) => (vec![self.env().normalize_path(explicit)?], false),
             None => {
@@ -169,7 +175,7 @@ impl Repo {
         };
         let (mut listing, pi16_files) = self.list_dirs(&dirs);
         listing.pi16_notes = Pi16Note::of_files(profile, pi16_files);
-        if profile == Profile::Pi16 {
+        if ties(profile) == ListTies::NameDescending {
             if over_root {
                 self.sort_by_mtime_then_name(&mut listing.sessions);
             } else {
@@ -271,4 +277,13 @@ pub(crate) fn sort_newest_first(sessions: &mut [SessionInfo]) {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
+}
+
+/// How the profile's listing orders equal activity times (pi 0.82.1's read order for the
+/// harness, whose own listing is not made here).
+fn ties(profile: Profile) -> ListTies {
+    match profile.rules().listing {
+        ProfileListing::SessionInfo { ties, .. } => ties,
+        ProfileListing::HarnessHeaders => ListTies::ReadOrder,
+    }
 }

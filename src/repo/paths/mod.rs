@@ -54,7 +54,8 @@ impl SessionDir {
 
 impl PathEnv {
     /// The environment of this process: `$HOME`, the current directory, and
-    /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`.
+    /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`. For embedders and the
+    /// shortcuts below; the program itself reads its environment once, into `ops::Config`.
     pub fn from_process() -> Result<PathEnv, RepoError> {
         let home = std::env::var("HOME")
             .ok()
@@ -187,9 +188,9 @@ impl PathEnv {
         let path = self.normalize_path(explicit)?;
         // pi compares the strings: an explicit spelling of the default directory that differs
         // (say with a trailing slash) counts as a custom directory and filters by cwd.
-        let custom = match profile {
-            Profile::Pi16 => resolve(&self.process_cwd, &path) != default,
-            Profile::PiCli | Profile::Harness => path != default,
+        let custom = match profile.rules().custom_dir_resolved {
+            true => resolve(&self.process_cwd, &path) != default,
+            false => path != default,
         };
         let cwd_filter = if custom {
             Some(self.resolve_path(cwd)?)

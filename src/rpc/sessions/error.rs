@@ -1,6 +1,7 @@
-//! The one mapping from the store's error kinds (which the repo's errors share) to JSON-RPC
-//! application codes: `code` and `data.kind` for programs, the message for people.
+//! The one mapping from the store's error kinds (which the repo's and the operations' errors
+//! share) to JSON-RPC application codes: `code` and `data.kind` for programs, the message for people.
 
+use crate::ops::OpError;
 use crate::repo::RepoError;
 use crate::rpc::{IntoRpcError, RpcError};
 use crate::store::{ErrorKind, StoreError};
@@ -31,6 +32,21 @@ impl IntoRpcError for StoreError {
         match self.line {
             Some(line) => error.with_data("line", line),
             None => error,
+        }
+    }
+}
+
+/// An operation's error: the store's kinds as above, and the request-level outcomes.
+impl IntoRpcError for OpError {
+    fn into_rpc_error(self) -> RpcError {
+        match self {
+            OpError::Store(e) => e.into_rpc_error(),
+            OpError::Cancelled => RpcError::request_cancelled(),
+            OpError::InvalidParams(m) => RpcError::invalid_params(m),
+            OpError::SummaryRequired { error, missing } => error
+                .into_rpc_error()
+                .with_data("missing", serde_json::json!(missing)),
+            OpError::Internal(m) => RpcError::internal(m),
         }
     }
 }

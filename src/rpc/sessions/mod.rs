@@ -159,6 +159,15 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
+    /// A sidecar under `config` (the command line's, with its flags).
+    pub fn with_config(config: crate::ops::Config) -> Sidecar {
+        Sidecar {
+            registry: Registry::with_config(config),
+            watches: watch::Watches::default(),
+            settings: OnceLock::new(),
+        }
+    }
+
     /// The settings from `initialize` (the defaults before it).
     pub fn settings(&self) -> &SidecarSettings {
         self.settings.get_or_init(SidecarSettings::default)

@@ -5,23 +5,24 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::profile::Profile;
-use crate::repo::{PathEnv, Repo};
+use crate::ops::{Config, Scope};
+use crate::repo::Repo;
 use crate::rpc::{Deterministic, IntoRpcError, RpcError};
 
 use super::SidecarSettings;
-use crate::store::{ErrorKind, Session, SessionOptions, StoreError};
+use crate::store::{ErrorKind, Session, StoreError};
 
 /// One open session. Held only for the length of a store call, never across an await.
 pub type SessionCell = Arc<Mutex<Session>>;
 
-/// The sidecar's state: every open session.
+/// The sidecar's state: every open session, and what the operations work in.
 #[derive(Debug, Default)]
 pub struct Registry {
     sessions: Mutex<HashMap<String, OpenSession>>,
-    ids: OnceLock<Arc<IdSource>>,
-    repo: OnceLock<Repo>,
-    /// Where sessions' persisted indexes live (`None`: turned off).
-    index_dir: OnceLock<Option<Arc<std::path::Path>>>,
+    /// The process's configuration (read at the first need unless given).
+    config: OnceLock<Arc<Config>>,
+    /// Set at `initialize` (or at the first method before it).
+    scope: OnceLock<Scope>,
 }
 
 /// A registered session and its file (kept apart so finding a session by path never waits for
@@ -38,54 +39,60 @@ pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
 }
 
 impl Registry {
-    /// Called at `initialize`: the sessions root and deterministic ids and clock when asked.
+    /// A registry under `config` (the command line's, with its flags).
+    pub fn with_config(config: Config) -> Registry {
+        let registry = Registry::default();
+        let _ = registry.config.set(Arc::new(config));
+        registry
+    }
+
+    fn config(&self) -> Result<Arc<Config>, RpcError> {
+        if let Some(config) = self.config.get() {
+            return Ok(config.clone());
+        }
+        let config = Config::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
+        Ok(self.config.get_or_init(|| Arc::new(config)).clone())
+    }
+
+    /// Called at `initialize`: the sessions root, the index, the default profile, and
+    /// deterministic ids and clock when asked.
     pub fn configure(
         &self,
         settings: &SidecarSettings,
         deterministic: Option<Deterministic>,
     ) -> Result<(), RpcError> {
-        let mut env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
+        let mut config = Config::clone(&*self.config()?);
         if let Some(root) = &settings.sessions_root {
-            env = env.with_sessions_root(&root.to_string_lossy());
+            config.env = config.env.with_sessions_root(&root.to_string_lossy());
         }
-        let _ = self.repo.set(Repo::new(env).keeping_caches());
+        if !settings.index {
+            config = config.without_index();
+        }
         let ids = match deterministic {
             Some(d) => IdSource::deterministic(d.seed, d.start_time.timestamp_millis()),
             None => IdSource::system(),
         };
-        let _ = self.ids.set(Arc::new(ids));
-        let off = !settings.index;
-        let _ = self
-            .index_dir
-            .set(crate::store::index_file::configured_dir(off));
+        let _ = self.scope.set(Scope {
+            repo: Repo::new(config.env.clone()).keeping_caches(),
+            config: Arc::new(config),
+            ids: Arc::new(ids),
+            default_profile: settings.default_profile,
+        });
         Ok(())
     }
 
-    /// The sessions directories, as configured at `initialize`.
-    pub fn repo(&self) -> Result<&Repo, RpcError> {
-        if let Some(repo) = self.repo.get() {
-            return Ok(repo);
+    /// What the operations work in, as configured at `initialize`.
+    pub fn scope(&self) -> Result<&Scope, RpcError> {
+        if let Some(scope) = self.scope.get() {
+            return Ok(scope);
         }
-        let env = PathEnv::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
-        Ok(self.repo.get_or_init(|| Repo::new(env).keeping_caches()))
-    }
-
-    pub fn ids(&self) -> Arc<IdSource> {
-        self.ids
-            .get_or_init(|| Arc::new(IdSource::system()))
-            .clone()
-    }
-
-    pub fn options(&self, profile: Profile) -> SessionOptions {
-        SessionOptions {
-            profile,
-            ids: self.ids(),
-            index_dir: self
-                .index_dir
-                .get_or_init(|| crate::store::index_file::configured_dir(false))
-                .clone(),
-            ..SessionOptions::default()
-        }
+        let config = self.config()?;
+        Ok(self.scope.get_or_init(|| Scope {
+            repo: Repo::new(config.env.clone()).keeping_caches(),
+            config,
+            ids: Arc::new(IdSource::system()),
+            default_profile: Profile::default(),
+        }))
     }
 
     fn map(&self) -> MutexGuard<'_, HashMap<String, OpenSession>> {

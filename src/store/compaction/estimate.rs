@@ -25,11 +25,11 @@ pub enum CompactionRules {
 impl CompactionRules {
     /// The rules of a profile's pi.
     pub fn of(profile: crate::format::profile::Profile) -> Self {
-        use crate::format::profile::Profile;
-        match profile {
-            Profile::PiCli => CompactionRules::Pi082,
-            Profile::Pi16 => CompactionRules::Pi16,
-            Profile::Harness => CompactionRules::Harness,
+        use crate::format::profile::Compaction;
+        match profile.rules().compaction {
+            Compaction::PiCli082 => CompactionRules::Pi082,
+            Compaction::Pi16 => CompactionRules::Pi16,
+            Compaction::Harness => CompactionRules::Harness,
         }
     }
 }

@@ -21,7 +21,6 @@ pub mod tree_facts;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 
 use crate::format::json;
@@ -40,7 +39,7 @@ pub const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
 pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 /// The most bytes the index directory may hold before the least recently written go.
 pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
-const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
 /// The extension of the tree facts filed beside an index (see [`tree_facts`]).
 const TREE_EXTENSION: &str = "tree";
@@ -50,29 +49,12 @@ const SAMPLE: u64 = 4096;
 /// Strided blocks between the head and the end.
 const STRIDES: u64 = 4;
 
-static TURNED_OFF: AtomicBool = AtomicBool::new(false);
+/// The bound on the index directory's size ([`ENV_MAX_BYTES`], read by the configuration).
+static MAX_BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
-/// Turns the index off for this process (the `--no-index` flag).
-pub fn turn_off() {
-    TURNED_OFF.store(true, Ordering::Relaxed);
-}
-
-/// The directory the index lives in, from the environment (`None`: no index), unless
-/// `disabled` (a client's choice) or turned off for the process.
-pub fn configured_dir(disabled: bool) -> Option<Arc<Path>> {
-    let off = std::env::var_os(ENV_OFF).is_some_and(|v| !v.is_empty() && v != "0");
-    if disabled || off || TURNED_OFF.load(Ordering::Relaxed) {
-        return None;
-    }
-    let nonempty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let dir = match nonempty(ENV_DIR) {
-        Some(dir) => PathBuf::from(dir),
-        None => match nonempty("XDG_CACHE_HOME").map(PathBuf::from) {
-            Some(cache) if cache.is_absolute() => cache.join("pi-session"),
-            _ => PathBuf::from(nonempty("HOME")?).join(".cache/pi-session"),
-        },
-    };
-    Some(Arc::from(dir))
+/// Sets the bound on the index directory's size for this process (the first call wins).
+pub fn bound_size(max_bytes: u64) {
+    let _ = MAX_BYTES.set(max_bytes);
 }
 
 /// The session file's identity when it was indexed.
@@ -486,10 +468,7 @@ fn prune_once(dir: &Path) {
 }
 
 fn max_bytes() -> u64 {
-    std::env::var(ENV_MAX_BYTES)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_MAX_BYTES)
+    MAX_BYTES.get().copied().unwrap_or(DEFAULT_MAX_BYTES)
 }
 
 /// See [`prune_once`]; public for tests.

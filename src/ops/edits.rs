@@ -1,0 +1,99 @@
+//! Changes of one open session that need no client: append, move the leaf, summarize a branch.
+//! Each is its request's last change, so on a durable session it commits in a group unless the
+//! configuration says otherwise.
+
+use crate::format::json::JsValue;
+use crate::format::write::NewEntry;
+use crate::store::{Leaf, SummaryInput};
+
+use super::config::Config;
+use super::ports::{SessionAccess, Turn};
+
+/// The turn of a request's last change: shared syncs unless turned off.
+fn last_change(config: &Config) -> Turn {
+    match config.group_commit {
+        true => Turn::Commit,
+        false => Turn::Change,
+    }
+}
+
+/// What a change did: the entry it wrote, if any, and the leaf after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    pub entry_id: Option<String>,
+    pub leaf: Leaf,
+}
+
+pub async fn append<A: SessionAccess>(
+    access: &A,
+    config: &Config,
+    entry: NewEntry,
+) -> Result<Changed, A::Error> {
+    access
+        .with(last_change(config), move |session| {
+            let id = session.append(entry)?;
+            Ok(Changed {
+                entry_id: Some(id),
+                leaf: session.leaf().clone(),
+            })
+        })
+        .await
+}
+
+/// Moves the leaf to `entry_id`.
+pub async fn branch<A: SessionAccess>(
+    access: &A,
+    config: &Config,
+    entry_id: String,
+) -> Result<Changed, A::Error> {
+    access
+        .with(last_change(config), move |session| {
+            session.branch(&entry_id)?;
+            Ok(Changed {
+                entry_id: None,
+                leaf: session.leaf().clone(),
+            })
+        })
+        .await
+}
+
+/// Moves the leaf before the first entry.
+pub async fn reset_leaf<A: SessionAccess>(
+    access: &A,
+    config: &Config,
+) -> Result<Changed, A::Error> {
+    access
+        .with(last_change(config), move |session| {
+            session.reset_leaf()?;
+            Ok(Changed {
+                entry_id: None,
+                leaf: session.leaf().clone(),
+            })
+        })
+        .await
+}
+
+/// pi's `branchWithSummary`: the leaf moved to `from` with a branch summary entry there.
+pub async fn branch_with_summary<A: SessionAccess>(
+    access: &A,
+    config: &Config,
+    from: Option<String>,
+    summary: SummaryInput,
+    from_hook: Option<bool>,
+) -> Result<Changed, A::Error> {
+    access
+        .with(last_change(config), move |session| {
+            let id = session.branch_with_summary(
+                from.as_deref(),
+                summary.summary,
+                summary.details,
+                from_hook.map(JsValue::Bool),
+                summary.usage,
+            )?;
+            Ok(Changed {
+                entry_id: Some(id),
+                leaf: session.leaf().clone(),
+            })
+        })
+        .await
+}

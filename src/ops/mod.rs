@@ -1,0 +1,45 @@
+//! The session operations, between the store and sessions directories below and the two front
+//! doors above (`rpc`, the JSON-RPC server, and `cli`, the command line). Each operation is one
+//! function with typed input and output, and holds the decisions both doors share: which
+//! summary wins in a navigation, what a profile refuses, when a durable change may share its
+//! sync, which leaf a context is built at, which listing a profile reads. A front door only
+//! translates its own types into these and back.
+//!
+//! What an operation needs from outside comes in by value or through a port: a [`Scope`]
+//! (configuration, sessions directories, ids and clock), a [`SessionAccess`] (how the door
+//! holds an open session: the server's locks and group commit, or a plain mutex), and a
+//! [`Hooks`] port (how the client answers `session_before_tree`, `session_before_fork` and
+//! `session_before_compact`). So every operation runs in a test without a process or JSON.
+
+mod compact;
+mod config;
+mod context;
+mod durable;
+mod edits;
+mod error;
+mod listing;
+mod navigate;
+mod ports;
+mod sessions;
+
+pub use compact::{
+    BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
+    HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage, plan_document,
+    prepare_compaction,
+};
+pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
+pub use context::{LeafChoice, build_context, context_entries, leaf};
+pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
+pub use error::OpError;
+pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
+pub use navigate::{
+    BeforeTree, ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree,
+};
+pub use ports::{HookReply, Hooks, Local, SessionAccess, Turn};
+pub use sessions::{
+    BeforeFork, CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, Scope,
+    continue_recent, create, delete, fork, fork_file, fork_from, open,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! What an operation needs from the front door that runs it: how an open session is held
+//! ([`SessionAccess`]) and how the client answers a hook ([`Hooks`]).
+
+use std::future::Future;
+use std::sync::Mutex;
+
+use crate::store::{Session, TreeHookAnswer};
+
+use super::compact::{BeforeCompact, CompactHookAnswer};
+use super::error::OpError;
+use super::navigate::BeforeTree;
+use super::sessions::BeforeFork;
+
+/// How a step holds the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// A read, or a step after which more of the request follows.
+    Read,
+    /// A quick change after which more of the request follows: it keeps its turn throughout.
+    Change,
+    /// The request's last change, after which it only answers: on a durable session the next
+    /// change of the session may be let in before this one's sync, so that both share the next
+    /// sync (group commit). The answer still waits for the sync that covers it.
+    Commit,
+}
+
+/// How a front door holds one open session while a step of an operation works on it. The
+/// server runs a step on a blocking thread, after reading what another program appended; a
+/// hook is never awaited while a session is held, so reads during a hook never wait for it.
+pub trait SessionAccess: Sync {
+    /// The door's own error, into which an operation's errors go.
+    type Error: From<OpError> + Send + 'static;
+
+    fn with<T: Send + 'static>(
+        &self,
+        turn: Turn,
+        work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, Self::Error>> + Send;
+}
+
+/// What the client said to a hook.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookReply<T> {
+    /// An answer, or none (no answer in time, an error, a client that does not take the hook):
+    /// pi goes on as when no extension handles the event.
+    Answer(Option<T>),
+    /// The request waiting for the hook was cancelled: the operation stops, changing nothing.
+    Cancelled,
+}
+
+/// How the client answers the hooks an operation asks.
+pub trait Hooks: Sync {
+    fn before_tree(
+        &self,
+        ask: BeforeTree,
+    ) -> impl Future<Output = HookReply<TreeHookAnswer>> + Send;
+    fn before_fork(&self, ask: BeforeFork) -> impl Future<Output = HookReply<bool>> + Send;
+    fn before_compact(
+        &self,
+        ask: BeforeCompact,
+    ) -> impl Future<Output = HookReply<CompactHookAnswer>> + Send;
+}
+
+/// No client: every hook goes unanswered (the command line, tests).
+impl Hooks for () {
+    async fn before_tree(&self, _: BeforeTree) -> HookReply<TreeHookAnswer> {
+        HookReply::Answer(None)
+    }
+    async fn before_fork(&self, _: BeforeFork) -> HookReply<bool> {
+        HookReply::Answer(None)
+    }
+    async fn before_compact(&self, _: BeforeCompact) -> HookReply<CompactHookAnswer> {
+        HookReply::Answer(None)
+    }
+}
+
+/// A session held by a plain mutex, each step run where it is called: for one process working
+/// on one session (the command line, tests). Durable changes sync before they return.
+#[derive(Debug)]
+pub struct Local(pub Mutex<Session>);
+
+impl Local {
+    pub fn new(session: Session) -> Local {
+        Local(Mutex::new(session))
+    }
+
+    pub fn into_inner(self) -> Session {
+        self.0.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SessionAccess for Local {
+    type Error = OpError;
+
+    async fn with<T: Send + 'static>(
+        &self,
+        _: Turn,
+        work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
+    ) -> Result<T, OpError> {
+        let mut session = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        work(&mut session)
+    }
+}
