@@ -11,6 +11,7 @@
 //! JSON-RPC sidecar with [`serve_stdio`]. Everything else is internal.
 
 mod cli;
+mod export;
 mod format;
 mod inspect;
 mod repo;

@@ -98,6 +98,26 @@ enum Command {
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
         profile: Profile,
     },
+    /// Write a session for reading or sharing: a self-contained HTML page (the whole tree beside
+    /// the conversation; opens offline in any browser), a Markdown document of one path, or the
+    /// branch to the leaf as a new session file (`parentSession` set) that pi opens to the same
+    /// context. Prints the path written.
+    Export {
+        file: PathBuf,
+        /// Show (html, md) or end at (jsonl) this entry instead of the file's leaf.
+        #[arg(long)]
+        leaf: Option<String>,
+        /// html (default), md or jsonl.
+        #[arg(long, default_value = "html", value_parser = parse_export_format)]
+        format: crate::export::ExportFormat,
+        /// Where to write (replaced if it is a regular file; never through a symlink). Default:
+        /// `pi-session-<file name>.html|md` in the current directory (pi's `--export` name);
+        /// jsonl: a new session file beside the source, named as pi names it.
+        #[arg(short = 'o', long = "output")]
+        out: Option<PathBuf>,
+        #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+        profile: Profile,
+    },
     /// Apply an op script (the oracle's replay format) to a new session in OUT_DIR.
     Replay {
         ops: PathBuf,
@@ -141,6 +161,11 @@ pub fn parse_profile(text: &str) -> Result<Profile, String> {
     Profile::parse(text).ok_or_else(|| {
         format!("unknown profile {text:?} (expected pi-cli, pi-0.82 (= pi-cli), pi-1.6 or harness)")
     })
+}
+
+fn parse_export_format(text: &str) -> Result<crate::export::ExportFormat, String> {
+    crate::export::ExportFormat::parse(text)
+        .ok_or_else(|| format!("unknown format {text:?} (expected html, md or jsonl)"))
 }
 
 /// Why a command stopped short; reported as one line on stderr.
@@ -310,6 +335,13 @@ fn try_main() -> Result<ExitCode, Failure> {
             out,
             profile,
         } => fork(&file, &entry, at, out.as_deref(), profile),
+        Command::Export {
+            file,
+            leaf,
+            format,
+            out,
+            profile,
+        } => export(&file, leaf.as_deref(), format, out.as_deref(), profile),
         Command::Replay {
             ops,
             out_dir,
@@ -445,6 +477,32 @@ fn fork(
     )
     .map_err(Failure::in_file(file))?;
     emit(&(forked.to_js_value().stringify_pretty(2) + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(
+    file: &Path,
+    leaf: Option<&str>,
+    format: crate::export::ExportFormat,
+    out: Option<&Path>,
+    profile: Profile,
+) -> Result<ExitCode, Failure> {
+    let env = crate::repo::PathEnv::from_process().map_err(|e| Failure::Store {
+        file: None,
+        error: e.into(),
+    })?;
+    let mut session = open(file, profile)?;
+    let exported = crate::export::export(
+        &env,
+        &mut session,
+        format,
+        leaf,
+        out,
+        Path::new("."),
+        Arc::new(IdSource::system()),
+    )
+    .map_err(Failure::in_file(file))?;
+    emit(&format!("{}\n", exported.path.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 
