@@ -104,6 +104,7 @@ pub fn protocol_schema() -> Value {
         .method::<TreeParams, PrepareTreeResult>("session/prepareTree")
         .method::<TreeParams, NavigateResult>("session/navigateTree")
         .method::<ForkParams, ForkResult>("session/fork")
+        .method::<ExportParams, ExportResult>("session/export")
         .method::<ContextParams, ContextDocument>("session/buildContext")
         .method::<ContextEntriesParams, EntriesResult>("session/buildContextEntries")
         .method::<GetTreeParams, TreeResult<'static>>("session/getTree")

@@ -419,6 +419,45 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     })
 }
 
+/// `session/export`: written off the event loop, from the session as it is now.
+pub async fn export(ctx: Ctx, p: ExportParams) -> Result<ExportResult, RpcError> {
+    let env = ctx.state().registry.repo()?.env().clone();
+    let ids = ctx.state().registry.ids();
+    let out = match p.path.as_deref() {
+        Some(spelled) => Some(crate::repo::session_path(&env, spelled)?),
+        None => None,
+    };
+    let format = p.format;
+    with_session(&ctx, &p.session_id, move |session| {
+        let beside = session.path().and_then(Path::parent).map(Path::to_path_buf);
+        let default_dir = match (&out, beside, format) {
+            (None, None, crate::export::ExportFormat::Html | crate::export::ExportFormat::Md) => {
+                return Err(store_error(
+                    ErrorKind::InvalidArgument,
+                    "'path': a session held in memory needs a path to export to",
+                ));
+            }
+            (_, beside, _) => beside.unwrap_or_default(),
+        };
+        let exported = crate::export::export(
+            &env,
+            session,
+            format,
+            p.leaf_id.as_deref(),
+            out.as_deref(),
+            &default_dir,
+            ids,
+        )?;
+        Ok(ExportResult {
+            path: exported.path.to_string_lossy().into_owned(),
+            bytes: exported.bytes,
+            format,
+            leaf_id: exported.leaf_id,
+        })
+    })
+    .await
+}
+
 fn context_leaf(session: &Session, requested: &Option<Option<String>>) -> Result<Leaf, RpcError> {
     Ok(match requested {
         None => session.leaf().clone(),

@@ -72,6 +72,8 @@ pub struct SidecarCapabilities {
     /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
     /// escapes included.
     pub exact_entries: bool,
+    /// The `format`s `session/export` writes.
+    pub export_formats: Vec<crate::export::ExportFormat>,
 }
 
 /// `capabilities.listing`.
@@ -125,6 +127,7 @@ impl SidecarCapabilities {
             .collect(),
             tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
             exact_entries: true,
+            export_formats: crate::export::ExportFormat::ALL.to_vec(),
         }
     }
 }
@@ -221,6 +224,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             |p: &wire::ForkParams| p.session_id.clone(),
             fork,
         )
+        .add("session/export", export)
         .add("session/buildContext", build_context)
         .add("session/buildContextEntries", build_context_entries)
         .add("session/getTree", get_tree)

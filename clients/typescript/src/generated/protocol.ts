@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.5";
+export const PROTOCOL_VERSION = "0.6";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -23,6 +23,13 @@ export type DeterministicParam =
       seed?: number | null;
       startTime?: string | null;
     };
+/**
+ * What an export writes.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportFormat".
+ */
+export type ExportFormat = "html" | "md" | "jsonl";
 /**
  * A member of pi's `SessionInfo`, named as pi names it: what a client asks for in `fields`.
  *
@@ -173,6 +180,10 @@ export interface Protocol {
     "session/fork": {
       params: ForkParams;
       result: ForkResult;
+    };
+    "session/export": {
+      params: ExportParams;
+      result: ExportResult;
     };
     "session/buildContext": {
       params: ContextParams;
@@ -370,6 +381,10 @@ export interface Capabilities {
    * Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
    */
   exactEntries: boolean;
+  /**
+   * The `format`s `session/export` writes.
+   */
+  exportFormats: ExportFormat[];
   /**
    * Hooks the server may send (only those the client declared are ever sent), sorted.
    */
@@ -1058,6 +1073,45 @@ export interface ForkResult {
   session?: OpenedSession | null;
 }
 /**
+ * `session/export`: the session as a self-contained HTML page, a Markdown document of one path, or one branch as a new session file (`pi-session export`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportParams".
+ */
+export interface ExportParams {
+  format?: ExportFormat;
+  /**
+   * The entry shown (html, md) or ended at (jsonl); default: the session's leaf.
+   */
+  leafId?: string | null;
+  /**
+   * Where to write (`~`, relative and `file://` paths as pi reads them); a regular file there is replaced, a symlink refused. Default: `pi-session-<file name>.html|md` beside the session file; jsonl: a new session file beside it, named as pi names it.
+   */
+  path?: string | null;
+  sessionId: string;
+}
+/**
+ * What `session/export` wrote.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportResult".
+ */
+export interface ExportResult {
+  /**
+   * Its size.
+   */
+  bytes: number;
+  format: ExportFormat;
+  /**
+   * The entry the export shows or ends at (`null`: no entry there).
+   */
+  leafId?: string | null;
+  /**
+   * The file written.
+   */
+  path: string;
+}
+/**
  * `session/buildContext` and `session/buildContextEntries`.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1675,6 +1729,7 @@ export const METHOD_NAMES = [
   "session/prepareTree",
   "session/navigateTree",
   "session/fork",
+  "session/export",
   "session/buildContext",
   "session/buildContextEntries",
   "session/getTree",
