@@ -433,10 +433,14 @@
   function showEntry(position) {
     var article = conversation.querySelector('article[data-pos="' + position + '"]');
     if (!article) return;
-    // Fill it and a few before it, so it stays put while they render.
+    // Fill it and, before it, what covers the screen: the entries that come into view are
+    // drawn before the scroll, and later ones render above the view without moving it.
+    var screen = $("main").clientHeight;
+    var covered = 0;
     var previous = article;
-    for (var k = 0; k < 6 && previous; k++) {
+    while (previous && covered < 2 * screen) {
       fill(previous);
+      covered += previous.offsetHeight;
       previous = previous.previousElementSibling;
     }
     conversation.querySelectorAll(".entry.target").forEach(function (a) { a.classList.remove("target"); });
@@ -537,15 +541,19 @@
       item.setAttribute("data-entry-id", ids[pos] == null ? "" : ids[pos]);
       item.setAttribute("data-pos", pos);
       item.appendChild(el("span", "role", str(data.previews[pos]).split(": ")[0]));
-      item.appendChild(el("span", "snippet", snippet(searchable(pos), query)));
+      item.appendChild(el("span", "snippet", snippet(pos, query)));
       resultsEl.appendChild(item);
     }
     if (hits.length > shown) resultsEl.appendChild(el("div", "note", (hits.length - shown) + " more in the tree"));
     resultsEl.hidden = false;
   }
 
-  function snippet(text, query) {
-    var at = text.indexOf(query);
+  // Around the first match, in the entry's own case.
+  function snippet(position, query) {
+    var parts = [];
+    collect(entries[position], parts);
+    var text = parts.join("\n");
+    var at = Math.max(0, text.toLowerCase().indexOf(query));
     var start = Math.max(0, at - 40);
     return (start > 0 ? "…" : "") + text.slice(start, at + query.length + 80).replace(/\s+/g, " ");
   }
