@@ -66,8 +66,15 @@ async function open(url) {
   return { page, elapsed };
 }
 
+// The entries of the path shown, every page of a long one asked for first (as a reader would).
 const conversationIds = (page) =>
-  page.$$eval("#conversation article[data-entry-id]", (nodes) => nodes.map((n) => n.getAttribute("data-entry-id")));
+  page.evaluate(async () => {
+    for (let more; (more = document.querySelector("#conversation .load-earlier:not([hidden])")); ) {
+      more.click();
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+    }
+    return [...document.querySelectorAll("#conversation article[data-entry-id]")].map((n) => n.getAttribute("data-entry-id"));
+  });
 
 async function pwned(page) {
   return page.evaluate(() => window.__pwned ?? null);
@@ -90,6 +97,11 @@ if (spec.texts) {
     const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
     const squash = (s) => s.replace(/\s+/g, " ");
     const found = {};
+    // A long path is shown in pages: every earlier page asked for first, as a reader would.
+    for (let more; (more = document.querySelector("#conversation .load-earlier:not([hidden])")); ) {
+      more.click();
+      await frame();
+    }
     main.scrollTop = 0;
     for (let step = 0; step < 100000; step++) {
       // What is on screen, once the page has rendered it (a few frames at most).

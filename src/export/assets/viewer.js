@@ -390,37 +390,70 @@
     }
   }
 
+  // A long path is shown in pages from its end: the DOM holds what was asked for, not every
+  // entry of a 100 MB session. Earlier pages load when the reader scrolls up to them.
+  var PAGE = 150;
+  var shownFrom = 0;
+  var earlier = null;
+
+  function makeArticle(position) {
+    var entry = entries[position] || {};
+    var article = el("article", "entry " + kindClass(entry) + (activePath.has(position) ? "" : " off-active"));
+    article.setAttribute("data-entry-id", ids[position] == null ? "" : ids[position]);
+    article.setAttribute("data-pos", position);
+    var head = el("div", "entry-head");
+    head.appendChild(el("span", "kind", str(entry.type)));
+    head.appendChild(el("span", "extra"));
+    var link = el("a", "time", formatTime(entry.timestamp));
+    link.href = "#leaf=" + encodeURIComponent(ids[position] == null ? "" : ids[position]);
+    link.title = "Link to this entry (" + str(ids[position]) + ")";
+    head.appendChild(link);
+    article.appendChild(head);
+    observer.observe(article);
+    return article;
+  }
+
   function renderConversation() {
     if (observer) observer.disconnect();
     conversation.textContent = "";
     renderPathHead();
-    var fragment = document.createDocumentFragment();
-    for (var i = 0; i < selectedPath.length; i++) {
-      var position = selectedPath[i];
-      var entry = entries[position] || {};
-      var article = el("article", "entry " + kindClass(entry) + (activePath.has(position) ? "" : " off-active"));
-      article.setAttribute("data-entry-id", ids[position] == null ? "" : ids[position]);
-      article.setAttribute("data-pos", position);
-      var head = el("div", "entry-head");
-      head.appendChild(el("span", "kind", str(entry.type)));
-      head.appendChild(el("span", "extra"));
-      var link = el("a", "time", formatTime(entry.timestamp));
-      link.href = "#leaf=" + encodeURIComponent(ids[position] == null ? "" : ids[position]);
-      link.title = "Link to this entry (" + str(ids[position]) + ")";
-      head.appendChild(link);
-      article.appendChild(head);
-      fragment.appendChild(article);
-    }
-    if (selectedPath.length === 0) fragment.appendChild(el("div", "empty", "No entries on this path."));
-    conversation.appendChild(fragment);
-    // Entries are filled in as they come near the screen: a long path costs its shells only.
+    // Entries are filled in as they come near the screen: a page costs its shells only.
     observer = new IntersectionObserver(function (seen) {
       for (var i = 0; i < seen.length; i++) {
-        if (seen[i].isIntersecting) fill(seen[i].target);
+        if (!seen[i].isIntersecting) continue;
+        if (seen[i].target === earlier) loadEarlier();
+        else fill(seen[i].target);
       }
     }, { root: null, rootMargin: "1500px 0px" });
-    var articles = conversation.children;
-    for (var a = 0; a < articles.length; a++) observer.observe(articles[a]);
+    shownFrom = Math.max(0, selectedPath.length - PAGE);
+    earlier = el("button", "load-earlier");
+    earlier.type = "button";
+    earlier.addEventListener("click", loadEarlier);
+    conversation.appendChild(earlier);
+    var fragment = document.createDocumentFragment();
+    for (var i = shownFrom; i < selectedPath.length; i++) fragment.appendChild(makeArticle(selectedPath[i]));
+    if (selectedPath.length === 0) fragment.appendChild(el("div", "empty", "No entries on this path."));
+    conversation.appendChild(fragment);
+    updateEarlier();
+  }
+
+  function updateEarlier() {
+    earlier.hidden = shownFrom === 0;
+    earlier.textContent = "Show " + Math.min(PAGE, shownFrom) + " earlier entries (" + shownFrom + " before these)";
+    if (shownFrom > 0) observer.observe(earlier);
+    else observer.unobserve(earlier);
+  }
+
+  function loadEarlier() {
+    if (shownFrom === 0) return;
+    var from = Math.max(0, shownFrom - PAGE);
+    var fragment = document.createDocumentFragment();
+    for (var i = from; i < shownFrom; i++) fragment.appendChild(makeArticle(selectedPath[i]));
+    conversation.insertBefore(fragment, earlier.nextSibling);
+    shownFrom = from;
+    // Observed again, so that a reader still at the top gets the page before it too.
+    observer.unobserve(earlier);
+    updateEarlier();
   }
 
   function fill(article) {
