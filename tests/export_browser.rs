@@ -195,11 +195,19 @@ fn html_exports_of_real_sessions_show_every_entry_of_the_path() {
     for file in files {
         let session = open(&file);
         let html = export(&file, "html", &dir.path().join("real.html"), None);
-        let spec = json!({"texts": expected_texts(&session, session.leaf())});
+        // `#leaf=` at the third entry: a path shorter than a screen.
+        let early = id_of(&session, session.leaf_path(session.leaf()).positions[2]);
+        let spec = json!({"texts": expected_texts(&session, session.leaf()), "hash": early});
         let report = browser.check(&html, &spec);
         let what = file.display().to_string();
         assert_shows_session(&session, &report, &what);
         assert_inert(&report, &what);
+        assert_eq!(
+            strings(&report["hashPathIds"]),
+            path_ids(&session, &Leaf::Id(early.as_str().into())),
+            "{what}: #leaf={early}"
+        );
+        assert_eq!(report["hashTarget"], json!(early));
         println!(
             "{what}: {} tree nodes, {} entries on the path, texts checked",
             report["treeIds"].as_array().unwrap().len(),

@@ -457,7 +457,7 @@
   }
 
   function fill(article) {
-    if (article.classList.contains("filled")) return;
+    if (article.tagName !== "ARTICLE" || article.classList.contains("filled")) return;
     article.classList.add("filled");
     if (observer) observer.unobserve(article);
     renderEntry(Number(article.getAttribute("data-pos")), article);
@@ -471,7 +471,7 @@
     var screen = $("main").clientHeight;
     var covered = 0;
     var previous = article;
-    while (previous && covered < 2 * screen) {
+    while (previous && previous.tagName === "ARTICLE" && covered < 2 * screen) {
       fill(previous);
       covered += previous.offsetHeight;
       previous = previous.previousElementSibling;
