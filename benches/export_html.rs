@@ -149,7 +149,11 @@ fn main() {
                 );
             }
         }
-        println!("{name:<28} {best:>8.3} s");
+        if best.is_finite() {
+            println!("{name:<28} {best:>8.3} s");
+        } else {
+            println!("{name:<28} not shown within 300 s");
+        }
     }
 }
 
