@@ -12,6 +12,7 @@
 //! JSON-RPC sidecar with [`serve_stdio`]. Everything else is internal.
 
 mod cli;
+mod export;
 mod format;
 mod inspect;
 mod ops;

@@ -371,6 +371,7 @@ transcripts!(
     session_fork_harness_new_directory,
     session_fork_hook_timeout,
     session_fork_in_memory,
+    session_export,
     session_fork_not_saved,
     session_fork_unknown_session,
     session_fork_veto,

@@ -103,6 +103,26 @@ enum Command {
         #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
         profile: Profile,
     },
+    /// Write a session for reading or sharing: a self-contained HTML page (the whole tree beside
+    /// the conversation; opens offline in any browser), a Markdown document of one path, or the
+    /// branch to the leaf as a new session file (`parentSession` set) that pi opens to the same
+    /// context. Prints the path written.
+    Export {
+        file: PathBuf,
+        /// Show (html, md) or end at (jsonl) this entry instead of the file's leaf.
+        #[arg(long)]
+        leaf: Option<String>,
+        /// html (default), md or jsonl.
+        #[arg(long, default_value = "html", value_parser = parse_export_format)]
+        format: crate::export::ExportFormat,
+        /// Where to write (replaced if it is a regular file; never through a symlink). Default:
+        /// `pi-session-<file name>.html|md` in the current directory (pi's `--export` name);
+        /// jsonl: a new session file beside the source, named as pi names it.
+        #[arg(short = 'o', long = "output")]
+        out: Option<PathBuf>,
+        #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
+        profile: Profile,
+    },
     /// Apply an op script (the oracle's replay format) to a new session in OUT_DIR.
     Replay {
         ops: PathBuf,
@@ -147,6 +167,11 @@ pub fn parse_profile(text: &str) -> Result<Profile, String> {
     Profile::parse(text).ok_or_else(|| {
         format!("unknown profile {text:?} (expected pi-cli, pi-0.82 (= pi-cli), pi-1.6 or harness)")
     })
+}
+
+fn parse_export_format(text: &str) -> Result<crate::export::ExportFormat, String> {
+    crate::export::ExportFormat::parse(text)
+        .ok_or_else(|| format!("unknown format {text:?} (expected html, md or jsonl)"))
 }
 
 /// Why a command stopped short; reported as one line on stderr.
@@ -340,6 +365,13 @@ fn try_main() -> Result<ExitCode, Failure> {
             out,
             profile,
         } => fork(&scope, &file, &entry, at, out.as_deref(), profile),
+        Command::Export {
+            file,
+            leaf,
+            format,
+            out,
+            profile,
+        } => export(&scope, &file, leaf, format, out, profile),
         Command::Replay {
             ops,
             out_dir,
@@ -451,6 +483,26 @@ fn fork(
     };
     let forked = ops::fork_file(scope, profile, file, input, out).map_err(op_failed(Some(file)))?;
     emit(&(forked.to_js_value().stringify_pretty(2) + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(
+    scope: &ops::Scope,
+    file: &Path,
+    leaf: Option<String>,
+    format: crate::export::ExportFormat,
+    out: Option<PathBuf>,
+    profile: Profile,
+) -> Result<ExitCode, Failure> {
+    let mut session = open(scope, file, profile)?;
+    let input = ops::ExportInput {
+        format,
+        leaf,
+        out,
+        default_dir: Some(PathBuf::from(".")),
+    };
+    let exported = ops::export(scope, &mut session, input).map_err(op_failed(Some(file)))?;
+    emit(&format!("{}\n", exported.path.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 

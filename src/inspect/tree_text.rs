@@ -15,23 +15,10 @@ pub fn render_tree_from(session: &Session, from: u32) -> StoreResult<String> {
     let rows = session.tree_rows();
     let leaf = session.leaf().id().and_then(|id| session.position(id));
     let on_path = session.on_leaf_path();
-    // A conversation continues in its last child (the newest): that child stays in its
-    // parent's column and earlier siblings (abandoned branches) are indented, so the active
-    // line stays flat however often the user branched.
-    let has_next_sibling = next_siblings(&rows);
+    let indents = row_indents(&rows);
     let facts = session.tree_facts()?;
-    let mut indent_at_depth: Vec<usize> = Vec::new();
     let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let depth = row.depth as usize;
-        let parent_indent = if depth == 0 {
-            0
-        } else {
-            indent_at_depth.get(depth - 1).copied().unwrap_or(0)
-        };
-        let indent = parent_indent + usize::from(depth > 0 && has_next_sibling[i]);
-        indent_at_depth.truncate(depth);
-        indent_at_depth.push(indent);
+    for (row, &indent) in rows.iter().zip(&indents) {
         let position = row.position;
         if position < from {
             continue;
@@ -64,6 +51,29 @@ pub fn render_tree_from(session: &Session, from: u32) -> StoreResult<String> {
         out.push_str("(no entries)\n");
     }
     Ok(out)
+}
+
+/// How far each row of a pre-order listing is indented: a conversation continues in its last
+/// child (the newest), which stays in its parent's column; earlier siblings (abandoned
+/// branches) are indented one step, so the active line stays flat however often the user
+/// branched. (Also the HTML export's tree.)
+pub fn row_indents(rows: &[TreeRow]) -> Vec<usize> {
+    let has_next_sibling = next_siblings(rows);
+    let mut indent_at_depth: Vec<usize> = Vec::new();
+    let mut indents = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let depth = row.depth as usize;
+        let parent_indent = if depth == 0 {
+            0
+        } else {
+            indent_at_depth.get(depth - 1).copied().unwrap_or(0)
+        };
+        let indent = parent_indent + usize::from(depth > 0 && has_next_sibling[i]);
+        indent_at_depth.truncate(depth);
+        indent_at_depth.push(indent);
+        indents.push(indent);
+    }
+    indents
 }
 
 /// For each row of a pre-order listing, whether a later row is its sibling.

@@ -17,6 +17,7 @@ mod context;
 mod durable;
 mod edits;
 mod error;
+mod export;
 mod listing;
 mod navigate;
 mod ports;
@@ -31,6 +32,7 @@ pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
+pub use export::{ExportInput, export};
 pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
 pub use navigate::{
     BeforeTree, ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree,

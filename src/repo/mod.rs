@@ -35,7 +35,7 @@ pub use harness_list::HarnessListing;
 pub use listing::{Listing, Pi16Note};
 pub use messages_text::MessagesText;
 pub use paths::{PathEnv, SESSION_DIR_ENV, session_file_name, validate_session_id};
-pub use placement::{Place, SessionRequest, cwd_for_open, new_session, session_path};
+pub use placement::{Place, SessionRequest, cwd_for_open, fork_target, new_session, session_path};
 pub use scan::{Pi16Feature, Pi16Mark, SkipReason};
 pub use select::{ListSelection, page};
 pub use session_info::{ListField, SessionInfo};

@@ -13,6 +13,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod batch;
+pub mod browser;
 pub mod comparisons;
 pub mod files;
 pub mod listing;

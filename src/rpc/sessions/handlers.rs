@@ -616,6 +616,31 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+/// `session/export`: written off the event loop, from the session as it is now.
+pub async fn export(ctx: Ctx, p: ExportParams) -> Result<ExportResult, RpcError> {
+    let scope = ctx.state().registry.scope()?.clone();
+    let out = match p.path.as_deref() {
+        Some(spelled) => Some(crate::repo::session_path(scope.repo.env(), spelled)?),
+        None => None,
+    };
+    let input = ops::ExportInput {
+        format: p.format,
+        leaf: p.leaf_id,
+        out,
+        default_dir: None,
+    };
+    with_session(&ctx, &p.session_id, move |session| {
+        let exported = ops::export(&scope, session, input)?;
+        Ok(ExportResult {
+            path: exported.path.to_string_lossy().into_owned(),
+            bytes: exported.bytes,
+            format: p.format,
+            leaf_id: exported.leaf_id,
+        })
+    })
+    .await
+}
+
 pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<Raw<ContextDocument>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {

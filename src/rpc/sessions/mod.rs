@@ -80,6 +80,8 @@ pub struct SidecarCapabilities {
     /// `session/watch`: other programs' appends are sent as they happen (`session_changed`
     /// with the entries), and answers carry cursors that `getEntries.since` resumes from.
     pub watch: bool,
+    /// The `format`s `session/export` writes.
+    pub export_formats: Vec<crate::export::ExportFormat>,
 }
 
 /// `capabilities.listing`.
@@ -145,6 +147,7 @@ impl SidecarCapabilities {
             tree_filters: vec![Default, NoTools, UserOnly, LabeledOnly, All],
             exact_entries: true,
             watch: true,
+            export_formats: crate::export::ExportFormat::ALL.to_vec(),
         }
     }
 }
@@ -256,6 +259,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             |p: &wire::ForkParams| p.session_id.clone(),
             fork,
         )
+        .add("session/export", export)
         .add("session/buildContext", build_context)
         .add("session/buildContextEntries", build_context_entries)
         .add("session/getTree", get_tree)

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::export::ExportFormat;
 use crate::format::profile::Profile;
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
@@ -278,6 +279,39 @@ pub struct BeforeForkHook {
 pub struct BeforeForkAnswer {
     #[serde(default)]
     pub cancel: bool,
+}
+
+/// `session/export`: the session as a self-contained HTML page, a Markdown document of one
+/// path, or one branch as a new session file (`pi-session export`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportParams {
+    pub session_id: String,
+    /// The entry shown (html, md) or ended at (jsonl); default: the session's leaf.
+    pub leaf_id: Option<String>,
+    #[serde(default = "html")]
+    pub format: ExportFormat,
+    /// Where to write (`~`, relative and `file://` paths as pi reads them); a regular file
+    /// there is replaced, a symlink refused. Default: `pi-session-<file name>.html|md` beside
+    /// the session file; jsonl: a new session file beside it, named as pi names it.
+    pub path: Option<String>,
+}
+
+fn html() -> ExportFormat {
+    ExportFormat::Html
+}
+
+/// What `session/export` wrote.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResult {
+    /// The file written.
+    pub path: String,
+    /// Its size.
+    pub bytes: u64,
+    pub format: ExportFormat,
+    /// The entry the export shows or ends at (`null`: no entry there).
+    pub leaf_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

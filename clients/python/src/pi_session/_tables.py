@@ -40,6 +40,8 @@ from .schema import (
     EntriesParams,
     EntriesResult,
     EntryParams,
+    ExportParams,
+    ExportResult,
     FindByIdParams,
     FindByIdResult,
     ForkFromParams,
@@ -78,6 +80,7 @@ METHODS = (
     "session/continueRecent",
     "session/create",
     "session/delete",
+    "session/export",
     "session/findById",
     "session/fork",
     "session/forkFrom",
@@ -216,6 +219,12 @@ class SessionMethods:
     async def fork(self, **params: Unpack[ForkParams]) -> ForkResult:
         """`session/fork`: a new session from the path before a user message (`before`, pi's `/fork`) or up to an entry (`at`, pi's `/clone`)."""
         return cast("ForkResult", await self._client.request("session/fork", params))
+
+    async def export(self, **params: Unpack[ExportParams]) -> ExportResult:
+        """`session/export`: the session as a self-contained HTML page, a Markdown document of one path, or one branch as a new session file (`pi-session export`)."""
+        return cast(
+            "ExportResult", await self._client.request("session/export", params)
+        )
 
     async def build_context(self, **params: Unpack[ContextParams]) -> ContextDocument:
         """`session/buildContext` and `session/buildContextEntries`."""

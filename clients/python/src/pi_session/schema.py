@@ -385,6 +385,49 @@ class EntryParams(TypedDict):
     sessionId: str
 
 
+ExportFormat: TypeAlias = Literal['html'] | Literal['md'] | Literal['jsonl']
+"""
+What an export writes.
+"""
+
+
+class ExportParams(TypedDict):
+    """
+    `session/export`: the session as a self-contained HTML page, a Markdown document of one path, or one branch as a new session file (`pi-session export`).
+    """
+
+    format: NotRequired[ExportFormat]
+    leafId: NotRequired[str | None]
+    """
+    The entry shown (html, md) or ended at (jsonl); default: the session's leaf.
+    """
+    path: NotRequired[str | None]
+    """
+    Where to write (`~`, relative and `file://` paths as pi reads them); a regular file there is replaced, a symlink refused. Default: `pi-session-<file name>.html|md` beside the session file; jsonl: a new session file beside it, named as pi names it.
+    """
+    sessionId: str
+
+
+class ExportResult(TypedDict):
+    """
+    What `session/export` wrote.
+    """
+
+    bytes: int
+    """
+    Its size.
+    """
+    format: ExportFormat
+    leafId: NotRequired[str | None]
+    """
+    The entry the export shows or ends at (`null`: no entry there).
+    """
+    path: str
+    """
+    The file written.
+    """
+
+
 ExtensionData: TypeAlias = Any
 """
 Extension data (a custom entry's `data`, the `details` of a compaction, branch summary, custom message or tool result): any JSON value, as the extension wrote it.
@@ -1692,6 +1735,10 @@ class Capabilities(TypedDict):
     exactEntries: bool
     """
     Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
+    """
+    exportFormats: list[ExportFormat]
+    """
+    The `format`s `session/export` writes.
     """
     hooks: list[str]
     """

@@ -24,6 +24,13 @@ export type DeterministicParam =
       startTime?: string | null;
     };
 /**
+ * What an export writes.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportFormat".
+ */
+export type ExportFormat = "html" | "md" | "jsonl";
+/**
  * A member of pi's `SessionInfo`, named as pi names it: what a client asks for in `fields`.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -335,6 +342,10 @@ export interface Protocol {
       params: ForkParams;
       result: ForkResult;
     };
+    "session/export": {
+      params: ExportParams;
+      result: ExportResult;
+    };
     "session/buildContext": {
       params: ContextParams;
       result: ContextDocument;
@@ -540,6 +551,10 @@ export interface Capabilities {
    * Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
    */
   exactEntries: boolean;
+  /**
+   * The `format`s `session/export` writes.
+   */
+  exportFormats: ExportFormat[];
   /**
    * Hooks the server may send (only those the client declared are ever sent), sorted.
    */
@@ -2239,6 +2254,45 @@ export interface ForkResult {
   session?: OpenedSession | null;
 }
 /**
+ * `session/export`: the session as a self-contained HTML page, a Markdown document of one path, or one branch as a new session file (`pi-session export`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportParams".
+ */
+export interface ExportParams {
+  format?: ExportFormat;
+  /**
+   * The entry shown (html, md) or ended at (jsonl); default: the session's leaf.
+   */
+  leafId?: string | null;
+  /**
+   * Where to write (`~`, relative and `file://` paths as pi reads them); a regular file there is replaced, a symlink refused. Default: `pi-session-<file name>.html|md` beside the session file; jsonl: a new session file beside it, named as pi names it.
+   */
+  path?: string | null;
+  sessionId: string;
+}
+/**
+ * What `session/export` wrote.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ExportResult".
+ */
+export interface ExportResult {
+  /**
+   * Its size.
+   */
+  bytes: number;
+  format: ExportFormat;
+  /**
+   * The entry the export shows or ends at (`null`: no entry there).
+   */
+  leafId?: string | null;
+  /**
+   * The file written.
+   */
+  path: string;
+}
+/**
  * `session/buildContext` and `session/buildContextEntries`.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -2930,6 +2984,7 @@ export const METHOD_NAMES = [
   "session/prepareTree",
   "session/navigateTree",
   "session/fork",
+  "session/export",
   "session/buildContext",
   "session/buildContextEntries",
   "session/getTree",
