@@ -11,7 +11,7 @@ import {
   PROTOCOL_VERSION,
   type BeforeCompactAnswer,
   type BeforeTreeAnswer,
-} from "pi-session-client";
+} from "pi-session";
 
 import { assistant, spawnClient, temporaryDir, toolResult, user } from "./support.ts";
 

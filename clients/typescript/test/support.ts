@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 
-import { PiSession, type SpawnOptions } from "pi-session-client";
+import { PiSession, type SpawnOptions } from "pi-session";
 
 /** The binary under test: `$PI_SESSION_BIN` (cargo test sets it), else `pi-session` on PATH. */
 export const binary = process.env.PI_SESSION_BIN ?? "pi-session";
