@@ -7,7 +7,8 @@
 #   pi_session-VERSION.tar.gz              PyPI: the sdist, built from source with cargo
 # Set PI_SESSION_TARGET to a Rust target triple to build for it (the release workflow does, with
 # that target's toolchain installed). Needs cargo, node >= 20 with npm, python3 >= 3.11 with
-# venv; installs maturin from PyPI (pinned with hashes) into target/package-tools once.
+# venv (PYTHON names another python); installs maturin from PyPI (pinned with hashes) into
+# target/package-tools once.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: scripts/package.sh OUTDIR" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -98,8 +99,10 @@ requirements="$root/clients/python/requirements-package.txt"
 if ! cmp -s "$requirements" "$tools/installed-requirements.txt" 2>/dev/null; then
   step "python3 -m venv $tools/venv; pip install maturin (once)"
   rm -rf "$tools"
-  python3 -m venv "$tools/venv"
-  "$tools/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "${PYTHON:-python3}" -m venv "$tools/venv"
+  venv_python="$tools/venv/bin/python"
+  [ -x "$venv_python" ] || venv_python="$tools/venv/Scripts/python.exe"  # Windows
+  "$venv_python" -m pip install --quiet --disable-pip-version-check \
     --require-hashes -r "$requirements"
   cp "$requirements" "$tools/installed-requirements.txt"
 fi

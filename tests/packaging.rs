@@ -360,7 +360,7 @@ fn the_wheel_installs_with_pip_and_runs_a_whole_session() {
     // The binary is on the venv's PATH...
     let version = succeed(
         "pi-session --version",
-        &mut bare(dir.join("venv/bin/pi-session"), &path, &dir).arg("--version"),
+        bare(dir.join("venv/bin/pi-session"), &path, &dir).arg("--version"),
     );
     assert_eq!(version, format!("pi-session {VERSION}\n"));
     // ...and the client finds it beside its Python without that PATH.
@@ -429,4 +429,24 @@ fn protocol_version(binary: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+#[test]
+fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
+    let readme = fs::read_to_string(support::root().join("README.md")).unwrap();
+    let first_screen: String = readme.lines().take(60).collect::<Vec<_>>().join("\n") + "\n";
+    for (fence, file) in [
+        ("js", "clients/typescript/examples/first-steps.mjs"),
+        ("python", "clients/python/examples/first_steps.py"),
+    ] {
+        let example = fs::read_to_string(support::root().join(file)).unwrap();
+        assert!(
+            first_screen.contains(&format!("```{fence}\n{example}```\n")),
+            "README.md's first screen must show {file} verbatim in a {fence} code block"
+        );
+    }
+    assert!(
+        first_screen.contains("npm install pi-session")
+            && first_screen.contains("pip install pi-session")
+    );
 }

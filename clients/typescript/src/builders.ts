@@ -56,10 +56,11 @@ export interface ToolResultMessageInput {
 export type MessageInput = UserMessageInput | AssistantMessageInput | ToolResultMessageInput;
 
 /** `session/append`'s entry for a message. */
-export interface MessageEntryInput<M extends MessageInput = MessageInput> {
+// A type alias, not an interface: it must fit `session/append`'s open `entry` object type.
+export type MessageEntryInput<M extends MessageInput = MessageInput> = {
   type: "message";
   message: M;
-}
+};
 
 const zeroUsage = (): UsageInput => ({
   input: 0,

@@ -163,6 +163,7 @@ class Client(Requests):
         self._next_id = 0
         self._initialize_sent = False
         self._shutdown_sent = False
+        self._closing = False  # aclose() has begun: a cancelled request waits for no answer
         self._closed: ConnectionClosed | None = None
 
     # -- process -------------------------------------------------------------------------
@@ -225,6 +226,7 @@ class Client(Requests):
         process = self._process
         if process is None:
             return None
+        self._closing = True
         if self.initialize_result is not None and not self._shutdown_sent and self._closed is None:
             try:
                 await asyncio.wait_for(self.shutdown(), timeout)
@@ -306,9 +308,10 @@ class Client(Requests):
             message["params"] = params
         try:
             await self._send(message)
-            return await future
+            # Shielded: cancelling this task must leave the future to the server's answer.
+            return await asyncio.shield(future)
         except asyncio.CancelledError:
-            if future.done() or self._closed is not None:
+            if future.done() or self._closed is not None or self._closing:
                 raise
             self._write({"jsonrpc": "2.0", "method": "$/cancelRequest",
                          "params": {"id": request_id}})
