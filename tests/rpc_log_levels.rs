@@ -62,7 +62,6 @@ fn a_late_hook_answer_is_not_on_stderr_but_an_unknown_id_is() {
     send(json!({"jsonrpc": "2.0", "id": 6, "method": "shutdown"}));
     next(&answer_to(6));
     send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(send);
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(child.wait().unwrap().success());
