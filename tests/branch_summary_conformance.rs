@@ -383,7 +383,7 @@ fn ours(copy: &Path, target: &str, options: Options) -> Result<Vec<String>, Stri
                 requests.push(request_doc(
                     &JsValue::from(r.system_prompt),
                     &JsValue::String(r.text.clone()),
-                    r.max_tokens,
+                    r.max_tokens.unwrap_or(f64::NAN),
                 ));
             }
             Some(model_summary(plan, MODEL_TEXT, Some(parse(USAGE))))
@@ -772,7 +772,7 @@ fn harness_branch_summaries_are_pi_agent_cores() {
             request_doc(
                 &JsValue::from(r.system_prompt),
                 &JsValue::String(r.text.clone()),
-                r.max_tokens,
+                r.max_tokens.unwrap_or(f64::NAN),
             )
         });
         let theirs = match pi.get("requests") {
@@ -854,4 +854,303 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// pi 1.6.0 (the pi-1.6 profile)
+
+/// One JSON case per line to `tests/oracle/pi-compaction.mjs`, one result per line back.
+fn run_pi_compaction(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = oracle
+        .command("pi-compaction.mjs")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let input: String = cases.iter().map(|c| c.stringify() + "\n").collect();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "pi-compaction.mjs failed");
+    let results: Vec<JsValue> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(parse)
+        .collect();
+    assert_eq!(results.len(), cases.len(), "one result per case");
+    results
+}
+
+/// A summary line with what each side makes itself set aside (id, timestamp).
+fn summary_line_shape(line: &str) -> String {
+    let mut value = parse(line);
+    if let Some(map) = value.as_object_mut() {
+        for key in ["id", "timestamp"] {
+            map.insert(key.into(), JsValue::from("…"));
+        }
+    }
+    value.stringify()
+}
+
+/// pi 1.6.0's branch summaries (`generateBranchSummary` as `navigateTree` runs it) on sessions
+/// its SessionManager wrote: the abandoned entries, the request (context edits applied, no
+/// output cap, `reasoning` from the thinking level, thinking blocks left out), the refusal of
+/// a cut-off or tool-calling answer, and the written `branch_summary` line (`fromId` the old
+/// leaf). `PI16_BRANCH_SEEDS=N` generates N sessions (default 3).
+#[test]
+fn pi16_branch_summaries_are_pi16s() {
+    use pi_session::internal::store::compaction::{ModelOptions, SummaryText, Verdict};
+    let Some(oracle) = support::oracle("branch_summary_conformance::pi16") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: u32 = std::env::var("PI16_BRANCH_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut gen_jobs = Vec::new();
+    let mut files = Vec::new();
+    for seed in 1..=seeds {
+        let file = dir.path().join(format!("pi16-{seed}.jsonl"));
+        gen_jobs.push(parse(&format!(
+            r#"{{"op":"gen16","out":{},"seed":{},"turns":{}}}"#,
+            JsValue::from(path_str(&file)).stringify(),
+            100 + seed,
+            25 + seed * 11
+        )));
+        files.push(file);
+    }
+    run_pi_compaction(oracle, &gen_jobs);
+    // (file, leaf, target, window, reserve, custom, replace, reasoning level, answer)
+    type Pi16Branch = (
+        PathBuf,
+        String,
+        String,
+        Option<f64>,
+        Option<&'static str>,
+        Option<bool>,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+    let mut cases: Vec<Pi16Branch> = Vec::new();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for file in &files {
+        let ids: Vec<String> = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(parse)
+            .filter_map(|e| str_of(&e, "id"))
+            .collect();
+        for k in 0..40 {
+            let leaf = ids[rng.below(ids.len())].clone();
+            let target = ids[rng.below(ids.len())].clone();
+            if leaf == target {
+                continue;
+            }
+            let window = [None, Some(20000.0), Some(17500.0)][k % 3];
+            let custom = [None, Some("focus on tests")][k % 2];
+            let replace = (k % 5 == 0).then_some(true);
+            let level = [None, Some("high"), Some("off")][k % 3];
+            let answer = match k % 9 {
+                3 => Some(r#"{"stopReason":"length"}"#),
+                5 => Some(r#"{"toolCall":true}"#),
+                7 => Some(r#"{"stopReason":"aborted"}"#),
+                _ => None,
+            };
+            cases.push((
+                file.clone(),
+                leaf,
+                target,
+                window,
+                custom,
+                replace,
+                level,
+                answer,
+            ));
+        }
+    }
+    let jobs: Vec<JsValue> = cases
+        .iter()
+        .map(
+            |(file, leaf, target, window, custom, replace, level, answer)| {
+                let mut text = format!(
+                    r#"{{"op":"branch16","file":{},"leaf":{},"target":{}"#,
+                    JsValue::from(path_str(file)).stringify(),
+                    JsValue::from(leaf.as_str()).stringify(),
+                    JsValue::from(target.as_str()).stringify()
+                );
+                if let Some(w) = window {
+                    text.push_str(&format!(r#","contextWindow":{w}"#));
+                }
+                if let Some(c) = custom {
+                    text.push_str(&format!(r#","customInstructions":"{c}""#));
+                }
+                if let Some(r) = replace {
+                    text.push_str(&format!(r#","replaceInstructions":{r}"#));
+                }
+                if let Some(l) = level {
+                    text.push_str(&format!(
+                        r#","model":{{"reasoning":true}},"thinkingLevel":"{l}""#
+                    ));
+                }
+                if let Some(a) = answer {
+                    text.push_str(&format!(r#","answer":{a}"#));
+                }
+                text.push('}');
+                parse(&text)
+            },
+        )
+        .collect();
+    let results = run_pi_compaction(oracle, &jobs);
+    let (mut entries_n, mut requests_n, mut refusals_n, mut lines_n) = (0, 0, 0, 0);
+    let mut edited_n = 0;
+    for (i, (case, pi)) in cases.iter().zip(&results).enumerate() {
+        let (file, leaf, target, window, custom, replace, level, answer) = case;
+        let what = format!("{} leaf {leaf} target {target} case {i}", file.display());
+        assert!(pi.get("error").is_none(), "{what}: pi threw {pi:?}");
+        let copy = dir.path().join(format!("b{i}.jsonl"));
+        std::fs::copy(file, &copy).unwrap();
+        let options = SessionOptions {
+            profile: Profile::Pi16,
+            ids: Arc::new(IdSource::deterministic(7, 1_767_225_600_000)),
+            ..SessionOptions::default()
+        };
+        let mut session = Session::open(&copy, "/", options).unwrap();
+        session.branch(leaf).unwrap();
+        let request = TreeRequest {
+            target_id: target.clone(),
+            summarize: true,
+            custom_instructions: custom.map(str::to_string),
+            replace_instructions: *replace,
+            label: None,
+        };
+        let preparation = session.prepare_tree(&request).unwrap().unwrap();
+        let ids: Vec<JsValue> = preparation
+            .entries_to_summarize
+            .iter()
+            .map(|&p| session.entry_value(p).unwrap().get("id").cloned().unwrap())
+            .collect();
+        assert_eq!(Some(&JsValue::Array(ids)), pi.get("entryIds"), "{what}");
+        entries_n += 1;
+        let with_edit = preparation.entries_to_summarize.iter().any(|&p| {
+            str_of(&session.entry_value(p).unwrap(), "type").as_deref() == Some("context_edit")
+        });
+        let budget = BranchBudget {
+            context_window: window.unwrap_or(0.0),
+            reserve_tokens: 16384.0,
+        };
+        let plan = session.branch_summary_plan(&preparation, budget).unwrap();
+        let Some(plan) = plan else {
+            assert!(pi.get("line").is_none(), "{what}: pi wrote {pi:?}");
+            continue;
+        };
+        let model = ModelOptions {
+            max_tokens: None,
+            reasoning: level.is_some(),
+            thinking_level: match level {
+                Some(l) => Some(l.to_string()),
+                None => {
+                    let at = session.leaf().clone();
+                    session.compaction_thinking_level(&at).unwrap()
+                }
+            },
+        };
+        let ours = plan.request_for(*custom, *replace, &model).unwrap();
+        let theirs = pi.get("requests").and_then(JsValue::as_array).unwrap();
+        assert_eq!(ours.is_some() as usize, theirs.len(), "{what}: requests");
+        if let (Some(ours), Some(theirs)) = (&ours, theirs.first()) {
+            let value = ours.to_value(0.0);
+            let messages = value.get("messages").and_then(JsValue::as_array).unwrap();
+            let pi_messages = theirs.get("messages").and_then(JsValue::as_array).unwrap();
+            assert_eq!(
+                messages.first(),
+                pi_messages.first(),
+                "{what}: system message"
+            );
+            let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
+            assert!(
+                ours.text == *text,
+                "{what}: request text differs:\n ours: {:?}\n pi:   {:?}",
+                ours.text,
+                text
+            );
+            let mut expected = JsObject::new();
+            if let Some(r) = value.get("reasoning") {
+                expected.insert("reasoning".into(), r.clone());
+            }
+            expected.insert("cacheRetention".into(), JsValue::from("none"));
+            assert_eq!(
+                Some(JsValue::Object(expected).stringify()),
+                theirs.get("options").map(JsValue::stringify),
+                "{what}: request options"
+            );
+            requests_n += 1;
+            edited_n += usize::from(with_edit);
+        }
+        let pi_answer = pi
+            .get("answers")
+            .and_then(JsValue::as_array)
+            .and_then(|a| a.first().cloned());
+        let mut answer_text = SummaryText {
+            text: pi_answer
+                .as_ref()
+                .and_then(|a| str_of(a, "text"))
+                .unwrap_or_default(),
+            usage: pi_answer.as_ref().and_then(|a| a.get("usage").cloned()),
+            ..SummaryText::default()
+        };
+        if let Some(a) = answer.map(parse) {
+            answer_text.stop_reason = str_of(&a, "stopReason");
+            answer_text.calls_tool = a.get("toolCall").is_some();
+        }
+        if !plan.no_content() {
+            match answer_text.verdict(
+                pi_session::internal::store::compaction::CompactionRules::Pi16,
+                "branchSummary",
+            ) {
+                Verdict::Accept => {}
+                Verdict::Aborted => {
+                    assert_eq!(pi.get("aborted"), Some(&JsValue::Bool(true)), "{what}");
+                    refusals_n += 1;
+                    continue;
+                }
+                Verdict::Failed(message) => {
+                    assert_eq!(str_of(pi, "failure"), Some(message), "{what}");
+                    refusals_n += 1;
+                    continue;
+                }
+            }
+        }
+        let supplied = model_summary(&plan, &answer_text.text, answer_text.usage.clone());
+        let decision = decide(Profile::Pi16, &preparation, None, Some(supplied)).unwrap();
+        let outcome = session
+            .apply_navigation(&preparation, &decision)
+            .unwrap()
+            .unwrap();
+        let line = str_of(pi, "line").unwrap_or_else(|| panic!("{what}: pi wrote nothing: {pi:?}"));
+        let ours = outcome.summary_entry.unwrap().stringify();
+        assert_eq!(
+            summary_line_shape(&ours),
+            summary_line_shape(&line),
+            "{what}: the branch summary line differs"
+        );
+        lines_n += 1;
+    }
+    notice(&format!(
+        "pi 1.6 branch summaries: {entries_n} abandoned-entry lists, {requests_n} requests \
+         ({edited_n} over context edits), {refusals_n} refused answers, {lines_n} written lines"
+    ));
+    assert!(
+        requests_n > 20 && lines_n > 20 && refusals_n > 5 && edited_n > 3,
+        "too few cases reached pi's code"
+    );
+    support::count(
+        "branch_summary_conformance::pi16_branch_summaries_are_pi16s",
+        entries_n + requests_n + refusals_n + lines_n,
+    );
 }

@@ -236,7 +236,7 @@ fn check_prepare(case: &Case, pi: &JsValue) -> usize {
         );
         let options = theirs.get("options").unwrap();
         assert_eq!(
-            Some(&JsValue::Number(ours.max_tokens)),
+            ours.max_tokens.map(JsValue::Number).as_ref(),
             options.get("maxTokens"),
             "{what}"
         );
@@ -542,6 +542,7 @@ fn written_compactions_are_byte_for_byte_pis() {
                     .unwrap()
                     .into_owned(),
                 usage: a.get("usage").cloned(),
+                ..SummaryText::default()
             })
             .collect();
         let purposes = prep.request_purposes();
@@ -574,6 +575,522 @@ fn written_compactions_are_byte_for_byte_pis() {
     assert!(written > 20, "only {written} compactions were written");
     support::count(
         "compaction_conformance::written_compactions_are_byte_for_byte_pis",
+        compared,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// pi 1.6.0 (the pi-1.6 profile)
+
+/// Sessions pi 1.6's own SessionManager wrote (`gen16`, seeded), and the hand-written pi 1.6
+/// files. `PI16_COMPACTION_SEEDS=N` generates N sessions (default 3).
+fn pi16_sources(oracle: &Oracle, dir: &Path) -> Vec<PathBuf> {
+    let seeds: u32 = std::env::var("PI16_COMPACTION_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut jobs = Vec::new();
+    let mut out = Vec::new();
+    for seed in 1..=seeds {
+        let file = dir.join(format!("pi16-{seed}.jsonl"));
+        let turns = 30 + (seed * 37) % 90;
+        jobs.push(parse(&format!(
+            r#"{{"op":"gen16","out":{},"seed":{seed},"turns":{turns}}}"#,
+            JsValue::from(path_str(&file)).stringify()
+        )));
+        out.push(file);
+    }
+    for result in run_oracle(oracle, &jobs) {
+        assert_eq!(result.get("done"), Some(&JsValue::Bool(true)), "{result:?}");
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/files"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("pi16-") && n.ends_with(".jsonl"))
+        })
+        .collect();
+    files.sort();
+    out.extend(files);
+    out
+}
+
+fn pi16_case(file: &Path, leaf: &Option<String>, op: &str, extra: &str) -> JsValue {
+    let leaf = leaf.as_ref().map_or(String::new(), |l| {
+        format!(r#","leaf":{}"#, JsValue::from(l.as_str()).stringify())
+    });
+    parse(&format!(
+        r#"{{"op":"{op}","impl":"pi16","file":{}{leaf}{extra}}}"#,
+        JsValue::from(path_str(file)).stringify()
+    ))
+}
+
+fn open16(file: &Path, leaf: &Option<String>) -> Session {
+    let mut session =
+        Session::open_read_only(file, SessionOptions::with_profile(Profile::Pi16)).unwrap();
+    if let Some(leaf) = leaf {
+        session
+            .set_leaf_for_reading(Leaf::Id(leaf.as_str().into()))
+            .unwrap();
+    }
+    session
+}
+
+fn settings_of(keep: Option<f64>) -> CompactionSettings {
+    let mut s = CompactionSettings::default();
+    if let Some(k) = keep {
+        s.keep_recent_tokens = k;
+    }
+    s
+}
+
+/// A compaction line with what each side makes itself set aside: id, timestamp, the system
+/// snapshot's time (the compaction's own) and a retain-none `firstKeptEntryId` (its own id).
+fn pi16_line_shape(line: &str) -> String {
+    let mut value = parse(line);
+    let own = value.get("id").cloned();
+    if let Some(map) = value.as_object_mut() {
+        if own.is_some() && map.get("firstKeptEntryId") == own.as_ref() {
+            map.insert("firstKeptEntryId".into(), JsValue::from("<own id>"));
+        }
+        for key in ["id", "timestamp"] {
+            if map.contains_key(key) {
+                map.insert(key.into(), JsValue::from("…"));
+            }
+        }
+        if let Some(JsValue::Object(system)) = map.get_mut("systemMessage") {
+            system.insert("timestamp".into(), JsValue::from("…"));
+        }
+    }
+    value.stringify()
+}
+
+/// pi 1.6.0's context usage, preparation, requests, refusals of the model's answers and
+/// written compaction lines, on sessions its own SessionManager wrote: context edits, system
+/// messages and patches, usage entries, nested and retain-none compactions, branch summaries,
+/// thinking blocks, codemode nested calls, aborted and failed turns with recovery omissions.
+#[test]
+fn pi16_compaction_is_pi16s() {
+    use pi_session::internal::store::compaction::{Summaries, SummaryProblem, SummaryText};
+    let Some(oracle) = support::oracle("compaction_conformance::pi16") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = pi16_sources(oracle, dir.path());
+    // (file, leaf, keep, custom, model, answer)
+    type Pi16Case = (
+        PathBuf,
+        Option<String>,
+        Option<f64>,
+        Option<&'static str>,
+        Option<(bool, &'static str)>,
+        Option<&'static str>,
+    );
+    // keep, custom instructions, model (reasoning, level), the model's answer
+    type Pi16Variant = (
+        Option<f64>,
+        Option<&'static str>,
+        Option<(bool, &'static str)>,
+        Option<&'static str>,
+    );
+    let mut cases: Vec<Pi16Case> = Vec::new();
+    for file in &files {
+        let mut leaves: Vec<Option<String>> = vec![None];
+        leaves.extend(some_ids(file, 13).into_iter().map(Some));
+        for (i, leaf) in leaves.iter().enumerate() {
+            let variants: &[Pi16Variant] = if i == 0 {
+                &[
+                    (None, None, None, None),
+                    (Some(700.0), Some("focus on files"), None, None),
+                    (Some(1500.0), None, Some((true, "high")), None),
+                    (Some(300.0), Some("keep ids"), Some((true, "off")), None),
+                    (Some(700.0), None, None, Some(r#"{"stopReason":"length"}"#)),
+                    (
+                        Some(700.0),
+                        None,
+                        None,
+                        Some(r#"{"stopReason":"error","errorMessage":"quota"}"#),
+                    ),
+                    (Some(700.0), None, None, Some(r#"{"toolCall":true}"#)),
+                ]
+            } else {
+                &[
+                    (Some(700.0), None, None, None),
+                    (Some(2500.0), Some("x"), None, None),
+                ]
+            };
+            for &(keep, custom, model, answer) in variants {
+                cases.push((file.clone(), leaf.clone(), keep, custom, model, answer));
+            }
+        }
+    }
+    let mut jobs = Vec::new();
+    for (file, leaf, keep, custom, model, answer) in &cases {
+        let mut extra = String::new();
+        if let Some(k) = keep {
+            extra.push_str(&format!(
+                r#","settings":{{"compaction":{{"keepRecentTokens":{}}}}}"#,
+                number_to_string(*k)
+            ));
+        }
+        if let Some(c) = custom {
+            extra.push_str(&format!(
+                r#","customInstructions":{}"#,
+                JsValue::from(*c).stringify()
+            ));
+        }
+        if let Some((reasoning, level)) = model {
+            extra.push_str(&format!(
+                r#","model":{{"reasoning":{reasoning}}},"thinkingLevel":"{level}""#
+            ));
+        }
+        if let Some(a) = answer {
+            extra.push_str(&format!(r#","answer":{a}"#));
+        }
+        extra.push_str(r#","append":true"#);
+        jobs.push(pi16_case(file, leaf, "prepare", &extra));
+        jobs.push(pi16_case(
+            file,
+            leaf,
+            "usage",
+            &format!(
+                r#","window":{}"#,
+                if keep.is_some() { "30000" } else { "8000" }
+            ),
+        ));
+    }
+    let results = run_oracle(oracle, &jobs);
+    let (mut usage_n, mut prep_n, mut refusal_n, mut request_n, mut line_n, mut failure_n) =
+        (0, 0, 0, 0, 0, 0);
+    let mut reached = (0, 0, 0);
+    for (case, pair) in cases.iter().zip(results.chunks(2)) {
+        let (file, leaf, keep, custom, model, answer) = case;
+        let what = format!(
+            "{} leaf {leaf:?} keep {keep:?} custom {custom:?} model {model:?} answer {answer:?}",
+            file.display()
+        );
+        let (pi, pi_usage) = (&pair[0], &pair[1]);
+        if pi.get("error").and_then(JsValue::as_str).as_deref() == Some("threw") {
+            // pi 1.6 cannot build this context (an edit without a replacement): neither can we.
+            let mut session = open16(file, leaf);
+            let at = session.leaf().clone();
+            assert!(
+                session.prepare_compaction(&at, settings_of(*keep)).is_err(),
+                "{what}: pi throws {:?}",
+                pi.get("message")
+            );
+            refusal_n += 1;
+            continue;
+        }
+        // Context usage.
+        let mut session = open16(file, leaf);
+        let at = session.leaf().clone();
+        let window = if keep.is_some() { 30000.0 } else { 8000.0 };
+        let usage = session.context_usage(&at).unwrap();
+        let estimate = pi_usage.get("estimate").unwrap();
+        let num = |k: &str| estimate.get(k).and_then(JsValue::as_f64);
+        assert_eq!(num("tokens"), Some(usage.estimate.tokens), "{what}");
+        assert_eq!(
+            num("usageTokens"),
+            Some(usage.estimate.usage_tokens),
+            "{what}"
+        );
+        assert_eq!(
+            num("trailingTokens"),
+            Some(usage.estimate.trailing_tokens),
+            "{what}"
+        );
+        assert_eq!(
+            num("lastUsageIndex"),
+            usage.estimate.last_usage_index.map(|i| i as f64),
+            "{what}"
+        );
+        let settings = settings_of(*keep);
+        assert_eq!(
+            pi_usage.get("shouldCompact"),
+            Some(&JsValue::Bool(
+                settings.should_compact(usage.estimate.tokens, window)
+            )),
+            "{what}"
+        );
+        let figures = pi_usage.get("contextUsage").unwrap();
+        let tokens = (!usage.unknown_after_compaction).then_some(usage.estimate.tokens);
+        assert_eq!(
+            figures.get("tokens").and_then(JsValue::as_f64),
+            tokens,
+            "{what}"
+        );
+        usage_n += 5;
+        // The preparation.
+        let ours = session.prepare_compaction(&at, settings);
+        if let Some(refusal) = pi.get("refusal").and_then(JsValue::as_str) {
+            let err = ours.expect_err(&format!("{what}: pi refuses with {refusal}"));
+            assert_eq!(err.kind_name(), refusal, "{what}");
+            refusal_n += 1;
+            continue;
+        }
+        let prep = ours.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        let expected = pi.get("preparation").and_then(JsValue::as_str).unwrap();
+        let got = prep.to_value().stringify();
+        if got != *expected {
+            let at = got
+                .bytes()
+                .zip(expected.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            panic!(
+                "{what}: preparation differs at byte {at}:\n ours: {}\n pi:   {}",
+                &got[at.saturating_sub(300)..(at + 200).min(got.len())],
+                &expected[at.saturating_sub(300)..(at + 200).min(expected.len())]
+            );
+        }
+        prep_n += 1;
+        // What the cases reach: a cut on an entry that projects to nothing, on an omitted
+        // (recovery) attempt, after a compaction that kept nothing.
+        let entries: Vec<JsValue> = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
+            .collect();
+        let by_id = |id: &str| {
+            entries
+                .iter()
+                .find(|e| e.get("id").and_then(JsValue::as_str).as_deref() == Some(id))
+        };
+        let first_kept = by_id(&prep.first_kept_entry_id);
+        let kind = first_kept.and_then(|e| e.get("type").and_then(JsValue::as_str));
+        if !matches!(
+            kind.as_deref(),
+            Some("message" | "custom_message" | "branch_summary")
+        ) {
+            reached.0 += 1;
+        }
+        let omitted = entries.iter().any(|e| {
+            e.get("type").and_then(JsValue::as_str).as_deref() == Some("context_edit")
+                && e.get("replacement") == Some(&JsValue::Null)
+                && e.get("targetId").and_then(JsValue::as_str).as_deref()
+                    == Some(prep.first_kept_entry_id.as_str())
+        });
+        reached.1 += usize::from(omitted);
+        let retain_none = prep.previous_compaction_index.is_some_and(|i| {
+            let id = prep.path_ids[i].clone().unwrap_or_default();
+            by_id(&id)
+                .and_then(|c| c.get("firstKeptEntryId").and_then(JsValue::as_str))
+                .as_deref()
+                == Some(id.as_str())
+        });
+        reached.2 += usize::from(retain_none);
+        // The requests, exactly as pi 1.6 sends them.
+        let thinking = match model {
+            Some((_, level)) => Some(level.to_string()),
+            None => session.compaction_thinking_level(&at).unwrap(),
+        };
+        let options = ModelOptions {
+            max_tokens: None,
+            reasoning: model.is_some_and(|m| m.0),
+            thinking_level: thinking,
+        };
+        let requests = prep.requests(*custom, &options).unwrap();
+        let theirs = pi.get("requests").and_then(JsValue::as_array).unwrap();
+        // A refused first answer stops pi before the second request.
+        if pi.get("failure").is_none() {
+            assert_eq!(requests.len(), theirs.len(), "{what}: number of requests");
+        }
+        for (ours, theirs) in requests.iter().zip(theirs) {
+            let value = ours.to_value(0.0);
+            let mut messages = value.get("messages").unwrap().as_array().unwrap().to_vec();
+            let pi_messages = theirs.get("messages").and_then(JsValue::as_array).unwrap();
+            assert_eq!(messages.len(), 2, "{what}");
+            assert_eq!(
+                Some(&messages[0]),
+                pi_messages.first(),
+                "{what}: system message"
+            );
+            let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
+            assert!(
+                ours.text == *text,
+                "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
+                ours.purpose,
+                ours.text,
+                text
+            );
+            messages.truncate(1);
+            let pi_options = theirs.get("options").unwrap().stringify();
+            let mut our_options = pi_session::internal::format::json::JsObject::new();
+            if let Some(r) = value.get("reasoning") {
+                our_options.insert("reasoning".into(), r.clone());
+            }
+            our_options.insert("cacheRetention".into(), JsValue::from("none"));
+            assert_eq!(
+                JsValue::Object(our_options).stringify(),
+                pi_options,
+                "{what}: request options"
+            );
+            assert!(value.get("maxTokens").is_none(), "{what}");
+            request_n += 1;
+        }
+        // The model's answers: refused as pi refuses them, or written as pi writes them.
+        let pi_answers: Vec<SummaryText> = pi
+            .get("answers")
+            .and_then(JsValue::as_array)
+            .map(|a| a.to_vec())
+            .unwrap_or_default()
+            .iter()
+            .map(|a| SummaryText {
+                text: a
+                    .get("text")
+                    .and_then(JsValue::as_str)
+                    .unwrap()
+                    .into_owned(),
+                usage: a.get("usage").cloned(),
+                ..SummaryText::default()
+            })
+            .collect();
+        let purposes = prep.request_purposes();
+        let mut summaries = Summaries::default();
+        let override_answer = answer.map(parse);
+        for (i, purpose) in purposes.iter().enumerate() {
+            let mut text = pi_answers.get(i).cloned().unwrap_or_else(|| SummaryText {
+                text: format!("## Goal\nS{i} 😀"),
+                ..SummaryText::default()
+            });
+            if let Some(a) = &override_answer {
+                text.stop_reason = a
+                    .get("stopReason")
+                    .and_then(JsValue::as_str)
+                    .map(|s| s.into_owned());
+                text.error_message = a
+                    .get("errorMessage")
+                    .and_then(JsValue::as_str)
+                    .map(|s| s.into_owned());
+                text.calls_tool = a.get("toolCall").is_some();
+            }
+            match *purpose {
+                "history" => summaries.history = Some(text),
+                _ => summaries.turn_prefix = Some(text),
+            }
+        }
+        let made = prep.entry_from_summaries(&summaries);
+        if let Some(failure) = pi.get("failure").and_then(JsValue::as_str) {
+            match made {
+                Err(SummaryProblem::Failed(message)) => assert_eq!(message, *failure, "{what}"),
+                other => panic!("{what}: pi refuses ({failure}), we made {other:?}"),
+            }
+            failure_n += 1;
+            continue;
+        }
+        let entry = made.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        let line = pi.get("line").and_then(JsValue::as_str).unwrap();
+        let copy = dir.path().join(format!("copy-{line_n}.jsonl"));
+        std::fs::copy(file, &copy).unwrap();
+        let mut writer =
+            Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
+        if let Some(leaf) = leaf {
+            writer.branch(leaf).unwrap();
+        }
+        let stored = writer.append_compaction(entry).unwrap();
+        assert_eq!(
+            pi16_line_shape(&stored.stringify()),
+            pi16_line_shape(&line),
+            "{what}: the written compaction differs"
+        );
+        line_n += 1;
+    }
+    support::notice(&format!(
+        "pi 1.6 compaction: {usage_n} usage figures, {prep_n} preparations, {refusal_n} refusals, \
+         {request_n} requests, {failure_n} refused answers, {line_n} written lines; cuts on an \
+         entry without messages {}, on an omitted attempt {}, after a compaction that kept \
+         nothing {}",
+        reached.0, reached.1, reached.2
+    ));
+    assert!(
+        prep_n > 20 && line_n > 10 && failure_n > 3,
+        "too few cases reached pi's code"
+    );
+    assert!(
+        reached.0 > 0 && reached.1 > 0 && reached.2 > 0,
+        "the seeds no longer reach pi 1.6's special cuts: {reached:?}"
+    );
+    support::count(
+        "compaction_conformance::pi16_compaction_is_pi16s",
+        usage_n + prep_n + refusal_n + request_n + failure_n + line_n,
+    );
+}
+
+/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
+/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
+/// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
+#[test]
+fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
+    use pi_session::internal::format::write::NewEntry;
+    let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = pi16_sources(oracle, dir.path());
+    let mut cases = Vec::new();
+    for file in &files {
+        let ids = some_ids(file, 17);
+        for (k, leaf) in std::iter::once(None)
+            .chain(ids.iter().cloned().map(Some))
+            .enumerate()
+        {
+            let first_kept = if k % 2 == 0 {
+                JsValue::Null
+            } else {
+                JsValue::from(ids[k % ids.len()].as_str())
+            };
+            cases.push((file.clone(), leaf, first_kept));
+        }
+    }
+    let jobs: Vec<JsValue> = cases
+        .iter()
+        .map(|(file, leaf, first_kept)| {
+            let hook = format!(
+                r#","settings":{{"compaction":{{"keepRecentTokens":700}}}},"append":true,"hookCompaction":{{"summary":"EXT 😀","firstKeptEntryId":{},"tokensBefore":42,"details":{{"readFiles":["x"],"modifiedFiles":[]}}}}"#,
+                first_kept.stringify()
+            );
+            pi16_case(file, leaf, "prepare", &hook)
+        })
+        .collect();
+    let results = run_oracle(oracle, &jobs);
+    let mut compared = 0;
+    for (i, ((file, leaf, first_kept), pi)) in cases.iter().zip(&results).enumerate() {
+        let what = format!("{} leaf {leaf:?} firstKept {first_kept:?}", file.display());
+        let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
+            continue; // pi refused to prepare: the hook is never asked
+        };
+        let copy = dir.path().join(format!("hook-{i}.jsonl"));
+        std::fs::copy(file, &copy).unwrap();
+        let mut session =
+            Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
+        if let Some(leaf) = leaf {
+            session.branch(leaf).unwrap();
+        }
+        let entry = NewEntry::Compaction {
+            summary: JsValue::from("EXT 😀"),
+            first_kept_entry_id: (!matches!(first_kept, JsValue::Null)).then(|| first_kept.clone()),
+            tokens_before: JsValue::Number(42.0),
+            retained_tail: None,
+            details: Some(parse(r#"{"readFiles":["x"],"modifiedFiles":[]}"#)),
+            usage: None,
+            from_hook: Some(JsValue::Bool(true)),
+            system_message: None,
+        };
+        let stored = session.append_compaction(entry).unwrap();
+        assert_eq!(
+            pi16_line_shape(&stored.stringify()),
+            pi16_line_shape(&line),
+            "{what}: the stored hook compaction differs"
+        );
+        compared += 1;
+    }
+    assert!(compared > 5, "only {compared} hook compactions were stored");
+    support::count(
+        "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
         compared,
     );
 }

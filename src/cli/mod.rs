@@ -108,8 +108,9 @@ enum Command {
         #[arg(long)]
         deterministic: Option<u64>,
     },
-    /// Print where pi 0.82.1 would cut if it compacted now (its preparation and the requests
-    /// it would send to the summarizing model), as one JSON document.
+    /// Print where pi would cut if it compacted now (its preparation and the requests it would
+    /// send to the summarizing model), as one JSON document: pi 0.82.1's rules (pi-cli), pi
+    /// 1.6.0's (pi-1.6) or pi-agent-core's (harness).
     CompactPlan {
         file: PathBuf,
         /// Plan at this entry instead of the file's leaf (`null`: before the first entry).

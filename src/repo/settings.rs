@@ -110,8 +110,19 @@ pub fn summary_settings(
             _ => None,
         }
     };
+    // pi 1.6 throws on a compaction token setting that is not a non-negative safe integer.
+    let safe_integer = |n: f64| n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0;
     let number = |section: &str, key: &str| match member(section, key) {
         None => Ok(None),
+        Some(JsValue::Number(n))
+            if profile == Profile::Pi16 && section == "compaction" && !safe_integer(*n) =>
+        {
+            Err(RepoError::InvalidSetting {
+                setting: format!("{section}.{key}"),
+                expected: "a non-negative safe integer",
+                file: source(section, key),
+            })
+        }
         Some(JsValue::Number(n)) => Ok(Some(*n)),
         Some(_) => Err(RepoError::InvalidSetting {
             setting: format!("{section}.{key}"),

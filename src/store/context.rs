@@ -313,6 +313,70 @@ impl Session {
         Ok(())
     }
 
+    /// pi 1.6's `buildSessionProjection(getBranch())` at `leaf`, entry by entry, with the
+    /// branch facts `estimateProjectedContextTokens` reads and whether the path ends in a
+    /// compaction.
+    pub(crate) fn projected_entries(
+        &mut self,
+        leaf: &Leaf,
+    ) -> StoreResult<(
+        Vec<super::compaction::ProjectedEntry>,
+        super::compaction::BranchFacts,
+        bool,
+    )> {
+        let path = self.profile_path(leaf)?;
+        self.note_cycle(&path);
+        let selected = self.select_context_entries(&path.positions);
+        let mut edits: HashMap<&str, u32> = HashMap::new();
+        for &position in &selected {
+            let record = self.record(position);
+            if record.kind() == Kind::ContextEdit
+                && let Ref::Id(target) = record.target()
+            {
+                edits.insert(target, position);
+            }
+        }
+        let mut out = Vec::with_capacity(selected.len());
+        for (i, &position) in selected.iter().enumerate() {
+            let record = self.record(position);
+            let value = self.entry_value(position)?;
+            let mut messages = Vec::new();
+            project(Profile::Pi16, &value, &mut messages);
+            let visible = !messages.is_empty();
+            if i > 0 && record.kind() == Kind::Compaction {
+                messages.clear();
+            } else if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
+                messages = self.apply_edit(edit, messages)?;
+            }
+            out.push(super::compaction::ProjectedEntry {
+                value,
+                messages,
+                visible,
+            });
+        }
+        let ids = path
+            .positions
+            .iter()
+            .map(|&p| self.record(p).id().map(str::to_string))
+            .collect();
+        let latest_invalidating = path
+            .positions
+            .iter()
+            .rposition(|&p| matches!(self.record(p).kind(), Kind::ContextEdit | Kind::Compaction));
+        let last_is_compaction = path
+            .positions
+            .last()
+            .is_some_and(|&p| self.record(p).kind() == Kind::Compaction);
+        Ok((
+            out,
+            super::compaction::BranchFacts {
+                ids,
+                latest_invalidating,
+            },
+            last_is_compaction,
+        ))
+    }
+
     /// pi 1.6's `projectContextEntry` with an edit: `null` removes the entry's messages; any
     /// other replacement puts its `content` into the editable roles' messages.
     fn apply_edit(&self, edit: u32, messages: Vec<JsValue>) -> StoreResult<Vec<JsValue>> {

@@ -383,18 +383,14 @@ fn leaf_value(leaf: &Leaf) -> JsValue {
 
 impl Session {
     /// What pi's `generateBranchSummary` would be given for this navigation (`None` when it
-    /// would not run: no summary wanted, or nothing abandoned). pi 1.6's rules are not
-    /// implemented: `None` there.
+    /// would not run: no summary wanted, or nothing abandoned).
     pub fn branch_summary_plan(
         &mut self,
         preparation: &TreePreparation,
         budget: BranchBudget,
     ) -> StoreResult<Option<BranchPlan>> {
         let profile = self.profile();
-        if profile == Profile::Pi16
-            || !preparation.user_wants_summary
-            || preparation.entries_to_summarize.is_empty()
-        {
+        if !preparation.user_wants_summary || preparation.entries_to_summarize.is_empty() {
             return Ok(None);
         }
         // The harness passes no reserve, so pi-agent-core's default holds there.

@@ -213,8 +213,21 @@ fn branch_summary(
     let Some(plan) = session.branch_summary_plan(preparation, budget)? else {
         return Ok(None);
     };
+    let leaf = session.leaf().clone();
+    let model = store::compaction::ModelOptions {
+        max_tokens: None,
+        reasoning: p.model.as_ref().is_some_and(|m| m.reasoning),
+        thinking_level: match &p.thinking_level {
+            Some(level) => Some(level.clone()),
+            None => session.compaction_thinking_level(&leaf)?,
+        },
+    };
     let request = plan
-        .request(p.custom_instructions.as_deref(), p.replace_instructions)
+        .request_for(
+            p.custom_instructions.as_deref(),
+            p.replace_instructions,
+            &model,
+        )
         .map_err(|m| {
             store_error(
                 ErrorKind::InvalidSession,
@@ -307,15 +320,36 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
         // pi's summarizer: "No content to summarize" without a model, else the model's text.
         None if !hook_summary => match plan? {
             Some(plan) if plan.no_content() => Some(store::model_summary(&plan, "", None)),
-            Some(plan) => p.model_summary.as_ref().map(|m| {
-                store::model_summary(&plan, &m.text, m.usage.as_ref().map(JsValue::from_serde))
-            }),
-            None if p.model_summary.is_some() && profile == Profile::Pi16 => {
-                return Err(store_error(
-                    ErrorKind::InvalidArgument,
-                    "modelSummary follows pi 0.82.1's generateBranchSummary; pi 1.6's is not implemented",
-                ));
-            }
+            Some(plan) => match p.model_summary.as_ref() {
+                None => None,
+                Some(m) => {
+                    let answer = summary_text(m, "modelSummary")?;
+                    let rules = store::compaction::CompactionRules::of(profile);
+                    match answer.verdict(rules, "branchSummary") {
+                        store::compaction::Verdict::Accept => {}
+                        // pi's navigateTree: `{cancelled: true, aborted: true}`, nothing written.
+                        store::compaction::Verdict::Aborted => {
+                            let leaf_id = with_session(&ctx, &p.session_id, |session| {
+                                Ok(leaf_id(session.leaf()))
+                            })
+                            .await?;
+                            return Ok(NavigateResult {
+                                cancelled: true,
+                                editor_text: None,
+                                summary_entry: None,
+                                leaf_id,
+                            });
+                        }
+                        store::compaction::Verdict::Failed(message) => {
+                            return Err(store_error(
+                                ErrorKind::InvalidArgument,
+                                format!("'modelSummary': {message}"),
+                            ));
+                        }
+                    }
+                    Some(store::model_summary(&plan, &answer.text, answer.usage))
+                }
+            },
             None => None,
         },
         None => None,
@@ -1048,11 +1082,44 @@ pub async fn prepare_compaction(
     .await
 }
 
-fn summary_text(p: &SummaryTextParam) -> store::compaction::SummaryText {
-    store::compaction::SummaryText {
-        text: p.text.clone(),
+/// A model's answer as the store takes it: `text`, or the text of its `content` blocks.
+fn summary_text(
+    p: &SummaryTextParam,
+    name: &str,
+) -> Result<store::compaction::SummaryText, RpcError> {
+    let block_type =
+        |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()).map(str::to_string);
+    let (text, calls_tool) = match (&p.text, &p.content) {
+        (Some(text), None) => (text.clone(), false),
+        (None, Some(blocks)) => {
+            // pi-ai's `contentText(content)`: the text blocks' texts joined by "\n".
+            let texts: Vec<String> = blocks
+                .iter()
+                .filter(|b| block_type(b).as_deref() == Some("text"))
+                .map(|b| match b.get("text") {
+                    None | Some(serde_json::Value::Null) => String::new(),
+                    Some(t) => JsValue::from_serde(t).to_js_string(),
+                })
+                .collect();
+            let calls = blocks
+                .iter()
+                .any(|b| block_type(b).as_deref() == Some("toolCall"));
+            (texts.join("\n"), calls)
+        }
+        _ => {
+            return Err(store_error(
+                ErrorKind::InvalidArgument,
+                format!("'{name}': give the answer's text or its content, not both or neither"),
+            ));
+        }
+    };
+    Ok(store::compaction::SummaryText {
+        text,
         usage: p.usage.as_ref().map(JsValue::from_serde),
-    }
+        stop_reason: p.stop_reason.clone(),
+        error_message: p.error_message.clone(),
+        calls_tool,
+    })
 }
 
 /// pi's `AgentSession.compact()` step by step: prepare at the leaf (checking `leafId`), ask the
@@ -1131,8 +1198,16 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
         None => {
             let summaries = p.summaries.unwrap_or_default();
             let answers = store::compaction::Summaries {
-                history: summaries.history.as_ref().map(summary_text),
-                turn_prefix: summaries.turn_prefix.as_ref().map(summary_text),
+                history: summaries
+                    .history
+                    .as_ref()
+                    .map(|s| summary_text(s, "summaries.history"))
+                    .transpose()?,
+                turn_prefix: summaries
+                    .turn_prefix
+                    .as_ref()
+                    .map(|s| summary_text(s, "summaries.turnPrefix"))
+                    .transpose()?,
             };
             match preparation.entry_from_summaries(&answers) {
                 Ok(entry) => entry,
@@ -1148,6 +1223,13 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
                 }
                 Err(store::compaction::SummaryProblem::BadUsage(message)) => {
                     return Err(store_error(ErrorKind::InvalidArgument, message));
+                }
+                // pi refuses the answer and writes nothing.
+                Err(store::compaction::SummaryProblem::Failed(message)) => {
+                    return Err(store_error(
+                        ErrorKind::InvalidArgument,
+                        format!("'summaries': {message}"),
+                    ));
                 }
             }
         }

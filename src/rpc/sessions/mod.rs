@@ -63,6 +63,9 @@ pub struct SidecarCapabilities {
     /// pi's branch summarizer without the model call: `branchSummary` in `session/prepareTree`
     /// and `session_before_tree`, `modelSummary` in `session/navigateTree`.
     pub branch_summaries: bool,
+    /// Whose compaction and branch-summary code each profile follows (every profile offers
+    /// `getContextUsage`, `prepareCompaction`, `compact` and `branchSummary`).
+    pub compaction: std::collections::BTreeMap<String, String>,
     /// What `session/list` and `session/listAll` select beside pi's rows.
     pub listing: ListingCapabilities,
     /// The methods that may answer a part of their answer, with the params that choose it.
@@ -101,6 +104,17 @@ impl SidecarCapabilities {
             profiles: Profile::ALL.to_vec(),
             persisted_index: true,
             branch_summaries: true,
+            compaction: Profile::ALL
+                .iter()
+                .map(|p| {
+                    let follows = match p {
+                        Profile::PiCli => "pi-coding-agent 0.82.1",
+                        Profile::Pi16 => "pi-coding-agent 1.6.0",
+                        Profile::Harness => "pi-agent-core 0.82.1",
+                    };
+                    (p.name().to_string(), follows.to_string())
+                })
+                .collect(),
             listing: ListingCapabilities {
                 fields: crate::repo::ListField::ALL.to_vec(),
                 query: true,

@@ -149,6 +149,10 @@ pub struct TreeParams {
     pub context_window: Option<f64>,
     /// `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
     pub settings: Option<CompactionSettingsParam>,
+    /// pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
+    pub model: Option<SummaryModelParam>,
+    /// pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
+    pub thinking_level: Option<String>,
 }
 
 /// A branch summary written by someone with a model.
@@ -826,14 +830,25 @@ pub struct CompactionPlanDocument {
     pub requests: Vec<Json>,
 }
 
-/// A model's answer to one of `session/prepareCompaction`'s requests.
+/// A model's answer to one of `session/prepareCompaction`'s requests (or to
+/// `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks
+/// before taking it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SummaryTextParam {
     /// The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
-    pub text: String,
+    /// Give this or `content`.
+    pub text: Option<String>,
+    /// The response's content blocks, as pi-ai returns them: the text is taken from them as pi
+    /// takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    pub content: Option<Vec<Json>>,
     /// The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
     pub usage: Option<Json>,
+    /// The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a
+    /// cut-off summary; an `"aborted"` branch summary cancels the navigation).
+    pub stop_reason: Option<String>,
+    /// The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+    pub error_message: Option<String>,
 }
 
 /// The answers to the preparation's requests, by `purpose`.

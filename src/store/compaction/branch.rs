@@ -1,15 +1,17 @@
 //! Branch summaries as pi's `generateBranchSummary` makes them, everything but the model call:
 //! `prepareBranchEntries` under the token budget (`contextWindow − reserveTokens`), the file
 //! lists, the one request the summarizing model gets, and the text and `details` pi writes
-//! around the model's answer. pi-coding-agent's and pi-agent-core's copies agree on all of it;
-//! only the token estimate and the LLM conversion follow the profile.
+//! around the model's answer. pi-coding-agent 0.82.1's and pi-agent-core's copies agree on all
+//! of it but the token estimate and the LLM conversion; pi 1.6 applies the abandoned entries'
+//! context edits, sets no output cap, passes the thinking level as `reasoning` and leaves
+//! thinking blocks out of the conversation.
 
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 
-use super::estimate::{self, Malformed};
+use super::estimate::{self, CompactionRules, Malformed};
 use super::files::{FileOps, format_file_operations};
-use super::prepare::ModelRequest;
+use super::prepare::{ModelOptions, ModelRequest};
 use super::prompts;
 use super::rules;
 use super::serialize::serialize_conversation;
@@ -106,6 +108,76 @@ fn message_of(entry: &JsValue) -> Result<Option<JsValue>, Malformed> {
     })
 }
 
+/// pi 1.6's `projectContextEntry(entry, edit)` on the messages an entry projects to: a `null`
+/// replacement removes them; any other puts its `content` into the editable roles.
+fn apply_edit(messages: Vec<JsValue>, edit: &JsValue) -> Result<Vec<JsValue>, Malformed> {
+    let Some(replacement) = edit.get("replacement") else {
+        return Err(Malformed(
+            "a context_edit has no replacement (pi 1.6 cannot read its content)".into(),
+        ));
+    };
+    if matches!(replacement, JsValue::Null) {
+        return Ok(Vec::new());
+    }
+    let content = replacement.get("content").cloned();
+    Ok(messages
+        .into_iter()
+        .map(|message| {
+            let role = message.get("role").and_then(JsValue::as_str);
+            let blocks_only = match role.as_deref() {
+                Some("assistant" | "toolResult") => true,
+                Some("user" | "custom") => false,
+                _ => return message,
+            };
+            let content = match &content {
+                Some(JsValue::String(text)) if blocks_only => Some(JsValue::Array(vec![object([
+                    ("type", Some(JsValue::from("text"))),
+                    ("text", Some(JsValue::String(text.clone()))),
+                ])])),
+                other => other.clone(),
+            };
+            let JsValue::Object(mut map) = message else {
+                return message;
+            };
+            match content {
+                None => {
+                    map.shift_remove("content");
+                }
+                Some(content) => {
+                    map.insert(JsString::new("content"), content);
+                }
+            }
+            JsValue::Object(map)
+        })
+        .collect())
+}
+
+/// pi 1.6's `getMessageFromEntry(entry, edit)`: an edited message or custom message in its
+/// projected form (nothing when omitted); the rest as 0.82.1.
+fn message_of_pi16(entry: &JsValue, edit: Option<&JsValue>) -> Result<Option<JsValue>, Malformed> {
+    let kind = entry.get("type").and_then(JsValue::as_str);
+    let is_tool_result = kind.as_deref() == Some("message")
+        && entry
+            .get("message")
+            .and_then(|m| m.get("role"))
+            .and_then(JsValue::as_str)
+            .as_deref()
+            == Some("toolResult");
+    match (kind.as_deref(), edit) {
+        (Some("message"), Some(edit)) if !is_tool_result => {
+            let mut projected = Vec::new();
+            crate::store::context::project(Profile::Pi16, entry, &mut projected);
+            Ok(apply_edit(projected, edit)?.into_iter().next())
+        }
+        (Some("custom_message"), Some(edit)) => {
+            let mut projected = Vec::new();
+            crate::store::context::project(Profile::Pi16, entry, &mut projected);
+            Ok(apply_edit(projected, edit)?.into_iter().next())
+        }
+        _ => message_of(entry),
+    }
+}
+
 /// `prepareBranchEntries(entries, budget.token_budget())` over the abandoned entries (oldest
 /// first, as stored).
 pub fn prepare_branch_entries(
@@ -126,14 +198,33 @@ pub fn prepare_branch_entries(
         }
     }
     let token_budget = budget.token_budget();
+    let rules = rules(profile);
+    // pi 1.6: the latest context edit per target among the abandoned entries applies.
+    let mut edits: std::collections::HashMap<String, &JsValue> = std::collections::HashMap::new();
+    if rules == CompactionRules::Pi16 {
+        for entry in entries {
+            if entry.get("type").and_then(JsValue::as_str).as_deref() == Some("context_edit") {
+                let target = entry
+                    .get("targetId")
+                    .map_or("undefined".into(), JsValue::to_js_string);
+                edits.insert(target, entry);
+            }
+        }
+    }
     let mut messages = Vec::new();
     let mut total = 0.0;
     for entry in entries.iter().rev() {
-        let Some(message) = message_of(entry)? else {
+        let message = if rules == CompactionRules::Pi16 {
+            let id = entry.get("id").map(JsValue::to_js_string);
+            message_of_pi16(entry, id.and_then(|id| edits.get(&id).copied()))?
+        } else {
+            message_of(entry)?
+        };
+        let Some(message) = message else {
             continue;
         };
-        file_ops.extract(&message);
-        let tokens = estimate::estimate_tokens(&message, rules(profile))?;
+        file_ops.extract(&message, rules);
+        let tokens = estimate::estimate_tokens(&message, rules)?;
         if token_budget > 0.0 && total + tokens > token_budget {
             // A summary is important context: it may go over the budget while below 90% of it.
             let kind = entry.get("type").and_then(JsValue::as_str);
@@ -170,6 +261,22 @@ impl BranchPlan {
         custom_instructions: Option<&str>,
         replace_instructions: Option<bool>,
     ) -> Result<Option<ModelRequest>, Malformed> {
+        self.request_for(
+            custom_instructions,
+            replace_instructions,
+            &ModelOptions::default(),
+        )
+    }
+
+    /// [`BranchPlan::request`] for a model: pi 1.6 passes the thinking level as `reasoning`
+    /// when the model reasons (0.82.1 sends neither that nor anything else of the model's).
+    pub fn request_for(
+        &self,
+        custom_instructions: Option<&str>,
+        replace_instructions: Option<bool>,
+        model: &ModelOptions,
+    ) -> Result<Option<ModelRequest>, Malformed> {
+        let rules = rules(self.profile);
         if self.no_content() {
             return Ok(None);
         }
@@ -180,7 +287,7 @@ impl BranchPlan {
             .collect();
         let mut t = JsText::new();
         t.text("<conversation>\n")
-            .js(&serialize_conversation(&llm)?)
+            .js(&serialize_conversation(&llm, rules)?)
             .text("\n</conversation>\n\n");
         let custom = custom_instructions.filter(|c| !c.is_empty());
         match custom {
@@ -195,8 +302,13 @@ impl BranchPlan {
             purpose: "branchSummary",
             system_prompt: prompts::SYSTEM_PROMPT,
             text: t.finish(),
-            max_tokens: MAX_TOKENS,
-            reasoning: None,
+            max_tokens: (rules != CompactionRules::Pi16).then_some(MAX_TOKENS),
+            reasoning: if rules == CompactionRules::Pi16 {
+                model.reasoning()
+            } else {
+                None
+            },
+            rules,
         }))
     }
 

@@ -5,14 +5,94 @@
 use crate::format::json::{JsObject, JsString, JsValue};
 use crate::format::write::NewEntry;
 
+use super::estimate::CompactionRules;
 use super::prepare::Preparation;
 use super::text::JsText;
 
-/// A model's answer to one request: its text (pi's `contentText(response.content)`) and usage.
-#[derive(Debug, Clone, PartialEq)]
+/// A model's answer to one request: its text (pi's `contentText(response.content)`) and usage,
+/// and what pi checks before taking it: the stop reason (with its error message) and whether
+/// the answer calls a tool.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SummaryText {
     pub text: String,
     pub usage: Option<JsValue>,
+    pub stop_reason: Option<String>,
+    pub error_message: Option<String>,
+    pub calls_tool: bool,
+}
+
+/// What pi makes of a summarizing model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Accept,
+    /// The branch summarizer was aborted: pi cancels the navigation.
+    Aborted,
+    /// pi refuses the answer with this error and writes nothing.
+    Failed(String),
+}
+
+impl SummaryText {
+    /// Whether pi takes this answer to a request of `purpose` (`history`, `turnPrefix`,
+    /// `branchSummary`). pi 1.6's `getSummarizationFailure` also refuses a `length` stop (a
+    /// cut-off summary) and an answer that calls a tool; 0.82.1 only refuses an `error`.
+    pub fn verdict(&self, rules: CompactionRules, purpose: &str) -> Verdict {
+        let stop = self.stop_reason.as_deref();
+        let reason = || {
+            self.error_message
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "Unknown error".into())
+        };
+        match rules {
+            CompactionRules::Pi16 => {
+                let label = match purpose {
+                    "history" => "Summarization",
+                    "turnPrefix" => "Turn prefix summarization",
+                    _ => "Branch summarization",
+                };
+                if purpose == "branchSummary" && stop == Some("aborted") {
+                    return Verdict::Aborted;
+                }
+                match stop {
+                    Some("error") => Verdict::Failed(format!("{label} failed: {}", reason())),
+                    Some("length") => Verdict::Failed(format!(
+                        "{label} failed: generation hit the token cap and the summary is incomplete"
+                    )),
+                    _ if self.calls_tool => {
+                        Verdict::Failed(format!("{label} attempted to call a tool"))
+                    }
+                    _ => Verdict::Accept,
+                }
+            }
+            _ => {
+                let harness = rules == CompactionRules::Harness;
+                let label = match purpose {
+                    "history" => "Summarization",
+                    "turnPrefix" => "Turn prefix summarization",
+                    _ if harness => "Branch summary",
+                    _ => "",
+                };
+                match stop {
+                    Some("aborted") if purpose == "branchSummary" => Verdict::Aborted,
+                    Some("aborted") if harness => Verdict::Failed(
+                        self.error_message
+                            .clone()
+                            .filter(|m| !m.is_empty())
+                            .unwrap_or_else(|| format!("{label} aborted")),
+                    ),
+                    // pi-coding-agent 0.82.1's branch summarizer throws the bare message.
+                    Some("error") if label.is_empty() => Verdict::Failed(
+                        self.error_message
+                            .clone()
+                            .filter(|m| !m.is_empty())
+                            .unwrap_or_else(|| "Summarization failed".into()),
+                    ),
+                    Some("error") => Verdict::Failed(format!("{label} failed: {}", reason())),
+                    _ => Verdict::Accept,
+                }
+            }
+        }
+    }
 }
 
 /// The answers to a preparation's requests, by purpose.
@@ -29,6 +109,8 @@ pub enum SummaryProblem {
     Missing(Vec<&'static str>),
     /// A usage pi's `combineUsage` could not add (no `cost`).
     BadUsage(String),
+    /// An answer pi refuses (`getSummarizationFailure`, a tool call; 0.82.1: an error stop).
+    Failed(String),
 }
 
 impl Preparation {
@@ -62,6 +144,16 @@ impl Preparation {
         if !missing.is_empty() {
             return Err(SummaryProblem::Missing(missing));
         }
+        let rules = CompactionRules::of(self.profile);
+        for purpose in &purposes {
+            let answer = match *purpose {
+                "history" => answers.history.as_ref(),
+                _ => answers.turn_prefix.as_ref(),
+            };
+            if let Some(Verdict::Failed(message)) = answer.map(|a| a.verdict(rules, purpose)) {
+                return Err(SummaryProblem::Failed(message));
+            }
+        }
         let mut summary = JsText::new();
         let usage = if self.is_split_with_prefix() {
             let prefix = answers.turn_prefix.as_ref().expect("checked above");
@@ -69,13 +161,21 @@ impl Preparation {
                 .history
                 .as_ref()
                 .filter(|_| purposes.contains(&"history"));
+            match (history, &self.previous_summary) {
+                (Some(h), _) => summary.text(&h.text),
+                // pi 1.6: `previousSummary ?? "No prior history."`.
+                (None, Some(previous)) if rules == CompactionRules::Pi16 => match previous {
+                    JsValue::String(s) => summary.js(s),
+                    other => summary.text(&other.to_js_string()),
+                },
+                (None, _) => summary.text("No prior history."),
+            };
             summary
-                .text(history.map_or("No prior history.", |h| h.text.as_str()))
                 .text("\n\n---\n\n**Turn Context (split turn):**\n\n")
                 .text(&prefix.text);
             match history {
                 Some(h) => match (&h.usage, &prefix.usage) {
-                    (Some(a), Some(b)) => Some(combine_usage(a, b)?),
+                    (Some(a), Some(b)) => Some(combine_usage_with(a, b, rules)?),
                     _ => h.usage.clone().or_else(|| prefix.usage.clone()),
                 },
                 None => prefix.usage.clone(),
@@ -106,6 +206,16 @@ impl Preparation {
 /// pi's `combineUsage(first, second)`: the sums in its key order (`cacheWrite1h` and
 /// `reasoning` only when either has them); a missing number adds as `NaN` (written `null`).
 pub fn combine_usage(a: &JsValue, b: &JsValue) -> Result<JsValue, SummaryProblem> {
+    combine_usage_with(a, b, CompactionRules::Pi082)
+}
+
+/// [`combine_usage`] as the rules' pi adds: pi 1.6 also writes `cost.totalFromProvider`
+/// (true only when both parts say so).
+pub fn combine_usage_with(
+    a: &JsValue,
+    b: &JsValue,
+    rules: CompactionRules,
+) -> Result<JsValue, SummaryProblem> {
     let n = |v: &JsValue, k: &str| match v.get(k) {
         Some(JsValue::Number(x)) => *x,
         Some(JsValue::Null) => 0.0,
@@ -140,6 +250,13 @@ pub fn combine_usage(a: &JsValue, b: &JsValue) -> Result<JsValue, SummaryProblem
     let mut cost = JsObject::new();
     for k in ["input", "output", "cacheRead", "cacheWrite", "total"] {
         put(&mut cost, k, n(ca, k) + n(cb, k));
+    }
+    if rules == CompactionRules::Pi16 {
+        let from_provider = |c: &JsValue| c.get("totalFromProvider") == Some(&JsValue::Bool(true));
+        cost.insert(
+            JsString::new("totalFromProvider"),
+            JsValue::Bool(from_provider(ca) && from_provider(cb)),
+        );
     }
     out.insert(JsString::new("cost"), JsValue::Object(cost));
     Ok(JsValue::Object(out))

@@ -11,13 +11,30 @@ use super::text;
 /// pi's `ESTIMATED_IMAGE_CHARS`.
 const IMAGE_CHARS: f64 = 4800.0;
 
-/// Which copy of the functions: pi-coding-agent's, or pi-agent-core's harness (which writes
-/// undefined tool arguments as `"undefined"` instead of throwing).
+/// Which pi's compaction rules apply: the one value every difference between the profiles is
+/// chosen by. `Pi082` is pi-coding-agent 0.82.1 (pi-cli), `Pi16` pi-coding-agent 1.6.0 (pi-1.6:
+/// the projection with context edits, system messages, retain-none compactions), `Harness`
+/// pi-agent-core 0.82.1's copies (which write undefined tool arguments as `"undefined"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rules {
-    Manager,
+pub enum CompactionRules {
+    Pi082,
+    Pi16,
     Harness,
 }
+
+impl CompactionRules {
+    /// The rules of a profile's pi.
+    pub fn of(profile: crate::format::profile::Profile) -> Self {
+        use crate::format::profile::Profile;
+        match profile {
+            Profile::PiCli => CompactionRules::Pi082,
+            Profile::Pi16 => CompactionRules::Pi16,
+            Profile::Harness => CompactionRules::Harness,
+        }
+    }
+}
+
+use CompactionRules as Rules;
 
 /// A message pi's code would crash on; the caller names the entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +100,19 @@ fn json_length(value: Option<&JsValue>, rules: Rules) -> Result<f64> {
 /// `estimateTokens(message)`.
 pub fn estimate_tokens(message: &JsValue, rules: Rules) -> Result<f64> {
     let chars = match role(message).as_deref() {
+        // pi 1.6 counts the prompt: content, each truthy section, the added tools as JSON.
+        Some("system") if rules == Rules::Pi16 => {
+            let mut chars = content_chars(message.get("content"))?;
+            if let Some(JsValue::Object(map)) = message.get("sections") {
+                for section in map.values().filter(|s| s.is_truthy()) {
+                    chars += string_length(Some(section), "a section")?;
+                }
+            }
+            if let Some(tools) = message.get("toolsAdded").filter(|t| t.is_truthy()) {
+                chars += text::str_length(&tools.stringify()) as f64;
+            }
+            chars
+        }
         Some("user" | "custom" | "toolResult") => content_chars(message.get("content"))?,
         Some("assistant") => {
             let Some(JsValue::Array(blocks)) = message.get("content") else {
@@ -208,7 +238,7 @@ mod tests {
             parse(r#"{"role":"user","content":[{"type":"text","text":"😀abc"},{"type":"image"}]}"#)
                 .unwrap();
         assert_eq!(
-            estimate_tokens(&m, Rules::Manager),
+            estimate_tokens(&m, Rules::Pi082),
             Ok(((5.0 + 4800.0) / 4.0f64).ceil())
         );
     }
@@ -218,10 +248,10 @@ mod tests {
         let m = parse(r#"{"role":"assistant","content":[{"type":"toolCall","name":"ab","arguments":{"x":1.0}}]}"#)
             .unwrap();
         // `{"x":1}` is 7 units, plus the name's 2.
-        assert_eq!(estimate_tokens(&m, Rules::Manager), Ok(3.0));
+        assert_eq!(estimate_tokens(&m, Rules::Pi082), Ok(3.0));
         let bare =
             parse(r#"{"role":"assistant","content":[{"type":"toolCall","name":"ab"}]}"#).unwrap();
-        assert!(estimate_tokens(&bare, Rules::Manager).is_err());
+        assert!(estimate_tokens(&bare, Rules::Pi082).is_err());
         assert_eq!(estimate_tokens(&bare, Rules::Harness), Ok(3.0));
     }
 

@@ -41,9 +41,24 @@ impl FileOps {
         }
     }
 
-    /// `extractFileOpsFromMessage`: `read`/`write`/`edit` tool calls with a non-empty `path`.
-    pub fn extract(&mut self, message: &JsValue) {
-        if message.get("role").and_then(JsValue::as_str).as_deref() != Some("assistant") {
+    /// `extractFileOpsFromMessage`: `read`/`write`/`edit` tool calls with a non-empty `path`;
+    /// pi 1.6 also reads the calls a codemode script made (`toolResult.nestedCalls.calls`).
+    pub fn extract(&mut self, message: &JsValue, rules: super::estimate::CompactionRules) {
+        let role = message.get("role").and_then(JsValue::as_str);
+        if rules == super::estimate::CompactionRules::Pi16 && role.as_deref() == Some("toolResult")
+        {
+            if let Some(JsValue::Array(calls)) =
+                message.get("nestedCalls").and_then(|n| n.get("calls"))
+            {
+                for call in calls {
+                    if let (Some(name), Some(args)) = (call.get("name"), call.get("arguments")) {
+                        self.add_op(name, args);
+                    }
+                }
+            }
+            return;
+        }
+        if role.as_deref() != Some("assistant") {
             return;
         }
         let Some(JsValue::Array(blocks)) = message.get("content") else {
@@ -59,20 +74,25 @@ impl FileOps {
             let (Some(args), Some(name)) = (map.get("arguments"), map.get("name")) else {
                 continue;
             };
-            let Some(path @ JsValue::String(p)) = args.get("path") else {
-                continue;
-            };
-            if p.is_empty() {
-                continue;
-            }
-            let set = match name.as_js_str().map(JsString::escaped) {
-                Some("read") => &mut self.read,
-                Some("write") => &mut self.written,
-                Some("edit") => &mut self.edited,
-                _ => continue,
-            };
-            add(set, path.clone());
+            self.add_op(name, args);
         }
+    }
+
+    /// `addFileOp(name, args)`: a string, non-empty `args.path` of a read, write or edit.
+    fn add_op(&mut self, name: &JsValue, args: &JsValue) {
+        let Some(path @ JsValue::String(p)) = args.get("path") else {
+            return;
+        };
+        if p.is_empty() {
+            return;
+        }
+        let set = match name.as_js_str().map(JsString::escaped) {
+            Some("read") => &mut self.read,
+            Some("write") => &mut self.written,
+            Some("edit") => &mut self.edited,
+            _ => return,
+        };
+        add(set, path.clone());
     }
 
     /// `computeFileLists`: `(readFiles, modifiedFiles)`, each sorted as `Array.sort()` sorts.

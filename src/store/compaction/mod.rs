@@ -1,7 +1,9 @@
-//! Compaction as pi 0.82.1 does it, everything but the model call: token estimates, cut points,
-//! the preparation, file operations, the serialized conversation and the exact requests a
-//! summarizing model gets. pi-cli follows pi-coding-agent's `core/compaction`; the harness
-//! follows pi-agent-core's `harness/compaction` (its own cut rules, `retainedTail`).
+//! Compaction as pi does it, everything but the model call: token estimates, cut points, the
+//! preparation, file operations, the serialized conversation and the exact requests a
+//! summarizing model gets. The profile picks one [`CompactionRules`] value: pi-cli follows
+//! pi-coding-agent 0.82.1's `core/compaction`, pi-1.6 pi-coding-agent 1.6.0's (on the session
+//! projection: `projected`), the harness pi-agent-core's `harness/compaction` (its own cut
+//! rules, `retainedTail`).
 
 mod branch;
 mod entry;
@@ -9,6 +11,7 @@ mod estimate;
 mod files;
 mod plan;
 mod prepare;
+mod projected;
 mod prompts;
 mod serialize;
 mod text;
@@ -17,11 +20,12 @@ pub use branch::{
     BranchBudget, BranchPlan, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS,
     prepare_branch_entries,
 };
-pub use entry::{Summaries, SummaryProblem, SummaryText, combine_usage};
-pub use estimate::ContextEstimate;
+pub use entry::{Summaries, SummaryProblem, SummaryText, Verdict, combine_usage};
+pub use estimate::{CompactionRules, ContextEstimate};
 pub use files::FileOps;
 pub use plan::Detail;
 pub use prepare::{CompactionSettings, CutPoint, ModelOptions, ModelRequest, Preparation};
+pub use projected::{BranchFacts, ProjectedEntry};
 
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
@@ -30,7 +34,7 @@ use super::context::project;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
 use super::session::Session;
-use estimate::Rules;
+use estimate::CompactionRules as Rules;
 use prepare::{PathEntry, Refusal};
 
 /// `estimateContextTokens` at a leaf, with the entry the usage came from.
@@ -44,22 +48,8 @@ pub struct ContextUsage {
     pub unknown_after_compaction: bool,
 }
 
-fn refuse_pi16(profile: Profile) -> StoreResult<()> {
-    if profile == Profile::Pi16 {
-        return Err(StoreError::new(
-            ErrorKind::InvalidArgument,
-            "compaction follows pi 0.82.1 (pi-cli and harness profiles); pi 1.6's rules are not implemented",
-        ));
-    }
-    Ok(())
-}
-
 fn rules(profile: Profile) -> Rules {
-    if profile == Profile::Harness {
-        Rules::Harness
-    } else {
-        Rules::Manager
-    }
+    Rules::of(profile)
 }
 
 impl Session {
@@ -80,10 +70,63 @@ impl Session {
         Ok(out)
     }
 
-    /// `estimateContextTokens(buildSessionContext(path).messages)` at `leaf`.
+    /// pi 1.6's `estimateProjectedContextTokens(projection, branch)` at `leaf`, and
+    /// `getContextUsage()`'s rule: after the branch's newest compaction, no projected
+    /// assistant with valid usage yet.
+    fn projected_context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
+        let (entries, branch, _) = self.projected_entries(leaf)?;
+        let (estimate, last_usage_entry_id) = projected::estimate_projected(&entries, &branch)
+            .map_err(|m| {
+                refusal_error(
+                    Profile::Pi16,
+                    Refusal::Malformed {
+                        entry: None,
+                        problem: m.0,
+                    },
+                )
+            })?;
+        let path = self.profile_path(leaf)?;
+        let mut unknown = false;
+        if let Some(c) = path
+            .positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
+        {
+            let with_usage: std::collections::HashSet<String> = entries
+                .iter()
+                .filter(|e| {
+                    e.messages.iter().any(|m| {
+                        m.get("role").and_then(JsValue::as_str).as_deref() == Some("assistant")
+                            && !matches!(
+                                m.get("stopReason").and_then(JsValue::as_str).as_deref(),
+                                Some("aborted" | "error")
+                            )
+                            && estimate::context_tokens(m.get("usage").unwrap_or(&JsValue::Null))
+                                > 0.0
+                    })
+                })
+                .filter_map(|e| e.value.get("id").map(JsValue::to_js_string))
+                .collect();
+            unknown = !path.positions[c + 1..].iter().any(|&p| {
+                self.record(p)
+                    .id()
+                    .is_some_and(|id| with_usage.contains(id))
+            });
+        }
+        Ok(ContextUsage {
+            estimate,
+            last_usage_entry_id,
+            unknown_after_compaction: unknown,
+        })
+    }
+
+    /// `estimateContextTokens(buildSessionContext(path).messages)` at `leaf` (pi 1.6:
+    /// `estimateProjectedContextTokens`).
     pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
         let profile = self.profile();
-        refuse_pi16(profile)?;
+        if profile == Profile::Pi16 {
+            return self.projected_context_usage(leaf);
+        }
         let tagged = self.context_messages(leaf)?;
         let messages: Vec<JsValue> = tagged.iter().map(|(m, _)| m.clone()).collect();
         let estimate = estimate::estimate_context(&messages, rules(profile))
@@ -137,7 +180,6 @@ impl Session {
         &mut self,
         entry: crate::format::write::NewEntry,
     ) -> StoreResult<JsValue> {
-        refuse_pi16(self.profile())?;
         let id = self.append(entry)?;
         let position = self
             .position(&id)
@@ -162,7 +204,11 @@ impl Session {
         settings: CompactionSettings,
     ) -> StoreResult<Preparation> {
         let profile = self.profile();
-        refuse_pi16(profile)?;
+        if profile == Profile::Pi16 {
+            let (entries, branch, last_is_compaction) = self.projected_entries(leaf)?;
+            return projected::prepare(&entries, &branch, last_is_compaction, settings)
+                .map_err(|r| refusal_error(profile, r));
+        }
         let walk = self.profile_path(leaf)?;
         self.note_cycle(&walk);
         // Only the window (from the previous compaction's first kept entry) and that compaction

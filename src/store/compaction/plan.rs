@@ -4,7 +4,7 @@
 
 use crate::format::json::{JsObject, JsString, JsValue};
 
-use super::estimate::{Rules, estimate_tokens};
+use super::estimate::{CompactionRules as Rules, estimate_tokens};
 use super::prepare::{ModelRequest, Preparation};
 
 /// How much of the messages to show.
@@ -54,11 +54,7 @@ impl Preparation {
         if detail == Detail::Brief
             && let Some(p) = preparation.as_object_mut()
         {
-            let rules = if self.retained_tail.is_some() {
-                Rules::Harness
-            } else {
-                Rules::Manager
-            };
+            let rules = Rules::of(self.profile);
             for key in ["messagesToSummarize", "turnPrefixMessages", "retainedTail"] {
                 if let Some(JsValue::Array(list)) = p.get(key).cloned() {
                     p.insert(JsString::new(key), brief_messages(&list, rules));

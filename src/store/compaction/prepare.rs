@@ -5,12 +5,13 @@
 use crate::format::json::{JsObject, JsString, JsValue};
 use crate::format::profile::Profile;
 
-use super::estimate::{self, ContextEstimate, Malformed, Rules};
+use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
 use super::files::{FileOps, format_file_operations};
 use super::prompts;
 use super::serialize::serialize_conversation;
 use super::text::JsText;
 use crate::store::context::{convert_to_llm, date_millis, object, project};
+use CompactionRules as Rules;
 
 /// `settings.compaction` as pi reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -167,7 +168,7 @@ impl ProfileRules {
         if self.profile == Profile::Harness {
             Rules::Harness
         } else {
-            Rules::Manager
+            Rules::Pi082
         }
     }
 
@@ -281,7 +282,7 @@ impl ProfileRules {
         }
         self.projection(e)
             .iter()
-            .map(|m| estimate::estimate_tokens(m, Rules::Manager))
+            .map(|m| estimate::estimate_tokens(m, Rules::Pi082))
             .sum::<Result<f64, _>>()
             .map(|t| (t != 0.0).then_some(t))
             .map_err(malformed(e))
@@ -439,7 +440,7 @@ pub fn prepare(
         }
     }
     for m in history.iter().chain(&prefix) {
-        file_ops.extract(m);
+        file_ops.extract(m, p.rules());
     }
     Ok(Preparation {
         profile,
@@ -508,8 +509,10 @@ pub struct ModelRequest {
     pub purpose: &'static str,
     pub system_prompt: &'static str,
     pub text: JsString,
-    pub max_tokens: f64,
+    /// pi 0.82.1's output cap; pi 1.6 sets none (the model's own limit applies).
+    pub max_tokens: Option<f64>,
     pub reasoning: Option<String>,
+    pub rules: CompactionRules,
 }
 
 /// The model fields and thinking level the requests depend on.
@@ -530,22 +533,27 @@ impl ModelOptions {
         (share * reserve).floor().min(cap)
     }
 
-    fn reasoning(&self) -> Option<String> {
+    pub(super) fn reasoning(&self) -> Option<String> {
         self.thinking_level
             .clone()
             .filter(|l| self.reasoning && !l.is_empty() && l != "off")
     }
 }
 
-/// `"<conversation>\n" + serializeConversation(convertToLlm(messages)) + "\n</conversation>\n\n"`.
-fn conversation(messages: &[JsValue], profile: Profile) -> Result<JsText, Malformed> {
+/// `serializeConversation(convertToLlm(messages))`.
+fn serialized(messages: &[JsValue], profile: Profile) -> Result<JsString, Malformed> {
     let llm: Vec<JsValue> = messages
         .iter()
         .filter_map(|m| convert_to_llm(m, profile))
         .collect();
+    serialize_conversation(&llm, Rules::of(profile))
+}
+
+/// `"<conversation>\n" + serializeConversation(convertToLlm(messages)) + "\n</conversation>\n\n"`.
+fn conversation(messages: &[JsValue], profile: Profile) -> Result<JsText, Malformed> {
     let mut t = JsText::new();
     t.text("<conversation>\n")
-        .js(&serialize_conversation(&llm)?)
+        .js(&serialized(messages, profile)?)
         .text("\n</conversation>\n\n");
     Ok(t)
 }
@@ -561,6 +569,10 @@ impl Preparation {
         let split = self.cut.is_split_turn && !self.turn_prefix_messages.is_empty();
         let mut out = Vec::new();
         let reserve = self.settings.reserve_tokens;
+        let rules = Rules::of(self.profile);
+        // pi 1.6 sets no output cap (#9512): the model's own limit applies.
+        let max_tokens =
+            |share: f64| (rules != Rules::Pi16).then(|| model.max_tokens(share, reserve));
         if !split || !self.messages_to_summarize.is_empty() {
             let previous = self.previous_summary.as_ref().filter(|s| s.is_truthy());
             let mut t = conversation(&self.messages_to_summarize, self.profile)?;
@@ -584,19 +596,35 @@ impl Preparation {
                 purpose: "history",
                 system_prompt: prompts::SYSTEM_PROMPT,
                 text: t.finish(),
-                max_tokens: model.max_tokens(0.8, reserve),
+                max_tokens: max_tokens(0.8),
                 reasoning: model.reasoning(),
+                rules,
             });
         }
         if split {
-            let mut t = conversation(&self.turn_prefix_messages, self.profile)?;
-            t.text(prompts::TURN_PREFIX_PROMPT);
+            let t = if rules == Rules::Pi16 {
+                // pi 1.6 frames the prefix in headings and passes the custom instructions on.
+                let mut t = JsText::new();
+                t.text("# Conversation\n")
+                    .js(&serialized(&self.turn_prefix_messages, self.profile)?)
+                    .text("\n\n# Instructions\n")
+                    .text(prompts::TURN_PREFIX_PROMPT_PI16);
+                if let Some(ci) = custom_instructions.filter(|c| !c.is_empty()) {
+                    t.text("\n\nAdditional focus: ").text(ci);
+                }
+                t
+            } else {
+                let mut t = conversation(&self.turn_prefix_messages, self.profile)?;
+                t.text(prompts::TURN_PREFIX_PROMPT);
+                t
+            };
             out.push(ModelRequest {
                 purpose: "turnPrefix",
                 system_prompt: prompts::SYSTEM_PROMPT,
                 text: t.finish(),
-                max_tokens: model.max_tokens(0.5, reserve),
+                max_tokens: max_tokens(0.5),
                 reasoning: model.reasoning(),
+                rules,
             });
         }
         Ok(out)
@@ -611,7 +639,9 @@ impl Preparation {
 
 impl ModelRequest {
     /// The request as a front-end sends it: `{purpose, systemPrompt, messages, maxTokens,
-    /// reasoning?, cacheRetention}`; the message carries `timestamp` as pi's does.
+    /// reasoning?, cacheRetention}`; the message carries `timestamp` as pi's does. pi 1.6 sends
+    /// its normalized context instead: the system prompt as a leading `system` message
+    /// (`timestamp: 0`), no `systemPrompt` and no `maxTokens`.
     pub fn to_value(&self, now_millis: f64) -> JsValue {
         let message = object([
             ("role", Some(JsValue::from("user"))),
@@ -624,11 +654,25 @@ impl ModelRequest {
             ),
             ("timestamp", Some(JsValue::Number(now_millis))),
         ]);
+        let pi16 = self.rules == Rules::Pi16;
+        let messages = if pi16 {
+            let system = object([
+                ("role", Some(JsValue::from("system"))),
+                ("content", Some(JsValue::from(self.system_prompt))),
+                ("timestamp", Some(JsValue::Number(0.0))),
+            ]);
+            vec![system, message]
+        } else {
+            vec![message]
+        };
         object([
             ("purpose", Some(JsValue::from(self.purpose))),
-            ("systemPrompt", Some(JsValue::from(self.system_prompt))),
-            ("messages", Some(JsValue::Array(vec![message]))),
-            ("maxTokens", Some(JsValue::Number(self.max_tokens))),
+            (
+                "systemPrompt",
+                (!pi16).then(|| JsValue::from(self.system_prompt)),
+            ),
+            ("messages", Some(JsValue::Array(messages))),
+            ("maxTokens", self.max_tokens.map(JsValue::Number)),
             ("reasoning", self.reasoning.as_deref().map(JsValue::from)),
             ("cacheRetention", Some(JsValue::from("none"))),
         ])

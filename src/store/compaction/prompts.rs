@@ -128,3 +128,20 @@ Keep each section concise. Preserve exact file paths, function names, and error 
 
 /// pi's `BRANCH_SUMMARY_PREAMBLE`, put before the model's text.
 pub const BRANCH_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+
+/// pi 1.6's `TURN_PREFIX_SUMMARIZATION_PROMPT` (the request is also framed differently: see
+/// `Preparation::requests`).
+pub const TURN_PREFIX_PROMPT_PI16: &str = r#"The messages above are earlier context from an ongoing conversation. Later messages are stored separately and do not need to be reconstructed.
+
+Create a concise checkpoint of the user's request and the progress shown above. This checkpoint will be placed before the later messages so the conversation can continue with the necessary context.
+
+## Original Request
+[What did the user ask for?]
+
+## Progress So Far
+- [Key decisions and work completed in these messages]
+
+## Context Needed to Continue
+- [Information from these messages needed to understand the later work]
+
+Only summarize information explicitly present above. Do not infer or recreate later messages."#;

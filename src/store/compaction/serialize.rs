@@ -3,7 +3,7 @@
 
 use crate::format::json::{JsString, JsValue};
 
-use super::estimate::Malformed;
+use super::estimate::{CompactionRules, Malformed};
 use super::text::{self, JsText};
 
 /// pi's `TOOL_RESULT_MAX_CHARS`.
@@ -42,23 +42,31 @@ fn content_text(content: Option<&JsValue>, separator: &str) -> Result<JsString, 
     }
 }
 
-/// `truncateForSummary(text, 2000)`.
-fn truncate(s: JsString) -> JsString {
+/// `truncateForSummary(text, 2000)`: pi 0.82.1 slices (and may cut a surrogate pair), pi 1.6
+/// uses `sliceHead`, which keeps a straddling character out whole.
+fn truncate(s: JsString, rules: CompactionRules) -> JsString {
     let len = text::length(&s);
     if len <= TOOL_RESULT_MAX_CHARS {
         return s;
     }
+    let head = if rules == CompactionRules::Pi16 {
+        text::slice_head(&s, TOOL_RESULT_MAX_CHARS)
+    } else {
+        text::slice_to(&s, TOOL_RESULT_MAX_CHARS)
+    };
     let mut out = JsText::new();
-    out.js(&text::slice_to(&s, TOOL_RESULT_MAX_CHARS))
-        .text(&format!(
-            "\n\n[... {} more characters truncated]",
-            len - TOOL_RESULT_MAX_CHARS
-        ));
+    out.js(&head).text(&format!(
+        "\n\n[... {} more characters truncated]",
+        len - TOOL_RESULT_MAX_CHARS
+    ));
     out.finish()
 }
 
-/// `serializeConversation(llmMessages)`; `harness` uses pi-agent-core's `safeJsonStringify`.
-pub fn serialize_conversation(messages: &[JsValue]) -> Result<JsString, Malformed> {
+/// `serializeConversation(llmMessages)`. pi 1.6 leaves thinking blocks out.
+pub fn serialize_conversation(
+    messages: &[JsValue],
+    rules: CompactionRules,
+) -> Result<JsString, Malformed> {
     let mut parts: Vec<JsString> = Vec::new();
     let labelled = |label: &str, body: &JsString| {
         let mut t = JsText::new();
@@ -85,7 +93,7 @@ pub fn serialize_conversation(messages: &[JsValue]) -> Result<JsString, Malforme
                         return Err(Malformed("a content block is null".into()));
                     }
                     match block.get("type").and_then(JsValue::as_str).as_deref() {
-                        Some("thinking") => thinking.push(
+                        Some("thinking") if rules != CompactionRules::Pi16 => thinking.push(
                             block
                                 .get("thinking")
                                 .map_or_else(|| JsString::new(""), |t| js_string(t, true)),
@@ -115,7 +123,7 @@ pub fn serialize_conversation(messages: &[JsValue]) -> Result<JsString, Malforme
             Some("toolResult") => {
                 let c = content_text(message.get("content"), "")?;
                 if !c.is_empty() {
-                    parts.push(labelled("[Tool result]: ", &truncate(c)));
+                    parts.push(labelled("[Tool result]: ", &truncate(c, rules)));
                 }
             }
             _ => {}

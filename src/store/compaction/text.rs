@@ -73,6 +73,34 @@ pub fn slice_to(s: &JsString, n: usize) -> JsString {
     out.finish()
 }
 
+/// pi 1.6's `sliceHead(s, n)`: `s.slice(0, n)`, one unit shorter when that would end on the
+/// high half of a surrogate pair.
+pub fn slice_head(s: &JsString, n: usize) -> JsString {
+    let body = s.escaped();
+    let mut out = JsText::new();
+    let mut taken = 0;
+    let mut last_high_escape: Option<usize> = None;
+    let unit = |piece: &str| {
+        piece
+            .strip_prefix("\\u")
+            .and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    for t in tokens(body) {
+        let piece = &body[t.start..t.end];
+        if taken + t.units > n {
+            // A pair written as two escapes straddles the end: drop its high half too.
+            if let (Some(at), Some(0xdc00..=0xdfff)) = (last_high_escape, unit(piece)) {
+                out.body.truncate(at);
+            }
+            break;
+        }
+        last_high_escape = matches!(unit(piece), Some(0xd800..=0xdbff)).then_some(out.body.len());
+        out.body.push_str(piece);
+        taken += t.units;
+    }
+    out.finish()
+}
+
 /// A JavaScript string being built by concatenation (template literals, `join`).
 #[derive(Default)]
 pub struct JsText {
@@ -218,6 +246,13 @@ mod tests {
         let s = slice_to(&js(r#""ab😀c""#), 3);
         assert_eq!(s.escaped(), "ab\\ud83d");
         assert_eq!(slice_to(&js(r#""ab😀c""#), 4).escaped(), "ab😀");
+    }
+
+    #[test]
+    fn slice_head_keeps_a_straddling_character_out() {
+        assert_eq!(slice_head(&js(r#""ab😀c""#), 3).escaped(), "ab");
+        assert_eq!(slice_head(&js(r#""ab😀c""#), 4).escaped(), "ab😀");
+        assert_eq!(slice_head(&js(r#""ab\ud83dc""#), 3).escaped(), "ab\\ud83d");
     }
 
     #[test]

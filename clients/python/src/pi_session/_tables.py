@@ -61,7 +61,7 @@ from .schema import (
     TreeResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.5"
+PROTOCOL_TITLE = "pi-session protocol 0.6"
 METHODS = (
     "initialize",
     "session/append",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PiSessionProtocol05: TypeAlias = Any
+PiSessionProtocol06: TypeAlias = Any
 """
 Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
 """
@@ -599,12 +599,24 @@ class SummaryParam(TypedDict):
 
 class SummaryTextParam(TypedDict):
     """
-    A model's answer to one of `session/prepareCompaction`'s requests.
+    A model's answer to one of `session/prepareCompaction`'s requests (or to `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks before taking it.
     """
 
-    text: str
+    content: NotRequired[list[Any] | None]
     """
-    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n").
+    The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
+    """
+    errorMessage: NotRequired[str | None]
+    """
+    The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+    """
+    stopReason: NotRequired[str | None]
+    """
+    The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a cut-off summary; an `"aborted"` branch summary cancels the navigation).
+    """
+    text: NotRequired[str | None]
+    """
+    The answer's text (pi's `contentText(response.content)`: text blocks joined by "\\n"). Give this or `content`.
     """
     usage: NotRequired[Any]
     """
@@ -647,6 +659,10 @@ class TreeParams(TypedDict):
     """
     customInstructions: NotRequired[str | None]
     label: NotRequired[str | None]
+    model: NotRequired[SummaryModelParam | None]
+    """
+    pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
+    """
     modelSummary: NotRequired[SummaryTextParam | None]
     """
     The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
@@ -663,6 +679,10 @@ class TreeParams(TypedDict):
     A ready summary of the abandoned branch (written by the caller's own model); used when `summarize` is set and no hook supplies one.
     """
     targetId: str
+    thinkingLevel: NotRequired[str | None]
+    """
+    pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
+    """
 
 
 class TreeRow(TypedDict):
@@ -1248,6 +1268,10 @@ class Capabilities(TypedDict):
     clientNotifications: list[str]
     """
     Notifications the client may send, sorted.
+    """
+    compaction: dict[str, str]
+    """
+    Whose compaction and branch-summary code each profile follows (every profile offers `getContextUsage`, `prepareCompaction`, `compact` and `branchSummary`).
     """
     exactEntries: bool
     """

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.5";
+export const PROTOCOL_VERSION = "0.6";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -366,6 +366,12 @@ export interface Capabilities {
    * Notifications the client may send, sorted.
    */
   clientNotifications: string[];
+  /**
+   * Whose compaction and branch-summary code each profile follows (every profile offers `getContextUsage`, `prepareCompaction`, `compact` and `branchSummary`).
+   */
+  compaction: {
+    [k: string]: string | undefined;
+  };
   /**
    * Entries and contexts reach the client with the file's strings exactly, lone surrogate escapes included.
    */
@@ -914,6 +920,10 @@ export interface TreeParams {
   customInstructions?: string | null;
   label?: string | null;
   /**
+   * pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
+   */
+  model?: SummaryModelParam | null;
+  /**
    * The summarizing model's answer to `branchSummary.request` (`session/prepareTree`): written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
    */
   modelSummary?: SummaryTextParam | null;
@@ -929,18 +939,50 @@ export interface TreeParams {
    */
   summary?: SummaryParam | null;
   targetId: string;
+  /**
+   * pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
+   */
+  thinkingLevel?: string | null;
 }
 /**
- * A model's answer to one of `session/prepareCompaction`'s requests.
+ * The model fields the summarizing requests depend on.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SummaryModelParam".
+ */
+export interface SummaryModelParam {
+  /**
+   * The model's `maxTokens` (caps each request's `maxTokens` when > 0).
+   */
+  maxTokens?: number | null;
+  /**
+   * Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
+   */
+  reasoning?: boolean;
+}
+/**
+ * A model's answer to one of `session/prepareCompaction`'s requests (or to `branchSummary.request`): `text`, or the response's `content` blocks, and what pi checks before taking it.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SummaryTextParam".
  */
 export interface SummaryTextParam {
   /**
-   * The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
+   * The response's content blocks, as pi-ai returns them: the text is taken from them as pi takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
    */
-  text: string;
+  content?: unknown[] | null;
+  /**
+   * The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
+   */
+  errorMessage?: string | null;
+  /**
+   * The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a cut-off summary; an `"aborted"` branch summary cancels the navigation).
+   */
+  stopReason?: string | null;
+  /**
+   * The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n"). Give this or `content`.
+   */
+  text?: string | null;
   /**
    * The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
    */
@@ -1392,22 +1434,6 @@ export interface PrepareCompactionParams {
    * Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness).
    */
   thinkingLevel?: string | null;
-}
-/**
- * The model fields the summarizing requests depend on.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SummaryModelParam".
- */
-export interface SummaryModelParam {
-  /**
-   * The model's `maxTokens` (caps each request's `maxTokens` when > 0).
-   */
-  maxTokens?: number | null;
-  /**
-   * Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
-   */
-  reasoning?: boolean;
 }
 /**
  * The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
