@@ -70,7 +70,12 @@ impl TypeScriptClient {
 
     /// Runs `node ARGS` in the installed package; panics with its output unless it succeeds.
     fn run(&self, what: &str, args: &[&str]) -> String {
-        let output = Command::new(self.node)
+        self.run_on(self.node, what, args)
+    }
+
+    /// [`Self::run`] on another Node.
+    fn run_on(&self, node: &Path, what: &str, args: &[&str]) -> String {
+        let output = Command::new(node)
             .args(args)
             .current_dir(&self.dir)
             .env("PI_SESSION_BIN", BIN)
@@ -127,17 +132,61 @@ fn the_typescript_client_suite_passes() {
         "tsc wrote no declarations"
     );
     client.run("tsc --noEmit (tests)", &[tsc, "-p", "tsconfig.test.json"]);
-    let report = client.run(
-        "the TypeScript client's tests",
-        &["--test", "--test-timeout=60000", "test/**/*.test.ts"],
+    // Compiled to build/ (as `npm test` does), so that they run on Node 20 too: engines says
+    // >= 20, and Node 20 cannot run .ts files.
+    client.run(
+        "tsc (tests to build/)",
+        &[tsc, "-p", "tsconfig.build-tests.json"],
     );
-    let passed = report
+    let tests: Vec<String> = std::fs::read_dir(client.dir.join("build/test"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".test.js"))
+        .map(|name| format!("build/test/{name}"))
+        .collect();
+    assert!(tests.len() >= 4, "compiled tests: {tests:?}");
+    let mut nodes = vec![client.node.to_path_buf()];
+    if let Some(node20) = system_node_20() {
+        nodes.push(node20);
+    }
+    for node in nodes {
+        let mut args = vec!["--test", "--test-timeout=60000"];
+        args.extend(tests.iter().map(String::as_str));
+        let report = client.run_on(&node, "the TypeScript client's tests", &args);
+        let passed = report
+            .lines()
+            .find_map(|l| l.strip_prefix("# pass "))
+            .and_then(|n| n.trim().parse::<u32>().ok());
+        assert!(
+            passed.is_some_and(|n| n >= 10),
+            "expected the whole suite to run on {}:\n{report}",
+            node.display()
+        );
+    }
+}
+
+/// This machine's `node` when it is Node 20 (the oldest `engines` allows), else `None`.
+fn system_node_20() -> Option<PathBuf> {
+    let output = Command::new("node").arg("--version").output().ok()?;
+    let version = String::from_utf8(output.stdout).ok()?;
+    version
+        .trim()
+        .starts_with("v20.")
+        .then(|| PathBuf::from("node"))
+}
+
+/// protocol.md's header names the version `initialize` answers.
+#[test]
+fn protocol_md_names_the_protocol_version_initialize_answers() {
+    let protocol = std::fs::read_to_string(Path::new(ROOT).join("protocol/protocol.md")).unwrap();
+    let header = protocol
         .lines()
-        .find_map(|l| l.strip_prefix("# pass "))
-        .and_then(|n| n.trim().parse::<u32>().ok());
+        .find(|l| l.contains("Protocol version:"))
+        .expect("protocol.md says its version");
+    let version = protocol_version(BIN);
     assert!(
-        passed.is_some_and(|n| n >= 10),
-        "expected the whole suite to run:\n{report}"
+        header.contains(&format!("Protocol version: `{version}`")),
+        "protocol.md's header says {header:?}, initialize answers {version}"
     );
 }
 
@@ -196,6 +245,31 @@ fn the_typescript_types_narrow_on_pi_tags() {
         3,
         "only the marked lines fail:\n{report}"
     );
+}
+
+/// The `protocolVersion` the binary's `initialize` answers.
+fn protocol_version(binary: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(binary)
+        .args(["--stdio", "--framing", "ndjson"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run the binary");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let first = String::from_utf8(output.stdout).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    answer["result"]["protocolVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]

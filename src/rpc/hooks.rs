@@ -97,6 +97,14 @@ impl PendingHooks {
         }
     }
 
+    /// Whether `id` is one this server sent (an answer to it after it stopped waiting is a late
+    /// answer, not a client's mistake).
+    pub(crate) fn was_sent(&self, id: &str) -> bool {
+        id.strip_prefix('s')
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 1 && n <= self.last_id.load(Ordering::Relaxed))
+    }
+
     /// Stops waiting for hook `id`.
     pub(crate) fn forget(&self, id: &str) {
         self.waiting().answers.remove(id);

@@ -191,7 +191,8 @@ impl<S: ServerState> ServerHandle<S> {
             }
             Ok(Err(_)) => HookOutcome::InputClosed,
             Err(_) => {
-                tracing::warn!("hook '{name}' ({id}) timed out; cancelling it");
+                // The client learns it from `$/cancelRequest`; not a line for the terminal.
+                tracing::info!("hook '{name}' ({id}) timed out; cancelling it");
                 HookOutcome::TimedOut
             }
         };

@@ -446,8 +446,16 @@ impl<S: ServerState> Connection<S> {
             _ => false,
         };
         if !delivered {
+            let late = matches!(&id, Some(Value::String(id)) if self.shared.hooks.was_sent(id));
             let shown = id.map_or_else(|| "none".to_owned(), |id| id.to_string());
-            tracing::warn!("ignoring an answer with id {shown}: no hook is waiting for it");
+            if late {
+                // The hook timed out or its request was cancelled, and the client said so with
+                // `$/cancelRequest`: nothing for the person at the terminal the front-end
+                // shares with this server's stderr.
+                tracing::debug!("ignoring the late answer to hook {shown}: no longer waiting");
+            } else {
+                tracing::warn!("ignoring an answer with id {shown}: no hook is waiting for it");
+            }
         }
     }
 

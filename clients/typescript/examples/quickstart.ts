@@ -1,4 +1,4 @@
-import { type AgentMessage, PiSession } from "pi-session-client";
+import { type AgentMessage, PiSession } from "pi-session";
 
 const pi = PiSession.spawn(); // the binary: $PI_SESSION_BIN, else pi-session on PATH
 pi.onHook("session_before_tree", async () => ({ summary: { summary: "Answered 4." } }));

@@ -12,6 +12,7 @@ import {
 } from "vscode-jsonrpc/node.js";
 
 import { findBinary, notFoundMessage } from "./binary.js";
+import { ServerLog } from "./server-log.js";
 import { ErrorCodes, PiSessionError } from "./errors.js";
 import {
   HOOK_NAMES,
@@ -72,7 +73,8 @@ export type NamespaceMethods<NS extends Namespace> = {
 export type InitializeOptions = Omit<InitializeParams, "hooks">;
 
 export interface SpawnOptions {
-  /** The pi-session binary; default `$PI_SESSION_BIN`, else `pi-session` on `PATH`. */
+  /** The pi-session binary; default `$PI_SESSION_BIN`, else the one in this platform's
+   * package (`@pi-session/linux-x64-gnu`, ...), else `pi-session` on `PATH`. */
   binary?: string;
   /** More command-line arguments after `--stdio` (for example `["--durable"]`). */
   args?: string[];
@@ -80,7 +82,9 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** The server's working directory. */
   cwd?: string;
-  /** Where the server's log lines (stderr) go (default `inherit`). */
+  /** Where the server's log lines (stderr) go: `inherit` (default) copies them to this
+   * process's stderr, `ignore` drops them, `pipe` leaves them to `process.stderr` of the
+   * returned client. In every case the last lines are kept, to say why a server died. */
   stderr?: "inherit" | "ignore" | "pipe";
 }
 
@@ -141,6 +145,8 @@ export class PiSession {
   readonly process: ChildProcess;
   /** Resolves with the server's exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
+  /** The server's last log lines (stderr). */
+  readonly log: ServerLog;
   /** The `initialize` answer, once initialized. */
   initializeResult: InitializeResult | undefined;
 
@@ -160,15 +166,16 @@ export class PiSession {
   static spawn(options: SpawnOptions = {}): PiSession {
     const binary = findBinary(options.binary, options.env);
     const child = spawn(binary, ["--stdio", ...(options.args ?? [])], {
-      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+      stdio: ["pipe", "pipe", "pipe"],
       env: options.env,
       cwd: options.cwd,
     });
-    return new PiSession(child, binary);
+    return new PiSession(child, binary, options.stderr ?? "inherit");
   }
 
-  private constructor(child: ChildProcess, binary: string) {
+  private constructor(child: ChildProcess, binary: string, stderr: "inherit" | "ignore" | "pipe") {
     this.process = child;
+    this.log = new ServerLog(child.stderr!, stderr === "inherit" ? process.stderr : undefined);
     let startFailed: (error: Error) => void = () => {};
     this.started = new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
@@ -267,7 +274,12 @@ export class PiSession {
       });
     }
     try {
-      const result = await this.request("initialize", { ...params, hooks: [...this.hooks.keys()] });
+      // processId: the server exits when this process dies without closing it.
+      const result = await this.request("initialize", {
+        processId: process.pid,
+        ...params,
+        hooks: [...this.hooks.keys()],
+      });
       await this.connection.sendNotification("initialized", {});
       this.initializeResult = result;
       this.state = "running";
@@ -312,10 +324,13 @@ export class PiSession {
         // exit status, the more useful reason.
         const brief = new Promise((resolve) => setTimeout(resolve, 1000).unref());
         await Promise.race([this.exited, brief]);
+        await this.log.ended(1000);
         throw new PiSessionError(
           method,
           ErrorCodes.ServerGone,
-          `the pi-session server is gone (${this.exitStatus() ?? this.gone}): no answer`,
+          `the pi-session server died (${this.exitStatus() ?? this.gone}) before answering` +
+            this.log.describe(),
+          { kind: "server_gone", exitCode: this.process.exitCode, signal: this.process.signalCode, stderr: this.log.lines() },
         );
       }
       throw PiSessionError.from(method, error);
@@ -359,5 +374,10 @@ export class PiSession {
     }
     this.connection.dispose();
     return this.exited;
+  }
+
+  /** `await using pi = PiSession.spawn()` disposes it at the end of the block. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
   }
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { test } from "node:test";
 
-import { type AgentMessage, ErrorCodes, PiSession, PiSessionError } from "pi-session-client";
+import { type AgentMessage, ErrorCodes, PiSession, PiSessionError } from "pi-session";
 
 import { assistant, sleep, spawnClient, temporaryDir, user } from "./support.ts";
 

@@ -4,7 +4,7 @@
 import { match, ok, rejects, strictEqual } from "node:assert/strict";
 import { test } from "node:test";
 
-import { type AgentMessage, ErrorCodes, type NewEntry, PiSession, PiSessionError } from "pi-session-client";
+import { type AgentMessage, ErrorCodes, type NewEntry, PiSession, PiSessionError } from "pi-session";
 
 import { assistant, spawnClient, user } from "./support.ts";
 

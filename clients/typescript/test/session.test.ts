@@ -13,7 +13,7 @@ import {
   type BeforeTreeAnswer,
   type AgentMessage,
   type NewEntry,
-} from "pi-session-client";
+} from "pi-session";
 
 import { assistant, spawnClient, temporaryDir, toolResult, user } from "./support.ts";
 

@@ -11,7 +11,7 @@ import {
   type SpawnOptions,
   type ToolResultMessage,
   type UserMessage,
-} from "pi-session-client";
+} from "pi-session";
 
 /** The binary under test: `$PI_SESSION_BIN` (cargo test sets it), else `pi-session` on PATH. */
 export const binary = process.env.PI_SESSION_BIN ?? "pi-session";

@@ -4,42 +4,92 @@ hooks and delivers notifications. One reader task owns the server's output."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
+import re
 import shutil
+import sys
+import sysconfig
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any, Unpack, cast
 
 from . import framing
 from ._tables import HookTable, NotificationTable, Requests
-from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, RpcError
+from .errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    BinaryNotFound,
+    ConnectionClosed,
+    RpcError,
+)
 from .schema import InitializeParams, InitializeResult
 
 log = logging.getLogger("pi_session")
+server_log = logging.getLogger("pi_session.server")
+"""The server's own log lines (its stderr), one record each, at WARNING (its default filter
+passes warnings and errors only)."""
 
 BIN_ENV = "PI_SESSION_BIN"
 DEFAULT_ARGS = ("--stdio", "--framing", "lsp")
 # The server's default frame limit (64 MiB) and room for the envelope.
 DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024 + 64 * 1024
+# How many of the server's last stderr lines a ConnectionClosed quotes.
+KEPT_LOG_LINES = 20
+# How long a cancelled request waits for the server's answer to its `$/cancelRequest`.
+CANCEL_ANSWER_WAIT = 5.0
+BINARY_NAME = "pi-session.exe" if sys.platform == "win32" else "pi-session"
 
 HookHandler = Callable[[Any], Awaitable[Any]]
 NotificationCallback = Callable[[Any], None]
 
 
+def _installed_binaries() -> list[str]:
+    """Where `pip install pi-session` put the binary: the scripts folder of this environment
+    (a venv's `bin/`), of a `--user` install, and of the prefix Python was started from."""
+    places = [sysconfig.get_path("scripts")]
+    user_scheme = f"{os.name}_user"
+    if user_scheme in sysconfig.get_scheme_names():
+        places.append(sysconfig.get_path("scripts", scheme=user_scheme))
+    if sys.prefix != sys.base_prefix:
+        places.append(sysconfig.get_path("scripts", vars={"base": sys.base_prefix}))
+    return [os.path.join(place, BINARY_NAME) for place in places if place]
+
+
 def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
-    """The server to spawn: `binary`, else `$PI_SESSION_BIN`, else `pi-session` on `PATH`."""
+    """The server to spawn: `binary`, else `$PI_SESSION_BIN`, else the one the pi-session
+    wheel installed beside this Python (its scripts folder), else `pi-session` on `PATH`.
+    Raises `BinaryNotFound` (a `FileNotFoundError`) naming the platform and `PI_SESSION_BIN`."""
     if binary is not None:
         return os.fspath(binary)
     if os.environ.get(BIN_ENV):
         return os.environ[BIN_ENV]
-    found = shutil.which("pi-session")
+    for candidate in _installed_binaries():
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which(BINARY_NAME)
     if found is None:
-        raise FileNotFoundError(
-            f"no pi-session binary: pass its path, set {BIN_ENV}, or put it on PATH "
-            "(`cargo install --path .` in a checkout of pi-session installs it)"
+        raise BinaryNotFound(
+            f"no pi-session binary for {sysconfig.get_platform()}: none installed beside this "
+            f"Python ({sysconfig.get_path('scripts')}) nor on PATH; `pip install pi-session` "
+            f"installs one (from source with cargo where no wheel fits this platform), or set "
+            f"{BIN_ENV} to a pi-session binary"
         )
     return found
+
+
+def _camel(name: str) -> str:
+    """`session_id` -> `sessionId`: the protocol's names are camelCase."""
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
+
+
+def wire_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments as the protocol names them: snake_case names (`session_id=`) become
+    camelCase (`sessionId`); camelCase ones pass as they are. Only the top level: the values
+    (entries, messages) are pi's objects, sent unchanged."""
+    return {_camel(key): value for key, value in params.items()}
 
 
 class _Hooks(HookTable):
@@ -93,7 +143,11 @@ class Client(Requests):
         self._command = [find_binary(binary), *args]
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
+        # None: read by the client, each line logged on `pi_session.server` and the last ones
+        # kept for ConnectionClosed. Otherwise passed to the process as given.
         self._stderr = stderr
+        self._log_lines: collections.deque[str] = collections.deque(maxlen=KEPT_LOG_LINES)
+        self._stderr_task: asyncio.Task[None] | None = None
         self._max_frame_bytes = max_frame_bytes
         self._bind_request_groups()  # client.session, ...
         self.hooks = _Hooks(self)
@@ -109,6 +163,7 @@ class Client(Requests):
         self._next_id = 0
         self._initialize_sent = False
         self._shutdown_sent = False
+        self._closing = False  # aclose() has begun: a cancelled request waits for no answer
         self._closed: ConnectionClosed | None = None
 
     # -- process -------------------------------------------------------------------------
@@ -121,11 +176,27 @@ class Client(Requests):
             *self._command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=self._stderr,
+            stderr=asyncio.subprocess.PIPE if self._stderr is None else self._stderr,
             env=self._env,
             cwd=self._cwd,
         )
+        if self._stderr is None:
+            self._stderr_task = asyncio.create_task(self._read_stderr(), name="pi_session log")
         self._reader_task = asyncio.create_task(self._read_loop(), name="pi_session reader")
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if text.strip():
+                self._log_lines.append(text)
+                server_log.warning("%s", text)
+
+    @property
+    def server_log_lines(self) -> list[str]:
+        """The server's last lines on stderr (when the client reads them: `stderr=None`)."""
+        return list(self._log_lines)
 
     @property
     def pid(self) -> int | None:
@@ -155,6 +226,7 @@ class Client(Requests):
         process = self._process
         if process is None:
             return None
+        self._closing = True
         if self.initialize_result is not None and not self._shutdown_sent and self._closed is None:
             try:
                 await asyncio.wait_for(self.shutdown(), timeout)
@@ -181,6 +253,8 @@ class Client(Requests):
             except asyncio.TimeoutError:
                 self._reader_task.cancel()
                 await asyncio.gather(self._reader_task, return_exceptions=True)
+        if self._stderr_task is not None:
+            await asyncio.wait({self._stderr_task}, timeout=timeout)
         self._fail_pending(ConnectionClosed("the client was closed"))
         return process.returncode
 
@@ -194,7 +268,8 @@ class Client(Requests):
         missing = declared - set(self._hook_handlers)
         if missing:
             raise ValueError(f"hooks declared without a handler: {sorted(missing)}")
-        sent: dict[str, Any] = {"processId": os.getpid(), **params, "hooks": sorted(declared)}
+        sent: dict[str, Any] = {"processId": os.getpid(), **wire_params(params),
+                                "hooks": sorted(declared)}
         self._initialize_sent = True
         try:
             result = cast(InitializeResult, await self.request("initialize", sent))
@@ -216,10 +291,14 @@ class Client(Requests):
     async def request(self, method: str, params: Any = None) -> Any:
         """Sends a request and waits for its answer; raises `RpcError` for an error answer,
         `ConnectionClosed` when the server's output ends first. Cancelling the awaiting task
-        sends `$/cancelRequest` (a change the server has started still finishes; an answer
-        of `-32800` means it changed nothing)."""
+        sends `$/cancelRequest` and waits (up to 5 s) for the server's answer to it: `-32800`
+        (it changed nothing) or no answer re-raises the cancellation; a result means the change
+        had started and finished, and is returned (the cancellation is absorbed, as the
+        protocol's "answers normally"). Top-level snake_case param names become camelCase."""
         if self._closed is not None:
             raise self._closed
+        if isinstance(params, Mapping):
+            params = wire_params(params)
         self._next_id += 1
         request_id = self._next_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -229,12 +308,26 @@ class Client(Requests):
             message["params"] = params
         try:
             await self._send(message)
-            return await future
+            # Shielded: cancelling this task must leave the future to the server's answer.
+            return await asyncio.shield(future)
         except asyncio.CancelledError:
-            if self._pending.pop(request_id, None) is not None and self._closed is None:
-                self._write({"jsonrpc": "2.0", "method": "$/cancelRequest",
-                             "params": {"id": request_id}})
-            raise
+            if future.done() or self._closed is not None or self._closing:
+                raise
+            self._write({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                         "params": {"id": request_id}})
+            # The answer still comes (the future stays registered, so it is not a stray).
+            try:
+                await asyncio.wait({future}, timeout=CANCEL_ANSWER_WAIT)
+            except asyncio.CancelledError:
+                raise
+            if not future.done() or future.cancelled():
+                raise
+            error = future.exception()
+            if error is not None:
+                if not (isinstance(error, RpcError) and error.code == REQUEST_CANCELLED):
+                    log.debug("pi-session: cancelled %s answered %s", method, error)
+                raise
+            return future.result()
         finally:
             self._pending.pop(request_id, None)
 
@@ -263,6 +356,11 @@ class Client(Requests):
         try:
             await self._process.stdin.drain()  # waits while the pipe is full
         except ConnectionError as error:
+            # It has gone: the reader says why (exit status, last log lines) once its output ends.
+            if self._reader_task is not None:
+                await asyncio.wait({self._reader_task}, timeout=3.0)
+            if self._closed is not None:
+                raise self._closed from error
             raise ConnectionClosed(f"the server's input is closed: {error}") from error
 
     # -- the reader ------------------------------------------------------------------------
@@ -270,7 +368,7 @@ class Client(Requests):
     async def _read_loop(self) -> None:
         assert self._process is not None and self._process.stdout is not None
         stdout = self._process.stdout
-        reason = "the server's output ended"
+        reason: str | None = None
         try:
             while True:
                 message = await framing.read_frame(stdout, self._max_frame_bytes)
@@ -281,7 +379,33 @@ class Client(Requests):
             reason = f"the server's output is not understood: {error}"
             log.error("pi-session: %s", reason)
         finally:
-            self._fail_pending(ConnectionClosed(reason))
+            if reason is None:
+                reason = await self._death_notice()
+            self._fail_pending(ConnectionClosed(reason or "the server's output ended",
+                                                returncode=self.returncode,
+                                                log_lines=self.server_log_lines))
+
+    async def _death_notice(self) -> str:
+        """Why the output ended with requests unanswered: the exit status (awaited briefly,
+        as the end of output comes a moment before the exit) and the last log lines."""
+        assert self._process is not None
+        try:
+            await asyncio.wait_for(self._process.wait(), 1.0)
+        except asyncio.TimeoutError:
+            return "the server closed its output without exiting"
+        if self._stderr_task is not None:
+            await asyncio.wait({self._stderr_task}, timeout=1.0)
+        code = self._process.returncode
+        if code == 0:
+            return "the pi-session server exited (exit status 0)"
+        status = (f"killed by signal {-code}" if code is not None and code < 0
+                  else f"exit status {code}")
+        text = f"the pi-session server died ({status})"
+        if self._stderr is None:
+            lines = self.server_log_lines
+            text += (": its last log lines:\n" + "\n".join(f"  {line}" for line in lines)
+                     if lines else "; it wrote nothing on stderr")
+        return text
 
     def _fail_pending(self, error: ConnectionClosed) -> None:
         if self._closed is None:

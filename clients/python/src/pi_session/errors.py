@@ -29,4 +29,17 @@ class RpcError(Exception):
 
 
 class ConnectionClosed(ConnectionError):
-    """The server's output ended (it exited or closed stdout) with requests unanswered."""
+    """The server's output ended (it exited or closed stdout) with requests unanswered. When
+    it died, the message says so with its exit status and its last lines on stderr, also kept
+    as `returncode` and `log_lines`."""
+
+    def __init__(self, message: str, *, returncode: int | None = None,
+                 log_lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.log_lines: list[str] = log_lines or []
+
+
+class BinaryNotFound(FileNotFoundError):
+    """No pi-session binary: not given, no `PI_SESSION_BIN`, none installed beside this Python
+    nor on `PATH`."""

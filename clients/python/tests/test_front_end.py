@@ -1,0 +1,132 @@
+"""What a front-end leans on beyond the protocol: where the binary comes from, snake_case
+keywords, the entry builders, a cancelled request's answer, and why a dead server died."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import stat
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import pi_session
+from pi_session import (
+    BinaryNotFound,
+    Client,
+    ConnectionClosed,
+    assistant_message,
+    custom_entry,
+    custom_message_entry,
+    label_entry,
+    tool_result_message,
+    user_message,
+)
+
+LIMIT = 10.0
+
+
+def test_the_binary_is_the_given_one_then_the_variable_then_the_installed_one_then_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    scripts = tmp_path / "scripts"
+    on_path = tmp_path / "path"
+    for folder in (scripts, on_path):
+        folder.mkdir()
+        binary = folder / "pi-session"
+        binary.write_text("#!/bin/sh\n")
+        binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    original = sysconfig.get_path
+
+    def fake_get_path(name: str, *args: object, **kwargs: object) -> str:
+        return str(scripts) if name == "scripts" else original(name)
+
+    monkeypatch.setattr(sysconfig, "get_path", fake_get_path)
+    monkeypatch.setenv("PATH", str(on_path))
+    monkeypatch.setenv("PI_SESSION_BIN", "/from/the/variable")
+    assert pi_session.find_binary("/given") == "/given"
+    assert pi_session.find_binary() == "/from/the/variable"
+    monkeypatch.delenv("PI_SESSION_BIN")
+    assert pi_session.find_binary() == str(scripts / "pi-session")
+    (scripts / "pi-session").unlink()
+    assert pi_session.find_binary() == str(on_path / "pi-session")
+    (on_path / "pi-session").unlink()
+    with pytest.raises(BinaryNotFound) as missing:
+        pi_session.find_binary()
+    assert sysconfig.get_platform() in str(missing.value)
+    assert "PI_SESSION_BIN" in str(missing.value)
+
+
+def test_snake_case_keywords_become_the_protocols_camel_case() -> None:
+    assert pi_session.wire_params({"session_id": "a", "target_id": "b", "summarize": True,
+                                   "sessionsRoot": "/r"}) == {
+        "sessionId": "a", "targetId": "b", "summarize": True, "sessionsRoot": "/r"}
+
+
+def test_the_builders_write_pis_field_names() -> None:
+    assert user_message("hi", timestamp=1) == {
+        "type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
+    built = assistant_message([call], provider="openai", model="gpt", timestamp=2)["message"]
+    assert built["stopReason"] == "toolUse" and built["api"] == "openai-messages"
+    assert built["usage"]["cost"]["total"] == 0
+    assert tool_result_message("c1", "read", "text", timestamp=3)["message"] == {
+        "role": "toolResult", "toolCallId": "c1", "toolName": "read",
+        "content": [{"type": "text", "text": "text"}], "isError": False, "timestamp": 3}
+    assert custom_entry("state") == {"type": "custom", "customType": "state"}
+    assert custom_message_entry("note", "x")["display"] is True
+    assert label_entry("e1") == {"type": "label", "targetId": "e1"}
+
+
+async def test_built_entries_and_snake_case_keywords_make_a_session(binary: str) -> None:
+    async with Client(binary) as client:
+        await client.initialize(deterministic=True)
+        sid = (await client.session.create(cwd="/tmp/p", in_memory=True))["sessionId"]  # type: ignore[call-arg]
+        entries = [
+            user_message("Read a.txt", timestamp=1),
+            assistant_message([{"type": "toolCall", "id": "c1", "name": "read",
+                                "arguments": {"path": "a.txt"}}],
+                              provider="anthropic", model="m", timestamp=2),
+            tool_result_message("c1", "read", "A", timestamp=3),
+            assistant_message("It says A.", provider="anthropic", model="m", timestamp=4),
+            custom_entry("state", {"n": 1}),
+            custom_message_entry("note", "from an extension"),
+        ]
+        ids = [(await client.session.append(session_id=sid, entry=e))["entryId"]  # type: ignore[call-arg]
+               for e in entries]
+        await client.session.append(session_id=sid, entry=label_entry(ids[0], "start"))  # type: ignore[call-arg]
+        context = await client.session.build_context(session_id=sid)  # type: ignore[call-arg]
+        roles = [m["role"] for m in context["messages"]]
+        assert roles == ["user", "assistant", "toolResult", "assistant", "custom"]
+
+
+async def test_a_server_that_dies_is_named_with_its_status_and_last_log_lines(
+    binary: str,
+) -> None:
+    # The server logs at info (PI_SESSION_LOG) so that it has last words to quote.
+    env = {**os.environ, "PI_SESSION_LOG": "info"}
+    async with Client(binary, env=env) as client:
+        await client.initialize()
+        assert client.pid is not None
+        os.kill(client.pid, signal.SIGKILL)
+        with pytest.raises(ConnectionClosed) as closed:
+            await asyncio.wait_for(client.session.list_all(), LIMIT)
+    message = str(closed.value)
+    assert "the pi-session server died (killed by signal 9)" in message
+    assert "initialized" in message  # its log line after initialize
+    assert closed.value.returncode == -signal.SIGKILL
+    assert closed.value.log_lines
+
+
+async def test_the_servers_log_lines_go_to_the_pi_session_server_logger(
+    binary: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    env = {**os.environ, "PI_SESSION_LOG": "info"}
+    with caplog.at_level(logging.WARNING, logger="pi_session.server"):
+        async with Client(binary, env=env) as client:
+            await client.initialize()
+    assert any("initialized" in r.getMessage() for r in caplog.records
+               if r.name == "pi_session.server")
