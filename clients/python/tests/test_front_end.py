@@ -95,9 +95,10 @@ async def test_built_entries_and_snake_case_keywords_make_a_session(binary: str)
             custom_entry("state", {"n": 1}),
             custom_message_entry("note", "from an extension"),
         ]
-        ids = [(await client.session.append(session_id=sid, entry=e))["entryId"]  # type: ignore[call-arg]
+        # The builders still return plain dicts, not the generated entry types.
+        ids = [(await client.session.append(session_id=sid, entry=e))["entryId"]  # type: ignore[call-arg, arg-type]
                for e in entries]
-        await client.session.append(session_id=sid, entry=label_entry(ids[0], "start"))  # type: ignore[call-arg]
+        await client.session.append(session_id=sid, entry=label_entry(ids[0], "start"))  # type: ignore[call-arg, arg-type]
         context = await client.session.build_context(session_id=sid)  # type: ignore[call-arg]
         roles = [m["role"] for m in context["messages"]]
         assert roles == ["user", "assistant", "toolResult", "assistant", "custom"]
