@@ -183,7 +183,7 @@ fn protocol_md_names_the_protocol_version_initialize_answers() {
         .lines()
         .find(|l| l.contains("Protocol version:"))
         .expect("protocol.md says its version");
-    let version = protocol_version(BIN);
+    let version = support::pipe::protocol_version(BIN);
     assert!(
         header.contains(&format!("Protocol version: `{version}`")),
         "protocol.md's header says {header:?}, initialize answers {version}"
@@ -245,31 +245,6 @@ fn the_typescript_types_narrow_on_pi_tags() {
         3,
         "only the marked lines fail:\n{report}"
     );
-}
-
-/// The `protocolVersion` the binary's `initialize` answers.
-fn protocol_version(binary: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new(binary)
-        .args(["--stdio", "--framing", "ndjson"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run the binary");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let first = String::from_utf8(output.stdout).unwrap();
-    let answer: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
-    answer["result"]["protocolVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 #[test]

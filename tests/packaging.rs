@@ -283,7 +283,7 @@ fn the_npm_packages_install_offline_and_run_a_whole_session() {
             out,
             LIFECYCLE_TS.replace(
                 "{PROTOCOL}",
-                &protocol_version(env!("CARGO_BIN_EXE_pi-session"))
+                &support::pipe::protocol_version(env!("CARGO_BIN_EXE_pi-session"))
             ),
             "{what}"
         );
@@ -373,7 +373,7 @@ fn the_wheel_installs_with_pip_and_runs_a_whole_session() {
         out,
         LIFECYCLE_PY.replace(
             "{PROTOCOL}",
-            &protocol_version(env!("CARGO_BIN_EXE_pi-session"))
+            &support::pipe::protocol_version(env!("CARGO_BIN_EXE_pi-session"))
         )
     );
     let example = support::root().join("clients/python/examples/first_steps.py");
@@ -404,31 +404,6 @@ fn the_sdist_holds_the_crate_its_lockfile_and_the_client() {
             "the sdist has no {member}:\n{listing}"
         );
     }
-}
-
-/// The `protocolVersion` the binary's `initialize` answers.
-fn protocol_version(binary: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new(binary)
-        .args(["--stdio", "--framing", "ndjson"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run the binary");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let first = String::from_utf8(output.stdout).unwrap();
-    let answer: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
-    answer["result"]["protocolVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 #[test]

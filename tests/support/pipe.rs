@@ -192,3 +192,28 @@ fn read_frame(stdout: &mut BufReader<impl Read>, wire: Wire) -> Option<Value> {
     assert!(message.is_object(), "not a JSON-RPC message: {message}");
     Some(message)
 }
+
+/// The `protocolVersion` the binary's `initialize` answers.
+pub fn protocol_version(binary: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(binary)
+        .args(["--stdio", "--framing", "ndjson"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run the binary");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let first = String::from_utf8(output.stdout).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    answer["result"]["protocolVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
