@@ -8,7 +8,8 @@ use crate::format::profile::Profile;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::{Body, Index, Leaf};
-use super::session::{NewSession, Session, SessionOptions};
+use super::options::{NewSession, SessionOptions};
+use super::session::Session;
 
 /// `/fork` copies the path before a user message; `/clone` the path up to an entry.
 #[derive(

@@ -1,18 +1,31 @@
 //! One session: the entry index, the tree, labels, the leaf, appends, context building,
 //! navigation planning and forks; the file underneath it (open, lock, append, durability,
 //! repair). Knows nothing of JSON-RPC.
+//!
+//! The modules depend on each other one way (`import_graph` checks it), bottom to top:
+//! - the file and its bytes: `error`, `safe_file`, `sync`, `file`, `line_stream`, `watch`;
+//! - what is known of the entries: `index` (facts per entry), `options`, `checkpoint` (the
+//!   reader's state and warnings), `stats`, `tree_memo` (the tree's shape and facts), pure
+//!   functions over entries (`preview_lean`, `system_message`);
+//! - `index_file` (their on-disk form), then `load` (reading a file, resuming from it);
+//! - `session` (the `Session` type: open, create, read entries, append, follow the tail);
+//! - readers and writers above it, each an `impl Session` of its own job: `tree`, `preview`,
+//!   `context`, `navigate`, `fork`, `pi16_append`, `compaction`.
 
+mod checkpoint;
 pub mod compaction;
 mod context;
-mod entry_text;
 mod error;
 mod file;
 mod fork;
+#[cfg(test)]
+mod import_graph;
 mod index;
 pub mod index_file;
 mod line_stream;
 mod load;
 mod navigate;
+mod options;
 mod pi16_append;
 mod preview;
 mod preview_lean;
@@ -20,23 +33,24 @@ pub mod safe_file;
 mod session;
 mod stats;
 mod sync;
+mod system_message;
 mod tree;
-mod tree_facts;
-mod tree_filter;
+mod tree_memo;
 pub mod watch;
 
+pub use checkpoint::Warning;
 pub use context::{Context, ContextMessage, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
 pub use file::{GoneReason, try_write_lock};
 pub use fork::ForkPosition;
 pub use index::Leaf;
-pub use load::Warning;
 pub use navigate::{
     NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
     decide, model_summary,
 };
-pub use session::{NewSession, Session, SessionOptions};
+pub use options::{NewSession, SessionOptions};
+pub use session::Session;
 pub use stats::SessionStats;
 pub use sync::fsync_parent;
-pub use tree::TreeRow;
-pub use tree_filter::{TreeFilter, TreeWindow};
+pub use tree::{TreeFilter, TreeWindow};
+pub use tree_memo::TreeRow;

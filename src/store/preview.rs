@@ -152,7 +152,7 @@ fn shorten<S: AsRef<str>>(pieces: impl IntoIterator<Item = S>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::session::SessionOptions;
+    use crate::store::options::SessionOptions;
 
     /// The preview text of the program before the lean path, kept as the reference.
     fn shorten_reference(text: &str) -> String {

@@ -1,70 +1,31 @@
-//! One session: its header, its index, its leaf, and the appends that grow it, written the way
-//! the session's profile writes (spec sections 4 and 5).
+//! One session: its header, its index, its leaf; its entries read back (values, exact JSON
+//! text, stats); the appends that grow it, written the way the session's profile writes (spec
+//! sections 4 and 5); and the tail other programs append to.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::format::entry::{Kind, facts_from_value};
+use crate::format::exact_text;
 use crate::format::ids::{EntryIdStyle, IdSource};
 use crate::format::json::{self, JsValue};
 use crate::format::profile::{FirstWrite, Profile};
 use crate::format::write::{self, NewEntry, ParentValue};
 
+use super::checkpoint::Warning;
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index, Leaf, Record};
-use super::load::{self, DEFAULT_MAX_LINE_BYTES, LoadOutcome, Warning};
+use super::index_file;
+use super::load::{self, LoadOutcome};
+use super::options::{NewSession, SessionOptions};
+use super::stats::SessionStats;
 use super::sync::Unsynced;
+use super::tree_memo::{TreeFacts, TreeShape};
 
-/// How a session is opened or created.
-#[derive(Debug, Clone)]
-pub struct SessionOptions {
-    pub profile: Profile,
-    /// Sync every append to disk before acknowledging it.
-    pub durable: bool,
-    pub max_line_bytes: usize,
-    pub ids: Arc<IdSource>,
-    /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
-    pub index_dir: Option<Arc<Path>>,
-}
-
-impl Default for SessionOptions {
-    fn default() -> Self {
-        SessionOptions {
-            profile: Profile::PiCli,
-            durable: false,
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            ids: Arc::new(IdSource::system()),
-            index_dir: None,
-        }
-    }
-}
-
-impl SessionOptions {
-    pub fn with_profile(profile: Profile) -> Self {
-        SessionOptions {
-            profile,
-            ..SessionOptions::default()
-        }
-    }
-}
-
-/// What a new session starts with.
-#[derive(Debug, Clone, Default)]
-pub struct NewSession {
-    /// The file to write; `None` keeps the session in memory only.
-    pub path: Option<PathBuf>,
-    /// The header `cwd`, as given (resolving it is the caller's business).
-    pub cwd: String,
-    /// A fixed session id; a fresh UUIDv7 otherwise.
-    pub id: Option<String>,
-    /// The header timestamp; now otherwise.
-    pub timestamp: Option<String>,
-    pub parent_session: Option<String>,
-    /// Header metadata (harness only).
-    pub metadata: Option<JsValue>,
-}
+/// Below this many bytes of lines, one thread writes entries' JSON text alone.
+const PARALLEL_BYTES: u64 = 4 * 1024 * 1024;
 
 /// An open session.
 #[derive(Debug)]
@@ -85,13 +46,13 @@ pub struct Session {
     /// The persisted index this session was read with, if any.
     pub(super) persisted: Option<load::Persisted>,
     /// Stats over the first N entries, so a later call counts only what was added.
-    pub(super) stats_memo: std::sync::Mutex<Option<(usize, super::stats::SessionStats)>>,
+    pub(super) stats_memo: std::sync::Mutex<Option<(usize, SessionStats)>>,
     /// Appends are written without waiting for their sync (see [`Session::with_sync_deferred`]).
     defer_sync: bool,
-    /// Previews and filter bits, once a request needed them (see [`super::tree_facts`]).
-    pub(super) tree_memo: std::sync::Mutex<Option<Arc<super::tree_facts::TreeFacts>>>,
+    /// Previews and filter bits, once a request needed them (see [`super::tree_memo`]).
+    pub(super) tree_memo: std::sync::Mutex<Option<Arc<TreeFacts>>>,
     /// The tree's rows and parents while no entry is added (see [`Session::tree_rows`]).
-    pub(super) shape_memo: std::sync::Mutex<Option<Arc<super::tree::TreeShape>>>,
+    pub(super) shape_memo: std::sync::Mutex<Option<Arc<TreeShape>>>,
     /// Positions of entries other programs appended that no one has been told of yet (see
     /// [`Session::take_foreign`]); the session's own appends are never in it.
     foreign: Vec<std::ops::Range<u32>>,
@@ -531,6 +492,78 @@ impl Session {
         })
     }
 
+    // Entries as JSON text for answers, from the lines' own bytes (see
+    // [`crate::format::exact_text`]): an answer of many entries costs its text, not a tree of
+    // values per entry, and strings reach the reader exactly as the file holds them.
+
+    /// The entry at `position` as JSON text, appended to `out`.
+    pub fn write_entry_json(&self, position: u32, out: &mut String) -> StoreResult<()> {
+        let text = self.line_text(position)?;
+        let json = exact_text::entry_json(&text).map_err(|e| {
+            let line = self.record(position).line();
+            StoreError::at_line(
+                ErrorKind::Io,
+                line,
+                format!("line {line} changed on disk: {e}"),
+            )
+        })?;
+        out.push_str(&json);
+        Ok(())
+    }
+
+    /// The entries at `positions` as the members of a JSON array (`a,b,c`, without the
+    /// brackets), appended to `out`; large runs are written on every core.
+    pub fn write_entries_json(&self, positions: &[u32], out: &mut String) -> StoreResult<()> {
+        let bytes: u64 = positions.iter().map(|&p| self.line_len(p)).sum();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        if bytes < PARALLEL_BYTES || threads == 1 || positions.len() < 2 {
+            return self.write_run(positions, out);
+        }
+        out.reserve(bytes as usize + positions.len());
+        let chunk = positions.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = positions
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut text = String::new();
+                        self.write_run(part, &mut text).map(|()| text)
+                    })
+                })
+                .collect();
+            for (i, part) in parts.into_iter().enumerate() {
+                let text = part.join().map_err(|_| {
+                    StoreError::new(ErrorKind::Io, "a thread writing entries panicked")
+                })??;
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&text);
+            }
+            Ok(())
+        })
+    }
+
+    fn write_run(&self, positions: &[u32], out: &mut String) -> StoreResult<()> {
+        for (i, &position) in positions.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            self.write_entry_json(position, out)?;
+        }
+        Ok(())
+    }
+
+    /// The length of an entry's line in bytes (what reading it back costs).
+    pub fn line_len(&self, position: u32) -> u64 {
+        match self.record(position).body() {
+            Body::File { len, .. } => u64::from(len),
+            Body::Held(text) => text.len() as u64,
+        }
+    }
+
     /// The label on `id`, as the profile's cache holds it.
     pub fn label(&self, id: &str) -> Option<JsValue> {
         self.index
@@ -843,6 +876,44 @@ impl Session {
             }
         }
         Ok(followed.entries)
+    }
+    /// Counts over every entry. Entries counted before (by this session, or by an earlier
+    /// process and filed beside the persisted index) are not read again: only the bodies of
+    /// later entries that carry usage (messages, compactions, summaries) are.
+    pub fn stats(&self) -> StoreResult<SessionStats> {
+        let mut memo = self.stats_memo.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut counted, mut stats) = match memo.take() {
+            Some((n, stats)) if n <= self.len() => (n, stats),
+            _ => self
+                .persisted
+                .as_ref()
+                .and_then(|p| index_file::load_stats(&p.place, p.generation))
+                .filter(|(n, _)| *n <= self.len())
+                .unwrap_or_default(),
+        };
+        if let Some(persisted) = &self.persisted
+            && counted < persisted.records
+        {
+            self.count(&mut stats, counted, persisted.records)?;
+            counted = persisted.records;
+            index_file::save_stats(&persisted.place, persisted.generation, counted, &stats);
+        }
+        self.count(&mut stats, counted, self.len())?;
+        *memo = Some((self.len(), stats.clone()));
+        Ok(stats)
+    }
+
+    /// Adds entries `from..to` to `stats`, in order (sums continue exactly as one pass).
+    fn count(&self, stats: &mut SessionStats, from: usize, to: usize) -> StoreResult<()> {
+        let pi16_usage = self.profile().rules().pi16_entries;
+        for position in from as u32..to as u32 {
+            stats.count(
+                self.record(position),
+                || self.entry_value(position),
+                pi16_usage,
+            )?;
+        }
+        Ok(())
     }
 
     /// The positions of the entries other programs appended since this was last asked, in

@@ -1,14 +1,24 @@
-//! Walking the tree: paths to the root (pi-cli's full path, the harness's truncated path),
-//! children, and the whole tree as flat rows. Every walk stops at a cycle instead of looping
-//! (pi loops forever there) and says so.
+//! The tree as a reader sees it. Walks: paths to the root (pi-cli's full path, the harness's
+//! truncated path), children, and the whole tree as flat rows; every walk stops at a cycle
+//! instead of looping (pi loops forever there) and says so. pi 0.82.1's `/tree` selector
+//! filters (`TreeList.applyFilter` in its `modes/interactive/components/tree-selector.js`), so
+//! a front-end can show what pi's selector shows without receiving the rows it hides (its text
+//! search and folding are the front-end's own business), and pages of the filtered rows. The
+//! tree facts (previews and filter bits, held in [`super::tree_memo`]): read from beside the
+//! persisted index, or computed.
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
-use crate::format::entry::{Kind, Payload, Ref};
+use crate::format::entry::{Kind, Payload, Ref, Role};
+use crate::format::json::JsValue;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
+use super::index_file;
 use super::session::Session;
+use super::tree_memo::{RowPreviews, TreeFacts, TreeRow, TreeShape};
 
 /// Positions from the root (first) to the start of the walk (last).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,22 +26,6 @@ pub struct Walk {
     pub positions: Vec<u32>,
     /// The id at which the walk met itself again, if it did.
     pub cycle_at: Option<String>,
-}
-
-/// What the tree is made of, for the entries a session has at one time.
-#[derive(Debug)]
-pub(super) struct TreeShape {
-    /// Every row, depth-first in pre-order.
-    rows: Vec<TreeRow>,
-    /// Each entry's [`Session::parent_position`].
-    parents: Vec<Option<u32>>,
-}
-
-/// One row of the flattened tree, in depth-first pre-order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TreeRow {
-    pub position: u32,
-    pub depth: u32,
 }
 
 impl Session {
@@ -298,9 +292,308 @@ impl Session {
             && matches!(
                 record.payload(),
                 Payload::Message {
-                    role: crate::format::entry::Role::User,
+                    role: Role::User,
                     ..
                 }
             )
+    }
+}
+
+// ---- the selector's filters and pages ----------------------------------------------------
+
+/// The selector's filter modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeFilter {
+    /// pi's default view: settings and bookkeeping entries hidden.
+    Default,
+    /// The default view without tool results.
+    NoTools,
+    /// User messages only.
+    UserOnly,
+    /// Labeled entries only.
+    LabeledOnly,
+    /// Every entry, except what every mode hides.
+    All,
+}
+
+impl Session {
+    /// Whether pi's selector shows the entry at `position` in `filter` mode, the session's
+    /// leaf being the current one (`facts`: the session's, see [`Session::tree_facts`]).
+    pub fn shown_by_tree_filter(
+        &self,
+        facts: &TreeFacts,
+        position: u32,
+        filter: TreeFilter,
+    ) -> bool {
+        let record = self.record(position);
+        let role = match record.payload() {
+            Payload::Message { role, .. } if record.kind() == Kind::Message => Some(role),
+            _ => None,
+        };
+        let settings = matches!(
+            record.kind(),
+            Kind::Label
+                | Kind::Custom
+                | Kind::ModelChange
+                | Kind::ThinkingLevelChange
+                | Kind::SessionInfo
+        );
+        let passes = match filter {
+            TreeFilter::UserOnly => role == Some(Role::User),
+            TreeFilter::NoTools => !settings && role != Some(Role::ToolResult),
+            TreeFilter::LabeledOnly => record.id().and_then(|id| self.label(id)).is_some(),
+            TreeFilter::All => true,
+            TreeFilter::Default => !settings,
+        };
+        if !passes {
+            return false;
+        }
+        // Every mode hides an assistant message with no text (tool calls only) unless it ended
+        // in an error or was aborted, or it is the current leaf.
+        let is_leaf = record.id().is_some() && record.id() == self.leaf().id();
+        if role == Some(Role::Assistant) && !is_leaf {
+            return facts.assistant_shown(position);
+        }
+        true
+    }
+
+    /// `hasTextContent(message.content) || isErrorOrAborted`, on the exact path (the lean
+    /// one is [`super::preview_lean`]).
+    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
+        let [message] = self.entry_fields(position, ["message"])?;
+        let Some(message) = message else {
+            return Ok(false);
+        };
+        let error_or_aborted = match message.get("stopReason") {
+            Some(JsValue::String(reason)) => {
+                !reason.is_empty() && !matches!(reason.escaped(), "stop" | "toolUse")
+            }
+            Some(reason) => reason.is_truthy(),
+            None => false,
+        };
+        Ok(error_or_aborted || message.get("content").is_some_and(has_text))
+    }
+}
+
+/// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
+fn has_text(content: &JsValue) -> bool {
+    let non_blank = |text: &JsValue| match text {
+        JsValue::String(s) => !s.trim_js().is_empty(),
+        // pi calls `text.trim()`, which only strings have; count anything else as no text.
+        _ => false,
+    };
+    match content {
+        JsValue::String(_) => non_blank(content),
+        JsValue::Array(blocks) => blocks.iter().any(|block| {
+            matches!(block.get("type"), Some(JsValue::String(t)) if t.escaped() == "text")
+                && block.get("text").is_some_and(non_blank)
+        }),
+        _ => false,
+    }
+}
+
+/// Which rows of the (filtered) pre-order a reader wants.
+#[derive(Debug, Clone, Copy)]
+pub enum TreeWindow<'a> {
+    /// Skip `offset` rows, then at most `limit` (all when `None`).
+    Range { offset: usize, limit: Option<usize> },
+    /// At most `limit` rows around an entry, as pi's selector scrolls to its cursor.
+    Around { id: &'a str, limit: Option<usize> },
+}
+
+/// A page of the tree: its rows and where they are in the whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreePage {
+    pub rows: Vec<TreeRow>,
+    /// Rows in the whole (filtered) pre-order.
+    pub total: usize,
+    /// The index of the first row of `rows` in the whole.
+    pub offset: usize,
+    /// With [`TreeWindow::Around`]: the index of the row the window is placed on (`None`
+    /// when nothing is shown).
+    pub anchor: Option<Option<usize>>,
+}
+
+impl Session {
+    /// The rows of the tree pre-order (as [`Session::tree_rows`]) that `filter` shows (all
+    /// without one), cut to `window`. `entry_not_found` for an unknown `Around` id.
+    pub fn tree_page(
+        &self,
+        filter: Option<TreeFilter>,
+        window: TreeWindow<'_>,
+    ) -> StoreResult<TreePage> {
+        let mut rows = self.tree_rows();
+        if let Some(filter) = filter {
+            let facts = self.tree_facts()?;
+            rows.retain(|row| self.shown_by_tree_filter(&facts, row.position, filter));
+        }
+        let total = rows.len();
+        let (start, end, anchor) = match window {
+            TreeWindow::Range { offset, limit } => {
+                let start = offset.min(total);
+                let end = limit.map_or(total, |l| start.saturating_add(l).min(total));
+                (start, end, None)
+            }
+            TreeWindow::Around { id, limit } => {
+                let Some(anchor) = self.nearest_shown(&rows, id)? else {
+                    return Ok(TreePage {
+                        rows: Vec::new(),
+                        total,
+                        offset: 0,
+                        anchor: Some(None),
+                    });
+                };
+                // pi's selector: the cursor in the middle, the window clamped to the ends.
+                let limit = limit.unwrap_or(total).min(total);
+                let start = anchor.saturating_sub(limit / 2).min(total - limit);
+                (start, start + limit, Some(Some(anchor)))
+            }
+        };
+        rows.truncate(end);
+        rows.drain(..start);
+        Ok(TreePage {
+            rows,
+            total,
+            offset: start,
+            anchor,
+        })
+    }
+
+    /// pi's `findNearestVisibleIndex`: the row of `id`, else of its nearest ancestor that is
+    /// shown, else the last row (`None` when no row is shown).
+    fn nearest_shown(&self, rows: &[TreeRow], id: &str) -> StoreResult<Option<usize>> {
+        let Some(start) = self.position(id) else {
+            return Err(StoreError::entry_not_found(id));
+        };
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        // As pi's map from id to index: a node listed twice is found at its last row.
+        let mut index_of = vec![usize::MAX; self.len()];
+        for (i, row) in rows.iter().enumerate() {
+            index_of[row.position as usize] = i;
+        }
+        if let Some(position) =
+            self.find_ancestor(Some(start), |p| index_of[p as usize] != usize::MAX)
+        {
+            return Ok(Some(index_of[position as usize]));
+        }
+        Ok(Some(rows.len() - 1))
+    }
+}
+
+// ---- tree facts: previews and filter bits ----------------------------------------------------
+
+impl Session {
+    /// The previews of the entries at `positions`. The session's facts are used when they
+    /// are in memory or filed, or computed (and kept) when `positions` are a good share of
+    /// the session; a few rows of a session whose facts nobody asked for yet are read alone.
+    pub fn row_previews(&self, positions: &[u32]) -> StoreResult<RowPreviews> {
+        let many = positions.len().saturating_mul(4) >= self.len();
+        if let Some(facts) = self.known_tree_facts(many)? {
+            return Ok(RowPreviews::Facts(facts));
+        }
+        let mut read = HashMap::with_capacity(positions.len());
+        for &position in positions {
+            read.insert(position, self.row_facts(position)?.0);
+        }
+        Ok(RowPreviews::Read(read))
+    }
+
+    /// The facts of every entry, computed now for what was neither in memory nor filed.
+    pub fn tree_facts(&self) -> StoreResult<Arc<TreeFacts>> {
+        Ok(self.known_tree_facts(true)?.unwrap_or_default())
+    }
+
+    /// The facts of every entry when this session holds them or they are filed (extended
+    /// with the entries added since), else, with `compute`, computed now; `None` otherwise.
+    /// What the persisted index covers is filed (again) when it was not yet.
+    fn known_tree_facts(&self, compute: bool) -> StoreResult<Option<Arc<TreeFacts>>> {
+        let mut memo = self.tree_memo.lock().unwrap_or_else(|e| e.into_inner());
+        let path = || {
+            self.path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        let held = memo.take().filter(|f| f.len() <= self.len());
+        let filed = || {
+            let persisted = self.persisted.as_ref()?;
+            let facts = index_file::tree_file::load(&persisted.place, persisted.generation)?;
+            (facts.len() <= self.len()).then(|| {
+                tracing::debug!(
+                    "{}: tree previews of {} entries read from beside the index",
+                    path(),
+                    facts.len()
+                );
+                Arc::new(facts)
+            })
+        };
+        let Some(mut facts) = held.or_else(filed).or_else(|| compute.then(Arc::default)) else {
+            return Ok(None);
+        };
+        let known = facts.len();
+        if let Some(persisted) = &self.persisted
+            && facts.len() < persisted.records
+        {
+            let from = facts.len() as u32;
+            let facts = Arc::make_mut(&mut facts);
+            facts.extend(&self.compute_tree_facts(from..persisted.records as u32)?)?;
+            index_file::tree_file::save(
+                &persisted.place,
+                persisted.generation,
+                facts,
+                persisted.records,
+            );
+        }
+        if facts.len() < self.len() {
+            let from = facts.len() as u32;
+            let facts = Arc::make_mut(&mut facts);
+            facts.extend(&self.compute_tree_facts(from..self.len() as u32)?)?;
+        }
+        if facts.len() > known {
+            tracing::debug!(
+                "{}: tree previews of {} entries computed after {known} known",
+                path(),
+                facts.len() - known
+            );
+        }
+        *memo = Some(facts.clone());
+        Ok(Some(facts))
+    }
+
+    /// The facts of the entries in `range`, on every core (each reads its entries' lines).
+    fn compute_tree_facts(&self, range: Range<u32>) -> StoreResult<TreeFacts> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8) as u32;
+        let chunk = range.len().div_ceil(threads as usize).max(1) as u32;
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = (range.start..range.end)
+                .step_by(chunk as usize)
+                .map(|start| {
+                    let end = start.saturating_add(chunk).min(range.end);
+                    scope.spawn(move || {
+                        let mut facts = TreeFacts::default();
+                        for position in start..end {
+                            let (preview, shown) = self.row_facts(position)?;
+                            facts.push(&preview, shown)?;
+                        }
+                        Ok::<_, StoreError>(facts)
+                    })
+                })
+                .collect();
+            let mut all = TreeFacts::default();
+            for part in parts {
+                let part = part
+                    .join()
+                    .map_err(|_| StoreError::new(ErrorKind::Io, "a preview thread panicked"))??;
+                if all.is_empty() {
+                    all = part;
+                } else {
+                    all.extend(&part)?;
+                }
+            }
+            Ok(all)
+        })
     }
 }

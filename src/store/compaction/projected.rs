@@ -9,7 +9,7 @@ use crate::format::profile::Profile;
 use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
 use super::files::FileOps;
 use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal};
-use crate::store::pi16_append::current_system_message;
+use crate::store::system_message::current_system_message;
 
 const RULES: CompactionRules = CompactionRules::Pi16;
 

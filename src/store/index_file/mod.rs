@@ -17,7 +17,7 @@
 
 mod codec;
 mod sections;
-pub mod tree_facts;
+pub mod tree_file;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -25,11 +25,11 @@ use std::sync::{Arc, Once};
 
 use crate::format::json;
 
+use super::checkpoint::{Checkpoint, PARSE_RULES_VERSION, Resume, Warning};
 use super::file::SessionFile;
 use super::index::Index;
-use super::load::{Checkpoint, PARSE_RULES_VERSION, Resume, Warning};
+use super::options::SessionOptions;
 use super::safe_file::{self, Access};
-use super::session::SessionOptions;
 use super::stats::SessionStats;
 use codec::{Corrupt, Decoded, IndexReader, Reader, Writer};
 
@@ -41,7 +41,7 @@ pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
-/// The extension of the tree facts filed beside an index (see [`tree_facts`]).
+/// The extension of the tree facts filed beside an index (see [`tree_file`]).
 const TREE_EXTENSION: &str = "tree";
 
 /// Bytes per sampled block.

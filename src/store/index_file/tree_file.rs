@@ -1,10 +1,10 @@
-//! The tree facts (previews and filter bits, see [`crate::store::tree_facts`]) filed beside a
+//! The tree facts (previews and filter bits, see [`crate::store::tree_memo`]) filed beside a
 //! persisted index, in `<index>.tree`: the index's preamble (magic, format, length,
 //! checksum), then this file's own version, the index generation they were computed under,
 //! and the facts of the first N entries. Derived data: any doubt means it is ignored, and the
 //! next computation writes it again.
 
-use super::super::tree_facts::TreeFacts;
+use super::super::tree_memo::TreeFacts;
 use super::Place;
 use super::codec::{self, Decoded, Reader, Writer};
 use super::safe_file;

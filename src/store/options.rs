@@ -1,0 +1,61 @@
+//! How a session is opened or created: the options every layer of the store reads, kept
+//! apart from the session so that the loader and the persisted index below it can take them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::format::ids::IdSource;
+use crate::format::json::JsValue;
+use crate::format::profile::Profile;
+
+/// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
+
+/// How a session is opened or created.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub profile: Profile,
+    /// Sync every append to disk before acknowledging it.
+    pub durable: bool,
+    pub max_line_bytes: usize,
+    pub ids: Arc<IdSource>,
+    /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
+    pub index_dir: Option<Arc<Path>>,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            profile: Profile::PiCli,
+            durable: false,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            ids: Arc::new(IdSource::system()),
+            index_dir: None,
+        }
+    }
+}
+
+impl SessionOptions {
+    pub fn with_profile(profile: Profile) -> Self {
+        SessionOptions {
+            profile,
+            ..SessionOptions::default()
+        }
+    }
+}
+
+/// What a new session starts with.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// The file to write; `None` keeps the session in memory only.
+    pub path: Option<PathBuf>,
+    /// The header `cwd`, as given (resolving it is the caller's business).
+    pub cwd: String,
+    /// A fixed session id; a fresh UUIDv7 otherwise.
+    pub id: Option<String>,
+    /// The header timestamp; now otherwise.
+    pub timestamp: Option<String>,
+    pub parent_session: Option<String>,
+    /// Header metadata (harness only).
+    pub metadata: Option<JsValue>,
+}
