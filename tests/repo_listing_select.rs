@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use pi_session::internal::format::profile::Profile;
 use pi_session::internal::repo::search::{NameFilter, SearchQuery, SearchSort};
-use pi_session::internal::repo::{CachePolicy, ListField, ListSelection, Listing, Pi16Note};
+use pi_session::internal::repo::{
+    CachePolicy, ListField, ListSelection, Listing, Pi16Note, render,
+};
 use pi_session::internal::store::{Session, SessionOptions};
 use serde_json::{Value, json};
 use support::files::*;
@@ -373,26 +375,51 @@ fn pages_count_every_match_and_rows_keep_only_their_fields() {
     );
     assert!(past_end.sessions.is_empty());
 
-    // Full rows as before; `fields` keeps pi's key order whatever order they were asked in.
+    // Full rows as pi's SessionInfo; `fields` keeps pi's key order whatever order they were
+    // asked in, and each member it keeps is the full row's.
     for info in &all.sessions {
-        assert_eq!(
-            info.clone().into_json(None),
-            info.to_js_value().to_serde(),
-            "the fast row equals pi's SessionInfo"
+        let one = std::slice::from_ref(info);
+        let full: Value = serde_json::from_str(&render::listing_json(one)).unwrap();
+        let full = full[0].as_object().unwrap();
+        let mut want = vec!["path"];
+        want.extend(info.id.as_ref().map(|_| "id"));
+        want.push("cwd");
+        want.extend(info.name.as_ref().map(|_| "name"));
+        want.extend(
+            info.parent_session_path
+                .as_ref()
+                .map(|_| "parentSessionPath"),
         );
-        let picked = info.clone().into_json(Some(&[
-            ListField::Modified,
-            ListField::Path,
-            ListField::Name,
-        ]));
-        let keys: Vec<_> = picked.as_object().unwrap().keys().cloned().collect();
-        let mut want = vec!["path".to_string()];
-        if info.name.is_some() {
-            want.push("name".into());
-        }
-        want.push("modified".into());
+        want.extend([
+            "created",
+            "modified",
+            "messageCount",
+            "firstMessage",
+            "allMessagesText",
+        ]);
+        let keys: Vec<_> = full.keys().map(String::as_str).collect();
+        assert_eq!(keys, want, "pi's SessionInfo members, in pi's order");
+        assert_eq!(full["path"], json!(info.path.to_str().unwrap()));
+        assert_eq!(full["modified"], json!(info.modified.to_iso_string()));
+        assert_eq!(full["messageCount"], json!(info.message_count));
+        assert_eq!(full["firstMessage"], json!(info.first_message));
+        assert_eq!(
+            full["allMessagesText"],
+            json!(info.all_messages_text.as_str())
+        );
+        let picked = render::listing_json_fields(
+            one,
+            &[ListField::Modified, ListField::Path, ListField::Name],
+        );
+        let picked: Value = serde_json::from_str(&picked).unwrap();
+        let picked = picked[0].as_object().unwrap();
+        let keys: Vec<_> = picked.keys().map(String::as_str).collect();
+        let mut want = vec!["path"];
+        want.extend(info.name.as_ref().map(|_| "name"));
+        want.push("modified");
         assert_eq!(keys, want);
-        let js = info.to_js_value_fields(&[ListField::Modified, ListField::Path, ListField::Name]);
-        assert_eq!(js.to_serde(), picked);
+        for (key, value) in picked {
+            assert_eq!(value, &full[key], "{key}");
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! Listing rows written as JSON text, member by member, in the two forms they are sent in: the
-//! JSON-RPC answer's (compact, as serde_json writes [`SessionInfo::into_json`]) and
-//! `list --json`'s (`JSON.stringify(rows, null, 2)`, as [`SessionInfo::to_js_value`] writes).
+//! Listing rows written as JSON text, member by member: the one serialization of
+//! [`SessionInfo`] as pi's `SessionInfo` JSON (which members, in which order, from which
+//! field), in the two forms rows are sent in: the JSON-RPC answer's (compact, numbers and
+//! strings as serde_json writes them) and `list --json`'s (`JSON.stringify(rows, null, 2)`).
 //! `allMessagesText`, most of a row, is copied from its JSON literal as it is; the other
 //! members are small and written as those two would write them.
 
@@ -217,14 +218,48 @@ mod tests {
         &ListField::ALL,
     ];
 
+    /// What a row holds, as the test reads pi's `SessionInfo`: every member in pi's key order,
+    /// `id`/`name`/`parentSessionPath` only when present, dates as ISO text (null if invalid).
+    fn expected(info: &SessionInfo, fields: Option<&[ListField]>) -> serde_json::Value {
+        use serde_json::{Value, json};
+        let date = |d: JsDate| d.to_iso_string().map_or(Value::Null, Value::from);
+        let all = [
+            ("path", Some(json!(info.path.to_str().unwrap()))),
+            ("id", info.id.as_ref().map(JsValue::to_serde)),
+            ("cwd", Some(json!(info.cwd))),
+            ("name", info.name.as_ref().map(|n| json!(n))),
+            (
+                "parentSessionPath",
+                info.parent_session_path.as_ref().map(JsValue::to_serde),
+            ),
+            ("created", Some(date(info.created))),
+            ("modified", Some(date(info.modified))),
+            ("messageCount", Some(json!(info.message_count))),
+            ("firstMessage", Some(json!(info.first_message))),
+            (
+                "allMessagesText",
+                Some(json!(info.all_messages_text.as_str())),
+            ),
+        ];
+        let wanted = |key: &str| fields.is_none_or(|f| f.iter().any(|f| f.name() == key));
+        Value::Object(
+            all.into_iter()
+                .filter(|(key, _)| wanted(key))
+                .filter_map(|(key, value)| Some((key.to_string(), value?)))
+                .collect(),
+        )
+    }
+
     #[test]
-    fn compact_rows_are_what_serde_json_writes_of_their_values() {
+    fn compact_rows_are_what_serde_json_writes_of_the_rows_values() {
         let rows = [odd_row(), plain_row()];
         for fields in PICKS.map(Some).into_iter().chain([None]) {
             let mut ours = String::new();
             write_compact(&rows, fields, &mut ours).unwrap();
-            let values: Vec<_> = rows.iter().map(|r| r.clone().into_json(fields)).collect();
-            assert_eq!(ours, serde_json::to_string(&values).unwrap(), "{fields:?}");
+            let read: serde_json::Value = serde_json::from_str(&ours).unwrap();
+            let want: Vec<_> = rows.iter().map(|r| expected(r, fields)).collect();
+            assert_eq!(read, serde_json::Value::from(want), "{fields:?}");
+            assert_eq!(ours, serde_json::to_string(&read).unwrap(), "{fields:?}");
         }
         let mut empty = String::new();
         write_compact(&[], None, &mut empty).unwrap();
@@ -232,18 +267,26 @@ mod tests {
     }
 
     #[test]
-    fn pretty_rows_are_what_json_stringify_writes() {
+    fn pretty_rows_are_what_json_stringify_writes_of_the_same_rows() {
         let rows = [odd_row(), plain_row()];
         for fields in PICKS.map(Some).into_iter().chain([None]) {
             let mut ours = String::new();
             write_pretty(&rows, fields, &mut ours).unwrap();
-            let values = rows.iter().map(|r| match fields {
-                Some(fields) => r.to_js_value_fields(fields),
-                None => r.to_js_value(),
-            });
-            let theirs = JsValue::Array(values.collect()).stringify_pretty(2);
-            assert_eq!(ours, theirs, "{fields:?}");
+            let read = json::parse(&ours).unwrap();
+            assert_eq!(ours, read.stringify_pretty(2), "{fields:?}");
+            // JavaScript's text of the values keeps what serde_json's cannot (a lone surrogate,
+            // `1.5e+21`); read back, both are the same rows.
+            let want: Vec<_> = rows.iter().map(|r| expected(r, fields)).collect();
+            assert_eq!(read.to_serde(), serde_json::Value::from(want), "{fields:?}");
         }
+        assert!(
+            {
+                let mut ours = String::new();
+                write_pretty(&rows, None, &mut ours).unwrap();
+                ours.contains(r#""x\ud83d""#) && ours.contains("1.5e+21")
+            },
+            "the pretty rows are JavaScript's text"
+        );
         let mut empty = String::new();
         write_pretty(&[], None, &mut empty).unwrap();
         assert_eq!(empty, "[]");
