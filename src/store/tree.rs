@@ -28,7 +28,46 @@ pub struct Walk {
     pub cycle_at: Option<String>,
 }
 
+/// The selector's filter modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeFilter {
+    /// pi's default view: settings and bookkeeping entries hidden.
+    Default,
+    /// The default view without tool results.
+    NoTools,
+    /// User messages only.
+    UserOnly,
+    /// Labeled entries only.
+    LabeledOnly,
+    /// Every entry, except what every mode hides.
+    All,
+}
+
+/// Which rows of the (filtered) pre-order a reader wants.
+#[derive(Debug, Clone, Copy)]
+pub enum TreeWindow<'a> {
+    /// Skip `offset` rows, then at most `limit` (all when `None`).
+    Range { offset: usize, limit: Option<usize> },
+    /// At most `limit` rows around an entry, as pi's selector scrolls to its cursor.
+    Around { id: &'a str, limit: Option<usize> },
+}
+
+/// A page of the tree: its rows and where they are in the whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreePage {
+    pub rows: Vec<TreeRow>,
+    /// Rows in the whole (filtered) pre-order.
+    pub total: usize,
+    /// The index of the first row of `rows` in the whole.
+    pub offset: usize,
+    /// With [`TreeWindow::Around`]: the index of the row the window is placed on (`None`
+    /// when nothing is shown).
+    pub anchor: Option<Option<usize>>,
+}
+
 impl Session {
+    // ---- walks and rows ----
+
     /// Where the SessionManager's path walk starts for the current leaf: the leaf entry, or,
     /// when the leaf is undefined or names no entry, the last entry (pi's silent fallback).
     fn walk_start(&self, leaf: &Leaf) -> Option<u32> {
@@ -297,26 +336,9 @@ impl Session {
                 }
             )
     }
-}
 
-// ---- the selector's filters and pages ----------------------------------------------------
+    // ---- the selector's filters and pages ----
 
-/// The selector's filter modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TreeFilter {
-    /// pi's default view: settings and bookkeeping entries hidden.
-    Default,
-    /// The default view without tool results.
-    NoTools,
-    /// User messages only.
-    UserOnly,
-    /// Labeled entries only.
-    LabeledOnly,
-    /// Every entry, except what every mode hides.
-    All,
-}
-
-impl Session {
     /// Whether pi's selector shows the entry at `position` in `filter` mode, the session's
     /// leaf being the current one (`facts`: the session's, see [`Session::tree_facts`]).
     pub fn shown_by_tree_filter(
@@ -373,48 +395,7 @@ impl Session {
         };
         Ok(error_or_aborted || message.get("content").is_some_and(has_text))
     }
-}
 
-/// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
-fn has_text(content: &JsValue) -> bool {
-    let non_blank = |text: &JsValue| match text {
-        JsValue::String(s) => !s.trim_js().is_empty(),
-        // pi calls `text.trim()`, which only strings have; count anything else as no text.
-        _ => false,
-    };
-    match content {
-        JsValue::String(_) => non_blank(content),
-        JsValue::Array(blocks) => blocks.iter().any(|block| {
-            matches!(block.get("type"), Some(JsValue::String(t)) if t.escaped() == "text")
-                && block.get("text").is_some_and(non_blank)
-        }),
-        _ => false,
-    }
-}
-
-/// Which rows of the (filtered) pre-order a reader wants.
-#[derive(Debug, Clone, Copy)]
-pub enum TreeWindow<'a> {
-    /// Skip `offset` rows, then at most `limit` (all when `None`).
-    Range { offset: usize, limit: Option<usize> },
-    /// At most `limit` rows around an entry, as pi's selector scrolls to its cursor.
-    Around { id: &'a str, limit: Option<usize> },
-}
-
-/// A page of the tree: its rows and where they are in the whole.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TreePage {
-    pub rows: Vec<TreeRow>,
-    /// Rows in the whole (filtered) pre-order.
-    pub total: usize,
-    /// The index of the first row of `rows` in the whole.
-    pub offset: usize,
-    /// With [`TreeWindow::Around`]: the index of the row the window is placed on (`None`
-    /// when nothing is shown).
-    pub anchor: Option<Option<usize>>,
-}
-
-impl Session {
     /// The rows of the tree pre-order (as [`Session::tree_rows`]) that `filter` shows (all
     /// without one), cut to `window`. `entry_not_found` for an unknown `Around` id.
     pub fn tree_page(
@@ -480,11 +461,9 @@ impl Session {
         }
         Ok(Some(rows.len() - 1))
     }
-}
 
-// ---- tree facts: previews and filter bits ----------------------------------------------------
+    // ---- tree facts: previews and filter bits ----
 
-impl Session {
     /// The previews of the entries at `positions`. The session's facts are used when they
     /// are in memory or filed, or computed (and kept) when `positions` are a good share of
     /// the session; a few rows of a session whose facts nobody asked for yet are read alone.
@@ -595,5 +574,22 @@ impl Session {
             }
             Ok(all)
         })
+    }
+}
+
+/// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
+fn has_text(content: &JsValue) -> bool {
+    let non_blank = |text: &JsValue| match text {
+        JsValue::String(s) => !s.trim_js().is_empty(),
+        // pi calls `text.trim()`, which only strings have; count anything else as no text.
+        _ => false,
+    };
+    match content {
+        JsValue::String(_) => non_blank(content),
+        JsValue::Array(blocks) => blocks.iter().any(|block| {
+            matches!(block.get("type"), Some(JsValue::String(t)) if t.escaped() == "text")
+                && block.get("text").is_some_and(non_blank)
+        }),
+        _ => false,
     }
 }
