@@ -158,29 +158,26 @@ fn malformed(entry: &PathEntry) -> impl Fn(Malformed) -> Refusal + '_ {
     }
 }
 
-/// The rules that differ between the profiles.
+/// The rules that differ between pi-coding-agent 0.82.1's cut search and the harness's.
 struct ProfileRules {
     profile: Profile,
 }
 
 impl ProfileRules {
     fn rules(&self) -> Rules {
-        if self.profile == Profile::Harness {
-            Rules::Harness
-        } else {
-            Rules::Pi082
-        }
+        Rules::of(self.profile)
     }
 
+    /// pi-agent-core's own cut rules and `retainedTail`.
     fn harness(&self) -> bool {
-        self.profile == Profile::Harness
+        self.rules() == Rules::Harness
     }
 
     /// `sessionEntryToContextMessages(entry)` (SessionManager rules).
     fn projection<'a>(&self, e: &'a PathEntry) -> &'a [JsValue] {
         e.projection.get_or_init(|| {
             let mut out = Vec::new();
-            project(Profile::PiCli, &e.value, &mut out);
+            project(&self.profile.rules().context, &e.value, &mut out);
             out
         })
     }
@@ -207,7 +204,7 @@ impl ProfileRules {
             ]));
         }
         let mut out = Vec::new();
-        project(Profile::Harness, &e.value, &mut out);
+        project(&self.profile.rules().context, &e.value, &mut out);
         out.into_iter().next()
     }
 
@@ -428,20 +425,11 @@ pub fn prepare(
     let retained_tail = p
         .harness()
         .then(|| collect(cut.first_kept_index, path.len()).0);
-    let mut file_ops = FileOps::default();
-    if let Some(c) = prev {
-        let compaction = &path[c].value;
-        let details = compaction.get("details").filter(|d| d.is_truthy());
-        if !compaction.get("fromHook").is_some_and(JsValue::is_truthy)
-            && let Some(details) = details
-        {
-            FileOps::add_all(&mut file_ops.read, details.get("readFiles"));
-            FileOps::add_all(&mut file_ops.edited, details.get("modifiedFiles"));
-        }
-    }
-    for m in history.iter().chain(&prefix) {
-        file_ops.extract(m, p.rules());
-    }
+    let file_ops = FileOps::of_window(
+        prev.map(|c| &path[c].value),
+        history.iter().chain(&prefix),
+        p.rules(),
+    );
     Ok(Preparation {
         profile,
         first_kept_entry_id,

@@ -239,6 +239,7 @@ fn messages_for_compaction(e: &ProjectedEntry) -> impl Iterator<Item = &JsValue>
 /// pi 1.6's `prepareCompaction(pathEntries, settings)` on the path's projection. `last_is_compaction`
 /// is whether the path ends in a compaction ("Already compacted").
 pub fn prepare(
+    profile: Profile,
     entries: &[ProjectedEntry],
     branch: &BranchFacts,
     last_is_compaction: bool,
@@ -287,22 +288,13 @@ pub fn prepare(
     if history.is_empty() && prefix.is_empty() {
         return Err(Refusal::NothingToCompact);
     }
-    let mut file_ops = FileOps::default();
-    if let Some(c) = prev {
-        let compaction = &entries[c].value;
-        let details = compaction.get("details").filter(|d| d.is_truthy());
-        if !compaction.get("fromHook").is_some_and(JsValue::is_truthy)
-            && let Some(details) = details
-        {
-            FileOps::add_all(&mut file_ops.read, details.get("readFiles"));
-            FileOps::add_all(&mut file_ops.edited, details.get("modifiedFiles"));
-        }
-    }
-    for m in history.iter().chain(&prefix) {
-        file_ops.extract(m, RULES);
-    }
+    let file_ops = FileOps::of_window(
+        prev.map(|c| &entries[c].value),
+        history.iter().chain(&prefix),
+        RULES,
+    );
     Ok(Preparation {
-        profile: Profile::Pi16,
+        profile,
         first_kept_entry_id,
         messages_to_summarize: history,
         turn_prefix_messages: prefix,
