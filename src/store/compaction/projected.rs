@@ -7,8 +7,7 @@ use crate::format::json::JsValue;
 use crate::format::profile::Profile;
 
 use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
-use super::files::FileOps;
-use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal};
+use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal, Window};
 use crate::store::pi16_append::current_system_message;
 
 const RULES: CompactionRules = CompactionRules::Pi16;
@@ -259,60 +258,17 @@ pub fn prepare(
         problem: m.0,
     })?;
     let cut = find_cut_point(entries, window_start, settings.keep_recent_tokens)?;
-    let Some(first_kept_entry_id) = entries
-        .get(cut.first_kept_index)
-        .and_then(ProjectedEntry::id)
-    else {
-        return Err(Refusal::NothingToCompact);
-    };
-    let history_end = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => t,
-        _ => cut.first_kept_index,
-    };
-    let collect = |from: usize, to: usize| {
-        let mut messages = Vec::new();
-        let mut ids = Vec::new();
-        for e in &entries[from..to.max(from)] {
-            for m in messages_for_compaction(e) {
-                messages.push(m.clone());
-                ids.push(e.id().unwrap_or_default());
-            }
-        }
-        (messages, ids)
-    };
-    let (history, history_ids) = collect(window_start, history_end);
-    let (prefix, prefix_ids) = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => collect(t, cut.first_kept_index),
-        _ => (Vec::new(), Vec::new()),
-    };
-    if history.is_empty() && prefix.is_empty() {
-        return Err(Refusal::NothingToCompact);
-    }
-    let file_ops = FileOps::of_window(
-        prev.map(|c| &entries[c].value),
-        history.iter().chain(&prefix),
-        RULES,
-    );
-    Ok(Preparation {
-        profile,
-        first_kept_entry_id,
-        messages_to_summarize: history,
-        turn_prefix_messages: prefix,
-        retained_tail: None,
+    let window = Window {
+        previous_compaction: prev.map(|c| (c, &entries[c].value)),
+        previous_summary,
+        window_start,
         cut,
         tokens_before: estimate.tokens,
-        previous_summary,
-        file_ops,
         settings,
-        window_start_index: window_start,
-        previous_compaction_index: prev,
-        history_entry_ids: history_ids,
-        turn_prefix_entry_ids: prefix_ids,
-        kept_entry_ids: entries[cut.first_kept_index..]
-            .iter()
-            .map(|e| e.id().unwrap_or_default())
-            .collect(),
-        path_ids: entries.iter().map(ProjectedEntry::id).collect(),
+    };
+    let path_ids = entries.iter().map(ProjectedEntry::id).collect();
+    Preparation::of_window(profile, window, path_ids, |i| {
+        messages_for_compaction(&entries[i]).cloned().collect()
     })
 }
 
