@@ -345,4 +345,49 @@ mod tests {
         assert_eq!(pi16.compaction, Compaction::Pi16);
         assert_eq!(Profile::Harness.rules().compaction, Compaction::Harness);
     }
+
+    #[test]
+    fn context_navigation_and_fork_rules_follow_the_pi_that_has_them() {
+        for profile in Profile::ALL {
+            let rules = profile.rules();
+            let manager = profile.is_session_manager();
+            // SessionManager repairs content and follows parent links; the harness checkpoints.
+            assert_eq!(rules.context.repairs_null_content, manager, "{profile:?}");
+            assert_eq!(
+                rules.context.checkpoint_compactions, !manager,
+                "{profile:?}"
+            );
+            let tree = rules.tree;
+            for harness_only in [
+                tree.checkpoint_paths,
+                tree.hook_summary_unasked,
+                tree.always_reports_from_extension,
+                tree.summary_default_reserve,
+            ] {
+                assert_eq!(harness_only, !manager, "{profile:?}");
+            }
+            // What pi 1.6 added goes together: its entries, its compaction, its fork and
+            // settings rules.
+            let pi16 = rules.pi16_entries;
+            assert_eq!(rules.context.system_messages, pi16, "{profile:?}");
+            assert_eq!(
+                rules.context.compaction_carries_system_prompt,
+                rules.compaction == Compaction::Pi16,
+                "{profile:?}"
+            );
+            assert_eq!(rules.fork_repoints_first_kept, pi16, "{profile:?}");
+            assert_eq!(rules.settings_compaction_integers, pi16, "{profile:?}");
+        }
+        assert_eq!(Profile::reading_pi16_entries(), Profile::Pi16);
+        // `initialize` names the package each follows; the harness is pi-agent-core's.
+        let follows: Vec<&str> = Profile::ALL.iter().map(|p| p.rules().follows).collect();
+        assert_eq!(
+            follows,
+            [
+                "pi-coding-agent 0.82.1",
+                "pi-coding-agent 1.6.0",
+                "pi-agent-core 0.82.1"
+            ]
+        );
+    }
 }
