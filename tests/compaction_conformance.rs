@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use support::compaction::{
-    assert_same_estimate, assert_same_preparation, pi_answers, run_pi_compaction,
-    without_id_and_time,
+    assert_same_estimate, assert_same_preparation, assert_same_request_text, pi_answers,
+    run_pi_compaction, without_id_and_time,
 };
 use support::{Oracle, parse, path_str, root};
 
@@ -194,14 +194,7 @@ fn check_prepare(case: &Case, pi: &JsValue) -> usize {
                 .map(|s| s.into_owned()),
             "{what}"
         );
-        let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
-        assert!(
-            ours.text == *text,
-            "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
-            ours.purpose,
-            ours.text,
-            text
-        );
+        assert_same_request_text(ours, theirs, &what);
         let options = theirs.get("options").unwrap();
         assert_eq!(
             ours.max_tokens.map(JsValue::Number).as_ref(),
@@ -804,14 +797,7 @@ fn pi16_compaction_is_pi16s() {
                 pi_messages.first(),
                 "{what}: system message"
             );
-            let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
-            assert!(
-                ours.text == *text,
-                "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
-                ours.purpose,
-                ours.text,
-                text
-            );
+            assert_same_request_text(ours, theirs, &what);
             messages.truncate(1);
             let pi_options = theirs.get("options").unwrap().stringify();
             let mut our_options = pi_session::internal::format::json::JsObject::new();

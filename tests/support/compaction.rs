@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::Stdio;
 
 use pi_session::internal::format::json::JsValue;
-use pi_session::internal::store::compaction::{ContextEstimate, SummaryText};
+use pi_session::internal::store::compaction::{ContextEstimate, ModelRequest, SummaryText};
 
 use super::{Oracle, parse};
 
@@ -109,4 +109,16 @@ pub fn pi_answers(pi: &JsValue) -> Option<Vec<SummaryText>> {
             })
             .collect(),
     )
+}
+
+/// A request's text against the one pi sent the model (`theirs.text`).
+pub fn assert_same_request_text(ours: &ModelRequest, theirs: &JsValue, what: &str) {
+    let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
+    assert!(
+        ours.text == *text,
+        "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
+        ours.purpose,
+        ours.text,
+        text
+    );
 }

@@ -53,6 +53,13 @@ fn rules(profile: Profile) -> Rules {
 }
 
 impl Session {
+    /// The index in `positions` of the newest compaction, if any.
+    fn last_compaction(&self, positions: &[u32]) -> Option<usize> {
+        positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
+    }
+
     /// The context messages at `leaf` (`buildSessionContext(path).messages`), each with the id
     /// of the message entry it is (none for projected summaries and tails).
     fn context_messages(&mut self, leaf: &Leaf) -> StoreResult<Vec<(JsValue, Option<String>)>> {
@@ -87,11 +94,7 @@ impl Session {
             })?;
         let path = self.profile_path(leaf)?;
         let mut unknown = false;
-        if let Some(c) = path
-            .positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
-        {
+        if let Some(c) = self.last_compaction(&path.positions) {
             let with_usage: std::collections::HashSet<String> = entries
                 .iter()
                 .filter(|e| {
@@ -134,11 +137,7 @@ impl Session {
         let last_usage_entry_id = estimate.last_usage_index.and_then(|i| tagged[i].1.clone());
         let path = self.profile_path(leaf)?;
         let mut unknown = false;
-        if let Some(c) = path
-            .positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
-        {
+        if let Some(c) = self.last_compaction(&path.positions) {
             unknown = true;
             for &p in &path.positions[c + 1..] {
                 if !self.record(p).is_assistant_message() {
@@ -214,9 +213,7 @@ impl Session {
         // Only the window (from the previous compaction's first kept entry) and that compaction
         // need their bodies; the older part of the path is types and ids.
         let positions = &walk.positions;
-        let compaction = positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction);
+        let compaction = self.last_compaction(positions);
         let window_start = match compaction {
             None => 0,
             Some(c) => match self.record(positions[c]).payload() {

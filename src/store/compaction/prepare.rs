@@ -129,6 +129,17 @@ pub struct CutPoint {
     pub is_split_turn: bool,
 }
 
+impl CutPoint {
+    /// No cut point in the window: everything from `start` is kept.
+    pub(super) fn keeping_all_from(start: usize) -> Self {
+        CutPoint {
+            first_kept_index: start,
+            turn_start_index: None,
+            is_split_turn: false,
+        }
+    }
+}
+
 /// pi's preparation, plus the entries behind each message list.
 #[derive(Debug, Clone)]
 pub struct Preparation {
@@ -319,11 +330,7 @@ impl ProfileRules {
             .filter(|&i| self.is_cut_point(&path[i]))
             .collect();
         let Some(&first) = cut_points.first() else {
-            return Ok(CutPoint {
-                first_kept_index: start,
-                turn_start_index: None,
-                is_split_turn: false,
-            });
+            return Ok(CutPoint::keeping_all_from(start));
         };
         let mut cut = first;
         let mut total = 0.0;

@@ -160,11 +160,7 @@ fn find_cut_point(
         })
         .collect();
     let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
-        return Ok(CutPoint {
-            first_kept_index: start,
-            turn_start_index: None,
-            is_split_turn: false,
-        });
+        return Ok(CutPoint::keeping_all_from(start));
     };
     let mut cut = first;
     let mut total = 0.0;
