@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 mod support;
 
+use support::compaction::{run_pi_compaction, without_id_and_time};
 use support::{Oracle, notice, parse, path_str, root, str_of};
 
 use pi_session::internal::format::ids::IdSource;
@@ -536,6 +537,11 @@ fn branch_summaries_are_pis() {
         cases.len()
     ));
     assert!(with_request > 0 && summaries_written > with_request / 2);
+    assert_no_mismatches(&mismatches);
+}
+
+/// Fails with the first mismatches (each clipped) when there are any.
+fn assert_no_mismatches(mismatches: &[String]) {
     assert!(
         mismatches.is_empty(),
         "{} mismatches:\n{}",
@@ -558,45 +564,6 @@ fn clip(text: &str) -> String {
         end -= 1;
     }
     format!("{}...", &text[..end])
-}
-
-/// Runs `tests/oracle/pi-compaction.mjs` on `cases` (one JSON per line in and out).
-fn run_compaction_driver(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = oracle
-        .command("pi-compaction.mjs")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let input: String = cases.iter().map(|c| c.stringify() + "\n").collect();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(output.status.success(), "pi-compaction.mjs failed");
-    let results: Vec<JsValue> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(parse)
-        .collect();
-    assert_eq!(results.len(), cases.len(), "one result per case");
-    results
-}
-
-/// `id` and `timestamp` set aside (each side makes its own); every other byte must match.
-fn without_id_and_time(line: &str) -> String {
-    let mut value = parse(line);
-    if let JsValue::Object(map) = &mut value {
-        for key in ["id", "timestamp"] {
-            if map.contains_key(key) {
-                map.insert(key.into(), JsValue::from("…"));
-            }
-        }
-    }
-    value.stringify()
 }
 
 /// The harness profile against pi-agent-core 0.82.1's own `collectEntriesForBranchSummary` and
@@ -700,7 +667,7 @@ fn harness_branch_summaries_are_pi_agent_cores() {
             JsValue::Object(map)
         })
         .collect();
-    let results = run_compaction_driver(oracle, &docs);
+    let results = run_pi_compaction(oracle, &docs);
 
     let mut mismatches = Vec::new();
     let (mut compared, mut with_request, mut refused) = (0, 0, 0);
@@ -826,17 +793,7 @@ fn harness_branch_summaries_are_pi_agent_cores() {
         cases.len()
     ));
     assert!(with_request > 5, "too few requests compared");
-    assert!(
-        mismatches.is_empty(),
-        "{} mismatches:\n{}",
-        mismatches.len(),
-        mismatches
-            .iter()
-            .take(20)
-            .map(|m| clip(m))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    assert_no_mismatches(&mismatches);
 }
 
 /// Every file under `dir`.
@@ -858,43 +815,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 // ---------------------------------------------------------------------------------------------
 // pi 1.6.0 (the pi-1.6 profile)
-
-/// One JSON case per line to `tests/oracle/pi-compaction.mjs`, one result per line back.
-fn run_pi_compaction(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = oracle
-        .command("pi-compaction.mjs")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let input: String = cases.iter().map(|c| c.stringify() + "\n").collect();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(output.status.success(), "pi-compaction.mjs failed");
-    let results: Vec<JsValue> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(parse)
-        .collect();
-    assert_eq!(results.len(), cases.len(), "one result per case");
-    results
-}
-
-/// A summary line with what each side makes itself set aside (id, timestamp).
-fn summary_line_shape(line: &str) -> String {
-    let mut value = parse(line);
-    if let Some(map) = value.as_object_mut() {
-        for key in ["id", "timestamp"] {
-            map.insert(key.into(), JsValue::from("…"));
-        }
-    }
-    value.stringify()
-}
 
 /// pi 1.6.0's branch summaries (`generateBranchSummary` as `navigateTree` runs it) on sessions
 /// its SessionManager wrote: the abandoned entries, the request (context edits applied, no
@@ -1135,8 +1055,8 @@ fn pi16_branch_summaries_are_pi16s() {
         let line = str_of(pi, "line").unwrap_or_else(|| panic!("{what}: pi wrote nothing: {pi:?}"));
         let ours = outcome.summary_entry.unwrap().stringify();
         assert_eq!(
-            summary_line_shape(&ours),
-            summary_line_shape(&line),
+            without_id_and_time(&ours),
+            without_id_and_time(&line),
             "{what}: the branch summary line differs"
         );
         lines_n += 1;

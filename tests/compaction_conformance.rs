@@ -13,43 +13,20 @@
 //!
 //! `PI_SESSION_NO_ORACLE=1` leaves the comparison out.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 mod support;
 
+use support::compaction::{
+    assert_same_estimate, assert_same_preparation, assert_same_request_text, pi_answers,
+    run_pi_compaction, without_id_and_time,
+};
 use support::{Oracle, parse, path_str, root};
 
 use pi_session::Profile;
 use pi_session::internal::format::json::{JsValue, number_to_string};
 use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
 use pi_session::internal::store::{Leaf, Session, SessionOptions};
-
-/// Runs the cases in one Node process; one result per case.
-fn run_oracle(oracle: &Oracle, cases: &[JsValue]) -> Vec<JsValue> {
-    let mut child = oracle
-        .command("pi-compaction.mjs")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let mut input = String::new();
-    for case in cases {
-        input.push_str(&case.stringify());
-        input.push('\n');
-    }
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(output.status.success(), "pi-compaction.mjs failed");
-    let text = String::from_utf8(output.stdout).unwrap();
-    let results: Vec<JsValue> = text.lines().map(parse).collect();
-    assert_eq!(results.len(), cases.len(), "one result per case");
-    results
-}
 
 /// keepRecentTokens, reserveTokens, custom instructions, model (maxTokens, reasoning, level).
 type Variant = (
@@ -179,20 +156,11 @@ fn check_prepare(case: &Case, pi: &JsValue) -> usize {
     }
     let prep = ours.unwrap_or_else(|e| panic!("{what}: {e:?}; pi: {}", pi.stringify()));
     let expected = pi.get("preparation").and_then(JsValue::as_js_str).unwrap();
-    let got = prep.to_value().stringify();
-    if got != expected.to_string_lossy() {
-        let e = expected.to_string_lossy();
-        let at = got
-            .bytes()
-            .zip(e.bytes())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
-        panic!(
-            "{what}: preparation differs at byte {at}:\n ours: {}\n pi:   {}",
-            &got[at.saturating_sub(200)..(at + 200).min(got.len())],
-            &e[at.saturating_sub(200)..(at + 200).min(e.len())]
-        );
-    }
+    assert_same_preparation(
+        &prep.to_value().stringify(),
+        &expected.to_string_lossy(),
+        &what,
+    );
     let (read, modified) = prep.file_lists();
     assert_eq!(Some(&JsValue::Array(read)), pi.get("readFiles"), "{what}");
     assert_eq!(
@@ -226,14 +194,7 @@ fn check_prepare(case: &Case, pi: &JsValue) -> usize {
                 .map(|s| s.into_owned()),
             "{what}"
         );
-        let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
-        assert!(
-            ours.text == *text,
-            "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
-            ours.purpose,
-            ours.text,
-            text
-        );
+        assert_same_request_text(ours, theirs, &what);
         let options = theirs.get("options").unwrap();
         assert_eq!(
             ours.max_tokens.map(JsValue::Number).as_ref(),
@@ -259,24 +220,7 @@ fn check_usage(case: &Case, pi: &JsValue) -> usize {
     let mut session = open(case);
     let leaf = session.leaf().clone();
     let usage = session.context_usage(&leaf).unwrap();
-    let estimate = pi.get("estimate").unwrap();
-    let num = |k: &str| estimate.get(k).and_then(JsValue::as_f64);
-    assert_eq!(num("tokens"), Some(usage.estimate.tokens), "{what}");
-    assert_eq!(
-        num("usageTokens"),
-        Some(usage.estimate.usage_tokens),
-        "{what}"
-    );
-    assert_eq!(
-        num("trailingTokens"),
-        Some(usage.estimate.trailing_tokens),
-        "{what}"
-    );
-    assert_eq!(
-        num("lastUsageIndex"),
-        usage.estimate.last_usage_index.map(|i| i as f64),
-        "{what}"
-    );
+    assert_same_estimate(pi.get("estimate").unwrap(), &usage.estimate, &what);
     let should = case
         .settings()
         .should_compact(usage.estimate.tokens, 30000.0);
@@ -326,7 +270,7 @@ fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
         )));
         out.push((migrated, 97));
     }
-    run_oracle(oracle, &migrations);
+    run_pi_compaction(oracle, &migrations);
     for (seed, size, every) in [
         (1u32, "60KB", "20KB"),
         (2, "300KB", "100KB"),
@@ -407,7 +351,7 @@ fn preparations_requests_and_usage_are_pis() {
         jobs.push(case.to_value("prepare"));
         jobs.push(case.to_value("usage"));
     }
-    let results = run_oracle(oracle, &jobs);
+    let results = run_pi_compaction(oracle, &jobs);
     let mut compared = 0;
     let mut kinds = std::collections::BTreeMap::new();
     for pair in results.chunks(2) {
@@ -462,22 +406,9 @@ fn preparations_requests_and_usage_are_pis() {
     );
 }
 
-/// `id` and `timestamp` set aside (each side makes its own); every other byte must match.
-fn without_id_and_time(line: &str) -> String {
-    let mut value = parse(line);
-    if let Some(map) = value.as_object_mut() {
-        for key in ["id", "timestamp"] {
-            if map.contains_key(key) {
-                map.insert(key.into(), JsValue::from("…"));
-            }
-        }
-    }
-    value.stringify()
-}
-
 #[test]
 fn written_compactions_are_byte_for_byte_pis() {
-    use pi_session::internal::store::compaction::{Summaries, SummaryText};
+    use pi_session::internal::store::compaction::Summaries;
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
         return;
     };
@@ -512,7 +443,7 @@ fn written_compactions_are_byte_for_byte_pis() {
             v
         })
         .collect();
-    let results = run_oracle(oracle, &jobs);
+    let results = run_pi_compaction(oracle, &jobs);
     let mut compared = 0;
     let mut written = 0;
     for (case, pi) in cases.iter().zip(&results) {
@@ -530,21 +461,7 @@ fn written_compactions_are_byte_for_byte_pis() {
         }
         let leaf = session.leaf().clone();
         let prep = session.prepare_compaction(&leaf, case.settings()).unwrap();
-        let answers: Vec<SummaryText> = pi
-            .get("answers")
-            .and_then(JsValue::as_array)
-            .unwrap()
-            .iter()
-            .map(|a| SummaryText {
-                text: a
-                    .get("text")
-                    .and_then(JsValue::as_str)
-                    .unwrap()
-                    .into_owned(),
-                usage: a.get("usage").cloned(),
-                ..SummaryText::default()
-            })
-            .collect();
+        let answers = pi_answers(pi).expect("pi's answers");
         let purposes = prep.request_purposes();
         let mut summaries = Summaries::default();
         for (purpose, answer) in purposes.iter().zip(answers) {
@@ -600,7 +517,7 @@ fn pi16_sources(oracle: &Oracle, dir: &Path) -> Vec<PathBuf> {
         )));
         out.push(file);
     }
-    for result in run_oracle(oracle, &jobs) {
+    for result in run_pi_compaction(oracle, &jobs) {
         assert_eq!(result.get("done"), Some(&JsValue::Bool(true)), "{result:?}");
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/files"))
@@ -761,7 +678,7 @@ fn pi16_compaction_is_pi16s() {
             ),
         ));
     }
-    let results = run_oracle(oracle, &jobs);
+    let results = run_pi_compaction(oracle, &jobs);
     let (mut usage_n, mut prep_n, mut refusal_n, mut request_n, mut line_n, mut failure_n) =
         (0, 0, 0, 0, 0, 0);
     let mut reached = (0, 0, 0);
@@ -789,24 +706,7 @@ fn pi16_compaction_is_pi16s() {
         let at = session.leaf().clone();
         let window = if keep.is_some() { 30000.0 } else { 8000.0 };
         let usage = session.context_usage(&at).unwrap();
-        let estimate = pi_usage.get("estimate").unwrap();
-        let num = |k: &str| estimate.get(k).and_then(JsValue::as_f64);
-        assert_eq!(num("tokens"), Some(usage.estimate.tokens), "{what}");
-        assert_eq!(
-            num("usageTokens"),
-            Some(usage.estimate.usage_tokens),
-            "{what}"
-        );
-        assert_eq!(
-            num("trailingTokens"),
-            Some(usage.estimate.trailing_tokens),
-            "{what}"
-        );
-        assert_eq!(
-            num("lastUsageIndex"),
-            usage.estimate.last_usage_index.map(|i| i as f64),
-            "{what}"
-        );
+        assert_same_estimate(pi_usage.get("estimate").unwrap(), &usage.estimate, &what);
         let settings = settings_of(*keep);
         assert_eq!(
             pi_usage.get("shouldCompact"),
@@ -833,19 +733,7 @@ fn pi16_compaction_is_pi16s() {
         }
         let prep = ours.unwrap_or_else(|e| panic!("{what}: {e:?}"));
         let expected = pi.get("preparation").and_then(JsValue::as_str).unwrap();
-        let got = prep.to_value().stringify();
-        if got != *expected {
-            let at = got
-                .bytes()
-                .zip(expected.bytes())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            panic!(
-                "{what}: preparation differs at byte {at}:\n ours: {}\n pi:   {}",
-                &got[at.saturating_sub(300)..(at + 200).min(got.len())],
-                &expected[at.saturating_sub(300)..(at + 200).min(expected.len())]
-            );
-        }
+        assert_same_preparation(&prep.to_value().stringify(), &expected, &what);
         prep_n += 1;
         // What the cases reach: a cut on an entry that projects to nothing, on an omitted
         // (recovery) attempt, after a compaction that kept nothing.
@@ -909,14 +797,7 @@ fn pi16_compaction_is_pi16s() {
                 pi_messages.first(),
                 "{what}: system message"
             );
-            let text = theirs.get("text").and_then(JsValue::as_js_str).unwrap();
-            assert!(
-                ours.text == *text,
-                "{what}: {} request text differs:\n ours: {:?}\n pi:   {:?}",
-                ours.purpose,
-                ours.text,
-                text
-            );
+            assert_same_request_text(ours, theirs, &what);
             messages.truncate(1);
             let pi_options = theirs.get("options").unwrap().stringify();
             let mut our_options = pi_session::internal::format::json::JsObject::new();
@@ -933,27 +814,12 @@ fn pi16_compaction_is_pi16s() {
             request_n += 1;
         }
         // The model's answers: refused as pi refuses them, or written as pi writes them.
-        let pi_answers: Vec<SummaryText> = pi
-            .get("answers")
-            .and_then(JsValue::as_array)
-            .map(|a| a.to_vec())
-            .unwrap_or_default()
-            .iter()
-            .map(|a| SummaryText {
-                text: a
-                    .get("text")
-                    .and_then(JsValue::as_str)
-                    .unwrap()
-                    .into_owned(),
-                usage: a.get("usage").cloned(),
-                ..SummaryText::default()
-            })
-            .collect();
+        let answers = pi_answers(pi).unwrap_or_default();
         let purposes = prep.request_purposes();
         let mut summaries = Summaries::default();
         let override_answer = answer.map(parse);
         for (i, purpose) in purposes.iter().enumerate() {
-            let mut text = pi_answers.get(i).cloned().unwrap_or_else(|| SummaryText {
+            let mut text = answers.get(i).cloned().unwrap_or_else(|| SummaryText {
                 text: format!("## Goal\nS{i} 😀"),
                 ..SummaryText::default()
             });
@@ -1056,7 +922,7 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
             pi16_case(file, leaf, "prepare", &hook)
         })
         .collect();
-    let results = run_oracle(oracle, &jobs);
+    let results = run_pi_compaction(oracle, &jobs);
     let mut compared = 0;
     for (i, ((file, leaf, first_kept), pi)) in cases.iter().zip(&results).enumerate() {
         let what = format!("{} leaf {leaf:?} firstKept {first_kept:?}", file.display());

@@ -241,8 +241,9 @@ pub fn pi16_warning(
     };
     format!(
         "line {line}: {feature}, which only pi 1.6 writes{more}; profile {} does not read it as \
-         pi 1.6 does: use profile pi-1.6 to see what pi 1.6 shows",
-        profile.name()
+         pi 1.6 does: use profile {} to see what pi 1.6 shows",
+        profile.name(),
+        super::profile::Profile::reading_pi16_entries().name()
     )
 }
 

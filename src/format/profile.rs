@@ -60,6 +60,15 @@ impl Profile {
         self.rules().session_manager
     }
 
+    /// The profile that reads what only pi 1.6 writes: the one a warning about such lines
+    /// points to.
+    pub fn reading_pi16_entries() -> Profile {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.rules().pi16_entries)
+            .unwrap_or_default()
+    }
+
     /// What this profile does differently, in one place.
     pub const fn rules(self) -> &'static Rules {
         match self {
@@ -74,6 +83,8 @@ impl Profile {
 /// pi code it follows; the three tables below are the whole answer to "what is pi-1.6?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
+    /// The pi package and version this profile follows (`initialize`'s `compaction` map).
+    pub follows: &'static str,
     /// pi's SessionManager (lenient reading, lazy first write, the leaf kept in memory) rather
     /// than pi-agent-core's harness (strict reading, immediate writes, `leaf` entries).
     pub session_manager: bool,
@@ -83,6 +94,9 @@ pub struct Rules {
     pub find_by_id: Option<FindById>,
     /// pi's `SessionManager.forkFrom` (the `--fork` flag) exists in this pi.
     pub fork_from: bool,
+    /// A fork that drops a label a compaction's `firstKeptEntryId` names moves that id to the
+    /// next entry kept after the label (pi 1.6); pi 0.82.1 leaves it dangling.
+    pub fork_repoints_first_kept: bool,
     /// Whose compaction code prepares and writes compactions.
     pub compaction: Compaction,
     /// The context usage reports tokens and percent of the window (pi's `getContextUsage`);
@@ -92,6 +106,9 @@ pub struct Rules {
     pub recorded_leaf_must_exist: bool,
     /// `settings.json` is read with a byte-order mark stripped (pi 1.6).
     pub settings_strip_bom: bool,
+    /// A `compaction` token setting that is not a non-negative safe integer is an error (pi
+    /// 1.6 throws); pi 0.82.1 takes any number.
+    pub settings_compaction_integers: bool,
     /// Reads and writes what only pi 1.6 writes (`context_edit` and `usage` entries, `system`
     /// messages); the others warn of such lines (and listed files holding them).
     pub pi16_entries: bool,
@@ -107,6 +124,43 @@ pub struct Rules {
     pub custom_dir_resolved: bool,
     /// The refusal of a fork of a session pi has not written yet.
     pub not_saved_message: &'static str,
+    /// How entries become context messages (`buildSessionContext`).
+    pub context: ContextRules,
+    /// How a navigation (`navigateTree`) finds and summarizes the abandoned branch.
+    pub tree: TreeRules,
+}
+
+/// How a path's entries become context messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextRules {
+    /// A message or custom message without content reads as one with `[]` (SessionManager's
+    /// repair); the harness passes it on as it is.
+    pub repairs_null_content: bool,
+    /// `system` messages are context messages, a missing content read as `""` (pi 1.6).
+    pub system_messages: bool,
+    /// A compaction carries the system prompt: its `systemMessage` comes before its summary and
+    /// the kept range's own system messages are dropped (pi 1.6).
+    pub compaction_carries_system_prompt: bool,
+    /// A compaction is a checkpoint (pi-agent-core): its `retainedTail` follows its summary, and
+    /// the entries from `firstKeptEntryId` are kept only when it has no tail and names one.
+    pub checkpoint_compactions: bool,
+}
+
+/// How a navigation finds and summarizes the branch it leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeRules {
+    /// The paths compared follow the recorded `leaf` entries, and an entry missing on the
+    /// abandoned path is an error (the harness); pi's SessionManager follows parent links and
+    /// stops at a missing entry.
+    pub checkpoint_paths: bool,
+    /// The hook's summary is taken even when no summary was asked for (the harness).
+    pub hook_summary_unasked: bool,
+    /// The outcome always says whether the summary came from an extension (`false` without
+    /// one: the harness); pi's SessionManager says so only when there is a summary.
+    pub always_reports_from_extension: bool,
+    /// The branch summary's budget keeps the summarizer's default reserve, whatever is asked
+    /// (the harness passes none).
+    pub summary_default_reserve: bool,
 }
 
 /// When a new session's file is first written.
@@ -159,6 +213,7 @@ pub enum Compaction {
 }
 
 const PI_CLI: Rules = Rules {
+    follows: "pi-coding-agent 0.82.1",
     session_manager: true,
     listing: Listing::SessionInfo {
         ties: ListTies::ReadOrder,
@@ -166,22 +221,38 @@ const PI_CLI: Rules = Rules {
     },
     find_by_id: Some(FindById::NewestListed),
     fork_from: true,
+    fork_repoints_first_kept: false,
     compaction: Compaction::PiCli082,
     context_usage_percent: true,
     recorded_leaf_must_exist: false,
     settings_strip_bom: false,
+    settings_compaction_integers: false,
     pi16_entries: false,
     first_write: FirstWrite::AtAssistant,
     repairs_torn_tail: false,
     recent_exact_times: false,
     custom_dir_resolved: false,
     not_saved_message: NOT_SAVED,
+    context: ContextRules {
+        repairs_null_content: true,
+        system_messages: false,
+        compaction_carries_system_prompt: false,
+        checkpoint_compactions: false,
+    },
+    tree: TreeRules {
+        checkpoint_paths: false,
+        hook_summary_unasked: false,
+        always_reports_from_extension: false,
+        summary_default_reserve: false,
+    },
 };
 
 /// pi 0.82.1's refusal to fork a session it has not written yet (the harness's here too).
 const NOT_SAVED: &str = "This session has not been saved yet. Wait for the first assistant response before cloning or forking it.";
 
 const PI_16: Rules = Rules {
+    follows: "pi-coding-agent 1.6.0",
+    fork_repoints_first_kept: true,
     listing: Listing::SessionInfo {
         ties: ListTies::NameDescending,
         follow_links: true,
@@ -189,6 +260,7 @@ const PI_16: Rules = Rules {
     find_by_id: Some(FindById::HeaderScan),
     compaction: Compaction::Pi16,
     settings_strip_bom: true,
+    settings_compaction_integers: true,
     pi16_entries: true,
     first_write: FirstWrite::AtConversation,
     repairs_torn_tail: true,
@@ -196,10 +268,16 @@ const PI_16: Rules = Rules {
     custom_dir_resolved: true,
     // pi 1.6 writes a session at its first user message.
     not_saved_message: "This session has not been saved yet. Send a message before cloning or forking it.",
+    context: ContextRules {
+        system_messages: true,
+        compaction_carries_system_prompt: true,
+        ..PI_CLI.context
+    },
     ..PI_CLI
 };
 
 const HARNESS: Rules = Rules {
+    follows: "pi-agent-core 0.82.1",
     session_manager: false,
     listing: Listing::HarnessHeaders,
     find_by_id: None,
@@ -208,6 +286,17 @@ const HARNESS: Rules = Rules {
     context_usage_percent: false,
     recorded_leaf_must_exist: true,
     first_write: FirstWrite::AtOnce,
+    context: ContextRules {
+        repairs_null_content: false,
+        checkpoint_compactions: true,
+        ..PI_CLI.context
+    },
+    tree: TreeRules {
+        checkpoint_paths: true,
+        hook_summary_unasked: true,
+        always_reports_from_extension: true,
+        summary_default_reserve: true,
+    },
     ..PI_CLI
 };
 
@@ -255,5 +344,50 @@ mod tests {
         assert_ne!(pi16.not_saved_message, cli.not_saved_message);
         assert_eq!(pi16.compaction, Compaction::Pi16);
         assert_eq!(Profile::Harness.rules().compaction, Compaction::Harness);
+    }
+
+    #[test]
+    fn context_navigation_and_fork_rules_follow_the_pi_that_has_them() {
+        for profile in Profile::ALL {
+            let rules = profile.rules();
+            let manager = profile.is_session_manager();
+            // SessionManager repairs content and follows parent links; the harness checkpoints.
+            assert_eq!(rules.context.repairs_null_content, manager, "{profile:?}");
+            assert_eq!(
+                rules.context.checkpoint_compactions, !manager,
+                "{profile:?}"
+            );
+            let tree = rules.tree;
+            for harness_only in [
+                tree.checkpoint_paths,
+                tree.hook_summary_unasked,
+                tree.always_reports_from_extension,
+                tree.summary_default_reserve,
+            ] {
+                assert_eq!(harness_only, !manager, "{profile:?}");
+            }
+            // What pi 1.6 added goes together: its entries, its compaction, its fork and
+            // settings rules.
+            let pi16 = rules.pi16_entries;
+            assert_eq!(rules.context.system_messages, pi16, "{profile:?}");
+            assert_eq!(
+                rules.context.compaction_carries_system_prompt,
+                rules.compaction == Compaction::Pi16,
+                "{profile:?}"
+            );
+            assert_eq!(rules.fork_repoints_first_kept, pi16, "{profile:?}");
+            assert_eq!(rules.settings_compaction_integers, pi16, "{profile:?}");
+        }
+        assert_eq!(Profile::reading_pi16_entries(), Profile::Pi16);
+        // `initialize` names the package each follows; the harness is pi-agent-core's.
+        let follows: Vec<&str> = Profile::ALL.iter().map(|p| p.rules().follows).collect();
+        assert_eq!(
+            follows,
+            [
+                "pi-coding-agent 0.82.1",
+                "pi-coding-agent 1.6.0",
+                "pi-agent-core 0.82.1"
+            ]
+        );
     }
 }

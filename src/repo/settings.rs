@@ -115,7 +115,9 @@ pub fn summary_settings(
     let number = |section: &str, key: &str| match member(section, key) {
         None => Ok(None),
         Some(JsValue::Number(n))
-            if profile == Profile::Pi16 && section == "compaction" && !safe_integer(*n) =>
+            if profile.rules().settings_compaction_integers
+                && section == "compaction"
+                && !safe_integer(*n) =>
         {
             Err(RepoError::InvalidSetting {
                 setting: format!("{section}.{key}"),

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::format::entry::{Kind, Payload, Ref, Replacement, Role};
 use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::format::json_spans::{JsonSpan, Spans};
-use crate::format::profile::Profile;
+use crate::format::profile::{ContextRules, Profile};
 use crate::format::time::parse_date_millis;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
@@ -118,18 +118,17 @@ impl Session {
             return path.to_vec();
         };
         let mut out = vec![path[c]];
-        let keeps_before = match self.profile() {
-            Profile::PiCli | Profile::Pi16 => true,
-            // The harness's checkpoint stands alone; it looks for firstKeptEntryId only if set.
-            Profile::Harness => !retained_tail && first_kept.is_some_and(|f| !f.is_empty()),
-        };
+        let rules = &self.profile().rules().context;
+        // A checkpoint stands alone; it looks for firstKeptEntryId only if set.
+        let keeps_before = !rules.checkpoint_compactions
+            || (!retained_tail && first_kept.is_some_and(|f| !f.is_empty()));
         if keeps_before
             && let Some(first) = path[..c]
                 .iter()
                 .position(|&p| self.record(p).id() == first_kept)
         {
             let kept = &path[first..c];
-            if self.profile() == Profile::Pi16 {
+            if rules.compaction_carries_system_prompt {
                 // pi 1.6 drops the system messages of the kept range, whatever the compaction
                 // carries: the prompt now comes from the compaction's own systemMessage.
                 out.extend(kept.iter().copied().filter(|&p| !self.is_system_message(p)));
@@ -218,7 +217,7 @@ impl Session {
             (message, _) => each(message),
         };
         let from_lines = from_lines.then_some(format);
-        if profile == Profile::Pi16 {
+        if profile.rules().pi16_entries {
             // The edits map needs every selected entry first; the messages then go out one
             // entry at a time.
             return self
@@ -237,7 +236,7 @@ impl Session {
                 continue;
             }
             let entry = self.entry_value(position)?;
-            project(self.profile(), &entry, &mut projected);
+            project(&self.profile().rules().context, &entry, &mut projected);
             for message in projected.drain(..) {
                 emit(ContextMessage::Value(message))?;
             }
@@ -302,7 +301,7 @@ impl Session {
             }
             let entry = self.entry_value(position)?;
             let mut projected = Vec::new();
-            project(self.profile(), &entry, &mut projected);
+            project(&self.profile().rules().context, &entry, &mut projected);
             if let Some(edit) = edit {
                 projected = self.apply_edit(edit, projected)?;
             }
@@ -341,7 +340,7 @@ impl Session {
             let record = self.record(position);
             let value = self.entry_value(position)?;
             let mut messages = Vec::new();
-            project(Profile::Pi16, &value, &mut messages);
+            project(&self.profile().rules().context, &value, &mut messages);
             let visible = !messages.is_empty();
             if i > 0 && record.kind() == Kind::Compaction {
                 messages.clear();
@@ -408,39 +407,7 @@ impl Session {
             .and_then(|r| r.as_object())
             .and_then(|r| r.get(&JsString::new("content")))
             .cloned();
-        Ok(messages
-            .into_iter()
-            .map(|message| {
-                let role = message.get("role").and_then(JsValue::as_str);
-                let blocks_only = match role.as_deref() {
-                    Some("assistant" | "toolResult") => true,
-                    Some("user" | "custom") => false,
-                    _ => return message,
-                };
-                let content = match &content {
-                    Some(JsValue::String(text)) if blocks_only => {
-                        Some(JsValue::Array(vec![object([
-                            ("type", Some(JsValue::from("text"))),
-                            ("text", Some(JsValue::String(text.clone()))),
-                        ])]))
-                    }
-                    other => other.clone(),
-                };
-                let JsValue::Object(mut map) = message else {
-                    return message;
-                };
-                match content {
-                    // `{...message, content: undefined}`: the key no longer serializes.
-                    None => {
-                        map.shift_remove(&JsString::new("content"));
-                    }
-                    Some(content) => {
-                        map.insert(JsString::new("content"), content);
-                    }
-                }
-                JsValue::Object(map)
-            })
-            .collect())
+        Ok(replace_content(messages, content.as_ref()))
     }
 
     /// Thinking level, model (and for the harness, active tools) in force along `path`.
@@ -560,8 +527,8 @@ fn passed_through(
 
 /// `sessionEntryToContextMessages` of the profile's pi (the harness's `buildSessionContext`
 /// projection, which also unfolds a compaction's `retainedTail`).
-pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>) {
-    let repair_null_content = profile.is_session_manager();
+pub(super) fn project(rules: &ContextRules, entry: &JsValue, out: &mut Vec<JsValue>) {
+    let repair_null_content = rules.repairs_null_content;
     let kind = entry
         .get("type")
         .and_then(JsValue::as_str)
@@ -575,7 +542,7 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
                 return;
             };
             let role = message.get("role").and_then(JsValue::as_str);
-            if profile.rules().pi16_entries
+            if rules.system_messages
                 && role.as_deref() == Some("system")
                 && matches!(message.get("content"), None | Some(JsValue::Null))
                 && let JsValue::Object(map) = message
@@ -621,7 +588,7 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
             ]));
         }
         Kind::Compaction => {
-            if profile == Profile::Pi16
+            if rules.compaction_carries_system_prompt
                 && let Some(system) = entry.get("systemMessage").filter(|s| s.is_truthy())
             {
                 out.push(system.clone());
@@ -632,7 +599,7 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
                 ("tokensBefore", field("tokensBefore")),
                 ("timestamp", Some(timestamp())),
             ]));
-            if profile == Profile::Harness
+            if rules.checkpoint_compactions
                 && let Some(JsValue::Array(tail)) = entry.get("retainedTail")
             {
                 out.extend(tail.iter().cloned());
@@ -640,6 +607,42 @@ pub(super) fn project(profile: Profile, entry: &JsValue, out: &mut Vec<JsValue>)
         }
         _ => {}
     }
+}
+
+/// pi 1.6's `projectContextEntry` with an edit that has a replacement: its `content` (absent:
+/// none) goes into the editable roles' messages, as one text block where only blocks are valid.
+pub(super) fn replace_content(messages: Vec<JsValue>, content: Option<&JsValue>) -> Vec<JsValue> {
+    messages
+        .into_iter()
+        .map(|message| {
+            let role = message.get("role").and_then(JsValue::as_str);
+            let blocks_only = match role.as_deref() {
+                Some("assistant" | "toolResult") => true,
+                Some("user" | "custom") => false,
+                _ => return message,
+            };
+            let content = match content {
+                Some(JsValue::String(text)) if blocks_only => Some(JsValue::Array(vec![object([
+                    ("type", Some(JsValue::from("text"))),
+                    ("text", Some(JsValue::String(text.clone()))),
+                ])])),
+                other => other.cloned(),
+            };
+            let JsValue::Object(mut map) = message else {
+                return message;
+            };
+            match content {
+                // `{...message, content: undefined}`: the key no longer serializes.
+                None => {
+                    map.shift_remove(&JsString::new("content"));
+                }
+                Some(content) => {
+                    map.insert(JsString::new("content"), content);
+                }
+            }
+            JsValue::Object(map)
+        })
+        .collect()
 }
 
 /// The entry kinds that project to messages (pi's `sessionEntryToContextMessages`).

@@ -4,7 +4,7 @@
 use crate::format::entry::{Kind, facts_from_value};
 use crate::format::ids::EntryIdStyle;
 use crate::format::json::{JsString, JsValue};
-use crate::format::profile::Profile;
+use crate::format::profile::FirstWrite;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::{Body, Index, Leaf};
@@ -104,7 +104,7 @@ impl Session {
         let mut parent = JsValue::Null;
         // pi 1.6: a compaction's firstKeptEntryId naming a dropped label moves to the next
         // entry kept after that label (which may be the compaction itself).
-        let repoint = self.profile() == Profile::Pi16;
+        let repoint = self.profile().rules().fork_repoints_first_kept;
         let mut pending_labels: Vec<JsValue> = Vec::new();
         let mut replacement: Vec<(JsValue, JsValue)> = Vec::new();
         for &position in &walk.positions {
@@ -214,10 +214,10 @@ impl Session {
                     )
             })
         };
-        let now = match profile {
-            Profile::Harness => true,
-            Profile::Pi16 => write_now || has_conversation(),
-            Profile::PiCli => write_now,
+        let now = match profile.rules().first_write {
+            FirstWrite::AtOnce => true,
+            FirstWrite::AtConversation => write_now || has_conversation(),
+            FirstWrite::AtAssistant => write_now,
         };
         if let Some(path) = new.path {
             session.persist_at(path, now)?;

@@ -116,16 +116,16 @@ impl Session {
         let Some(old_id) = old_leaf.id().filter(|id| !id.is_empty()) else {
             return Ok((Vec::new(), None));
         };
-        let (old_path, target_path) = match self.profile() {
-            Profile::PiCli | Profile::Pi16 => {
-                (self.branch_path(old_id), self.walk_from(Some(target)))
-            }
-            Profile::Harness => (
+        let checkpoints = self.profile().rules().tree.checkpoint_paths;
+        let (old_path, target_path) = if checkpoints {
+            (
                 self.checkpoint_path(old_leaf)?,
                 self.checkpoint_path(&Leaf::Id(
                     self.record(target).id().unwrap_or_default().into(),
                 ))?,
-            ),
+            )
+        } else {
+            (self.branch_path(old_id), self.walk_from(Some(target)))
         };
         self.note_cycle(&old_path);
         let on_old: std::collections::HashSet<u32> = old_path.positions.iter().copied().collect();
@@ -139,7 +139,7 @@ impl Session {
         let mut entries = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut current = self.position(old_id);
-        if current.is_none() && self.profile() == Profile::Harness {
+        if current.is_none() && checkpoints {
             return Err(StoreError::new(
                 ErrorKind::InvalidSession,
                 format!("Entry {old_id} not found"),
@@ -153,7 +153,7 @@ impl Session {
             current = match self.record(position).parent() {
                 Ref::Id(parent) if !parent.is_empty() => {
                     let found = self.position(parent);
-                    if found.is_none() && self.profile() == Profile::Harness {
+                    if found.is_none() && checkpoints {
                         return Err(StoreError::new(
                             ErrorKind::InvalidSession,
                             format!("Entry {parent} not found"),
@@ -270,9 +270,10 @@ impl Session {
                 self.append(entry)?;
             }
         }
-        let from_extension = match profile {
-            Profile::PiCli | Profile::Pi16 => summary_text.map(|_| *from_extension),
-            Profile::Harness => Some(summary_text.is_some() && *from_extension),
+        let from_extension = if profile.rules().tree.always_reports_from_extension {
+            Some(summary_text.is_some() && *from_extension)
+        } else {
+            summary_text.map(|_| *from_extension)
         };
         Ok(Some(NavigationOutcome {
             editor_text,
@@ -300,7 +301,7 @@ pub fn decide(
             return Ok(TreeDecision::Cancel);
         }
         // pi-cli takes a hook summary only when a summary was asked for; the harness always.
-        if preparation.user_wants_summary || profile == Profile::Harness {
+        if preparation.user_wants_summary || profile.rules().tree.hook_summary_unasked {
             hook_summary = answer.summary;
         }
         if answer.label.is_some() {
@@ -394,12 +395,13 @@ impl Session {
             return Ok(None);
         }
         // The harness passes no reserve, so pi-agent-core's default holds there.
-        let budget = match profile {
-            Profile::Harness => BranchBudget {
+        let budget = if profile.rules().tree.summary_default_reserve {
+            BranchBudget {
                 reserve_tokens: crate::store::compaction::DEFAULT_RESERVE_TOKENS,
                 ..budget
-            },
-            _ => budget,
+            }
+        } else {
+            budget
         };
         let entries = preparation
             .entries_to_summarize

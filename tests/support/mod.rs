@@ -1,6 +1,7 @@
 //! What the integration tests share:
 //! - `oracle`, `batch`: pi's own code, installed on first use and run (singly or in batches);
-//! - `comparisons`: counting every comparison with pi's output;
+//! - `comparisons`: counting every comparison with pi's output; `compaction`: the driver of
+//!   pi's compaction code and the comparisons made of its answers;
 //! - `python`: the Python client's venv (pytest, mypy, its generators), installed on first use;
 //! - `pipe`: a client of the built binary over real pipes; `memory`: a client of the server
 //!   on in-memory pipes;
@@ -14,6 +15,7 @@
 
 pub mod batch;
 pub mod browser;
+pub mod compaction;
 pub mod comparisons;
 pub mod files;
 pub mod listing;

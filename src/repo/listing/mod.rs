@@ -52,6 +52,11 @@ impl Pi16Note {
         )
     }
 
+    /// The profile to open the file in to see what pi 1.6 shows.
+    pub fn use_profile(&self) -> Profile {
+        Profile::reading_pi16_entries()
+    }
+
     /// The notes of `files` (each with its marks) read in `profile`: none in pi-1.6.
     pub(crate) fn of_files(profile: Profile, files: Vec<(PathBuf, Vec<Pi16Mark>)>) -> Vec<Self> {
         if profile.rules().pi16_entries {

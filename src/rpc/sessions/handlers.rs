@@ -830,7 +830,7 @@ fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListWa
         path: note.path.to_string_lossy().into_owned(),
         reason: note.message(),
         line: Some(note.mark.line),
-        use_profile: Some(Profile::Pi16),
+        use_profile: Some(note.use_profile()),
     })
 }
 

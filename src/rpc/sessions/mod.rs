@@ -113,14 +113,7 @@ impl SidecarCapabilities {
             branch_summaries: true,
             compaction: Profile::ALL
                 .iter()
-                .map(|p| {
-                    let follows = match p {
-                        Profile::PiCli => "pi-coding-agent 0.82.1",
-                        Profile::Pi16 => "pi-coding-agent 1.6.0",
-                        Profile::Harness => "pi-agent-core 0.82.1",
-                    };
-                    (p.name().to_string(), follows.to_string())
-                })
+                .map(|p| (p.name().to_string(), p.rules().follows.to_string()))
                 .collect(),
             listing: ListingCapabilities {
                 fields: crate::repo::ListField::ALL.to_vec(),

@@ -7,7 +7,7 @@
 //! thinking blocks out of the conversation.
 
 use crate::format::json::{JsString, JsValue};
-use crate::format::profile::Profile;
+use crate::format::profile::{ContextRules, Profile};
 
 use super::estimate::{self, CompactionRules, Malformed};
 use super::files::{FileOps, format_file_operations};
@@ -119,59 +119,35 @@ fn apply_edit(messages: Vec<JsValue>, edit: &JsValue) -> Result<Vec<JsValue>, Ma
     if matches!(replacement, JsValue::Null) {
         return Ok(Vec::new());
     }
-    let content = replacement.get("content").cloned();
-    Ok(messages
-        .into_iter()
-        .map(|message| {
-            let role = message.get("role").and_then(JsValue::as_str);
-            let blocks_only = match role.as_deref() {
-                Some("assistant" | "toolResult") => true,
-                Some("user" | "custom") => false,
-                _ => return message,
-            };
-            let content = match &content {
-                Some(JsValue::String(text)) if blocks_only => Some(JsValue::Array(vec![object([
-                    ("type", Some(JsValue::from("text"))),
-                    ("text", Some(JsValue::String(text.clone()))),
-                ])])),
-                other => other.clone(),
-            };
-            let JsValue::Object(mut map) = message else {
-                return message;
-            };
-            match content {
-                None => {
-                    map.shift_remove("content");
-                }
-                Some(content) => {
-                    map.insert(JsString::new("content"), content);
-                }
-            }
-            JsValue::Object(map)
-        })
-        .collect())
+    Ok(crate::store::context::replace_content(
+        messages,
+        replacement.get("content"),
+    ))
 }
 
 /// pi 1.6's `getMessageFromEntry(entry, edit)`: an edited message or custom message in its
 /// projected form (nothing when omitted); the rest as 0.82.1.
-fn message_of_pi16(entry: &JsValue, edit: Option<&JsValue>) -> Result<Option<JsValue>, Malformed> {
-    let kind = entry.get("type").and_then(JsValue::as_str);
-    let is_tool_result = kind.as_deref() == Some("message")
-        && entry
-            .get("message")
-            .and_then(|m| m.get("role"))
-            .and_then(JsValue::as_str)
-            .as_deref()
-            == Some("toolResult");
-    match (kind.as_deref(), edit) {
-        (Some("message"), Some(edit)) if !is_tool_result => {
-            let mut projected = Vec::new();
-            crate::store::context::project(Profile::Pi16, entry, &mut projected);
-            Ok(apply_edit(projected, edit)?.into_iter().next())
+fn message_of_pi16(
+    context: &ContextRules,
+    entry: &JsValue,
+    edit: Option<&JsValue>,
+) -> Result<Option<JsValue>, Malformed> {
+    let editable = match entry.get("type").and_then(JsValue::as_str).as_deref() {
+        Some("message") => {
+            entry
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(JsValue::as_str)
+                .as_deref()
+                != Some("toolResult")
         }
-        (Some("custom_message"), Some(edit)) => {
+        Some("custom_message") => true,
+        _ => false,
+    };
+    match edit {
+        Some(edit) if editable => {
             let mut projected = Vec::new();
-            crate::store::context::project(Profile::Pi16, entry, &mut projected);
+            crate::store::context::project(context, entry, &mut projected);
             Ok(apply_edit(projected, edit)?.into_iter().next())
         }
         _ => message_of(entry),
@@ -188,13 +164,8 @@ pub fn prepare_branch_entries(
     let mut file_ops = FileOps::default();
     // The file lists of earlier pi-generated summaries count whatever the budget keeps.
     for entry in entries {
-        let is_summary =
-            entry.get("type").and_then(JsValue::as_str).as_deref() == Some("branch_summary");
-        let from_hook = entry.get("fromHook").is_some_and(JsValue::is_truthy);
-        let details = entry.get("details").filter(|d| d.is_truthy());
-        if let (true, false, Some(details)) = (is_summary, from_hook, details) {
-            FileOps::add_all(&mut file_ops.read, details.get("readFiles"));
-            FileOps::add_all(&mut file_ops.edited, details.get("modifiedFiles"));
+        if entry.get("type").and_then(JsValue::as_str).as_deref() == Some("branch_summary") {
+            file_ops.add_carried(entry);
         }
     }
     let token_budget = budget.token_budget();
@@ -216,7 +187,11 @@ pub fn prepare_branch_entries(
     for entry in entries.iter().rev() {
         let message = if rules == CompactionRules::Pi16 {
             let id = entry.get("id").map(JsValue::to_js_string);
-            message_of_pi16(entry, id.and_then(|id| edits.get(&id).copied()))?
+            message_of_pi16(
+                &profile.rules().context,
+                entry,
+                id.and_then(|id| edits.get(&id).copied()),
+            )?
         } else {
             message_of(entry)?
         };

@@ -32,6 +32,30 @@ impl CompactionRules {
             Compaction::Harness => CompactionRules::Harness,
         }
     }
+
+    /// Compaction works on the session projection (context edits applied, the kept range's
+    /// system messages gone): pi 1.6's `projected` code rather than the path's context.
+    pub fn on_projection(self) -> bool {
+        self == CompactionRules::Pi16
+    }
+
+    /// The thinking level `compact()` is given whatever the session's: the harness's own
+    /// default; `None` where the level in force at the leaf is passed (AgentSession's).
+    pub fn fixed_thinking_level(self) -> Option<&'static str> {
+        (self == CompactionRules::Harness).then_some("off")
+    }
+
+    /// The refusals' texts: (already compacted, nothing to compact). The harness says the
+    /// same for both.
+    pub fn refusal_messages(self) -> (&'static str, &'static str) {
+        match self {
+            CompactionRules::Harness => ("Nothing to compact", "Nothing to compact"),
+            CompactionRules::Pi082 | CompactionRules::Pi16 => (
+                "Already compacted",
+                "Nothing to compact (session too small)",
+            ),
+        }
+    }
 }
 
 use CompactionRules as Rules;

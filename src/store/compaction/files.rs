@@ -41,6 +41,35 @@ impl FileOps {
         }
     }
 
+    /// Adds the file lists a pi-written summary (a compaction's or branch summary's `details`,
+    /// not one a hook wrote) carries forward.
+    pub fn add_carried(&mut self, summary: &JsValue) {
+        let details = summary.get("details").filter(|d| d.is_truthy());
+        if !summary.get("fromHook").is_some_and(JsValue::is_truthy)
+            && let Some(details) = details
+        {
+            Self::add_all(&mut self.read, details.get("readFiles"));
+            Self::add_all(&mut self.edited, details.get("modifiedFiles"));
+        }
+    }
+
+    /// The files of a compaction window: those the previous compaction carries, then those of
+    /// the messages summarized.
+    pub fn of_window<'a>(
+        previous: Option<&JsValue>,
+        messages: impl IntoIterator<Item = &'a JsValue>,
+        rules: super::estimate::CompactionRules,
+    ) -> Self {
+        let mut ops = FileOps::default();
+        if let Some(previous) = previous {
+            ops.add_carried(previous);
+        }
+        for message in messages {
+            ops.extract(message, rules);
+        }
+        ops
+    }
+
     /// `extractFileOpsFromMessage`: `read`/`write`/`edit` tool calls with a non-empty `path`;
     /// pi 1.6 also reads the calls a codemode script made (`toolResult.nestedCalls.calls`).
     pub fn extract(&mut self, message: &JsValue, rules: super::estimate::CompactionRules) {

@@ -53,6 +53,13 @@ fn rules(profile: Profile) -> Rules {
 }
 
 impl Session {
+    /// The index in `positions` of the newest compaction, if any.
+    fn last_compaction(&self, positions: &[u32]) -> Option<usize> {
+        positions
+            .iter()
+            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
+    }
+
     /// The context messages at `leaf` (`buildSessionContext(path).messages`), each with the id
     /// of the message entry it is (none for projected summaries and tails).
     fn context_messages(&mut self, leaf: &Leaf) -> StoreResult<Vec<(JsValue, Option<String>)>> {
@@ -64,7 +71,7 @@ impl Session {
                 .then(|| self.record(position).id().map(str::to_string))
                 .flatten();
             let mut messages = Vec::new();
-            project(profile, &entry, &mut messages);
+            project(&profile.rules().context, &entry, &mut messages);
             out.extend(messages.into_iter().map(|m| (m, id.clone())));
         }
         Ok(out)
@@ -78,7 +85,7 @@ impl Session {
         let (estimate, last_usage_entry_id) = projected::estimate_projected(&entries, &branch)
             .map_err(|m| {
                 refusal_error(
-                    Profile::Pi16,
+                    self.profile(),
                     Refusal::Malformed {
                         entry: None,
                         problem: m.0,
@@ -87,11 +94,7 @@ impl Session {
             })?;
         let path = self.profile_path(leaf)?;
         let mut unknown = false;
-        if let Some(c) = path
-            .positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
-        {
+        if let Some(c) = self.last_compaction(&path.positions) {
             let with_usage: std::collections::HashSet<String> = entries
                 .iter()
                 .filter(|e| {
@@ -124,7 +127,7 @@ impl Session {
     /// `estimateProjectedContextTokens`).
     pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
         let profile = self.profile();
-        if profile == Profile::Pi16 {
+        if rules(profile).on_projection() {
             return self.projected_context_usage(leaf);
         }
         let tagged = self.context_messages(leaf)?;
@@ -134,11 +137,7 @@ impl Session {
         let last_usage_entry_id = estimate.last_usage_index.and_then(|i| tagged[i].1.clone());
         let path = self.profile_path(leaf)?;
         let mut unknown = false;
-        if let Some(c) = path
-            .positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction)
-        {
+        if let Some(c) = self.last_compaction(&path.positions) {
             unknown = true;
             for &p in &path.positions[c + 1..] {
                 if !self.record(p).is_assistant_message() {
@@ -166,8 +165,8 @@ impl Session {
     /// The thinking level `compact()` is given: the one in force at `leaf` for pi-cli
     /// (AgentSession's level), `"off"` for the harness (its own default).
     pub fn compaction_thinking_level(&mut self, leaf: &Leaf) -> StoreResult<Option<String>> {
-        if self.profile() == Profile::Harness {
-            return Ok(Some("off".into()));
+        if let Some(level) = rules(self.profile()).fixed_thinking_level() {
+            return Ok(Some(level.into()));
         }
         let context = self.build_context(leaf, super::context::MessageFormat::Agent)?;
         Ok(context
@@ -204,9 +203,9 @@ impl Session {
         settings: CompactionSettings,
     ) -> StoreResult<Preparation> {
         let profile = self.profile();
-        if profile == Profile::Pi16 {
+        if rules(profile).on_projection() {
             let (entries, branch, last_is_compaction) = self.projected_entries(leaf)?;
-            return projected::prepare(&entries, &branch, last_is_compaction, settings)
+            return projected::prepare(profile, &entries, &branch, last_is_compaction, settings)
                 .map_err(|r| refusal_error(profile, r));
         }
         let walk = self.profile_path(leaf)?;
@@ -214,9 +213,7 @@ impl Session {
         // Only the window (from the previous compaction's first kept entry) and that compaction
         // need their bodies; the older part of the path is types and ids.
         let positions = &walk.positions;
-        let compaction = positions
-            .iter()
-            .rposition(|&p| self.record(p).kind() == crate::format::entry::Kind::Compaction);
+        let compaction = self.last_compaction(positions);
         let window_start = match compaction {
             None => 0,
             Some(c) => match self.record(positions[c]).payload() {
@@ -271,24 +268,14 @@ fn malformed_context(
 }
 
 fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
-    let harness = profile == Profile::Harness;
+    let (already_compacted, nothing_to_compact) = rules(profile).refusal_messages();
     match refusal {
-        Refusal::AlreadyCompacted => StoreError::new(
-            ErrorKind::AlreadyCompacted,
-            if harness {
-                "Nothing to compact"
-            } else {
-                "Already compacted"
-            },
-        ),
-        Refusal::NothingToCompact => StoreError::new(
-            ErrorKind::NothingToCompact,
-            if harness {
-                "Nothing to compact"
-            } else {
-                "Nothing to compact (session too small)"
-            },
-        ),
+        Refusal::AlreadyCompacted => {
+            StoreError::new(ErrorKind::AlreadyCompacted, already_compacted)
+        }
+        Refusal::NothingToCompact => {
+            StoreError::new(ErrorKind::NothingToCompact, nothing_to_compact)
+        }
         Refusal::NoId => StoreError::new(
             ErrorKind::InvalidSession,
             "First kept entry has no UUID - session may need migration",

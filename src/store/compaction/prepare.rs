@@ -129,6 +129,17 @@ pub struct CutPoint {
     pub is_split_turn: bool,
 }
 
+impl CutPoint {
+    /// No cut point in the window: everything from `start` is kept.
+    pub(super) fn keeping_all_from(start: usize) -> Self {
+        CutPoint {
+            first_kept_index: start,
+            turn_start_index: None,
+            is_split_turn: false,
+        }
+    }
+}
+
 /// pi's preparation, plus the entries behind each message list.
 #[derive(Debug, Clone)]
 pub struct Preparation {
@@ -158,29 +169,26 @@ fn malformed(entry: &PathEntry) -> impl Fn(Malformed) -> Refusal + '_ {
     }
 }
 
-/// The rules that differ between the profiles.
+/// The rules that differ between pi-coding-agent 0.82.1's cut search and the harness's.
 struct ProfileRules {
     profile: Profile,
 }
 
 impl ProfileRules {
     fn rules(&self) -> Rules {
-        if self.profile == Profile::Harness {
-            Rules::Harness
-        } else {
-            Rules::Pi082
-        }
+        Rules::of(self.profile)
     }
 
+    /// pi-agent-core's own cut rules and `retainedTail`.
     fn harness(&self) -> bool {
-        self.profile == Profile::Harness
+        self.rules() == Rules::Harness
     }
 
     /// `sessionEntryToContextMessages(entry)` (SessionManager rules).
     fn projection<'a>(&self, e: &'a PathEntry) -> &'a [JsValue] {
         e.projection.get_or_init(|| {
             let mut out = Vec::new();
-            project(Profile::PiCli, &e.value, &mut out);
+            project(&self.profile.rules().context, &e.value, &mut out);
             out
         })
     }
@@ -207,7 +215,7 @@ impl ProfileRules {
             ]));
         }
         let mut out = Vec::new();
-        project(Profile::Harness, &e.value, &mut out);
+        project(&self.profile.rules().context, &e.value, &mut out);
         out.into_iter().next()
     }
 
@@ -322,11 +330,7 @@ impl ProfileRules {
             .filter(|&i| self.is_cut_point(&path[i]))
             .collect();
         let Some(&first) = cut_points.first() else {
-            return Ok(CutPoint {
-                first_kept_index: start,
-                turn_start_index: None,
-                is_split_turn: false,
-            });
+            return Ok(CutPoint::keeping_all_from(start));
         };
         let mut cut = first;
         let mut total = 0.0;
@@ -395,74 +399,105 @@ pub fn prepare(
             problem: m.0,
         })?;
     let cut = p.find_cut_point(path, window_start, settings.keep_recent_tokens)?;
-    let Some(first_kept_entry_id) = path.get(cut.first_kept_index).and_then(PathEntry::id) else {
-        return Err(if p.harness() {
-            Refusal::NoId
-        } else {
-            Refusal::NothingToCompact
-        });
-    };
-    let history_end = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => t,
-        _ => cut.first_kept_index,
-    };
-    let collect = |from: usize, to: usize| {
-        let mut messages = Vec::new();
-        let mut ids = Vec::new();
-        for e in &path[from..to] {
-            if let Some(m) = p.message_for_compaction(e) {
-                messages.push(m);
-                ids.push(e.id().unwrap_or_default());
-            }
-        }
-        (messages, ids)
-    };
-    let (history, history_ids) = collect(window_start, history_end.max(window_start));
-    let (prefix, prefix_ids) = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => collect(t, cut.first_kept_index),
-        _ => (Vec::new(), Vec::new()),
-    };
-    if !p.harness() && history.is_empty() && prefix.is_empty() {
-        return Err(Refusal::NothingToCompact);
-    }
-    let retained_tail = p
-        .harness()
-        .then(|| collect(cut.first_kept_index, path.len()).0);
-    let mut file_ops = FileOps::default();
-    if let Some(c) = prev {
-        let compaction = &path[c].value;
-        let details = compaction.get("details").filter(|d| d.is_truthy());
-        if !compaction.get("fromHook").is_some_and(JsValue::is_truthy)
-            && let Some(details) = details
-        {
-            FileOps::add_all(&mut file_ops.read, details.get("readFiles"));
-            FileOps::add_all(&mut file_ops.edited, details.get("modifiedFiles"));
-        }
-    }
-    for m in history.iter().chain(&prefix) {
-        file_ops.extract(m, p.rules());
-    }
-    Ok(Preparation {
-        profile,
-        first_kept_entry_id,
-        messages_to_summarize: history,
-        turn_prefix_messages: prefix,
-        retained_tail,
+    let window = Window {
+        previous_compaction: prev.map(|c| (c, &path[c].value)),
+        previous_summary,
+        window_start,
         cut,
         tokens_before: tokens,
-        previous_summary,
-        file_ops,
         settings,
-        window_start_index: window_start,
-        previous_compaction_index: prev,
-        history_entry_ids: history_ids,
-        turn_prefix_entry_ids: prefix_ids,
-        kept_entry_ids: path[cut.first_kept_index..]
-            .iter()
-            .map(|e| e.id().unwrap_or_default())
-            .collect(),
-        path_ids: path.iter().map(PathEntry::id).collect(),
+    };
+    let path_ids = path.iter().map(PathEntry::id).collect();
+    Preparation::of_window(profile, window, path_ids, |i| {
+        p.message_for_compaction(&path[i]).into_iter().collect()
     })
+}
+
+/// What a preparation has found once the cut is made (on the path, or on pi 1.6's projection).
+pub(super) struct Window<'a> {
+    /// The newest compaction in force, by index, and its entry.
+    pub previous_compaction: Option<(usize, &'a JsValue)>,
+    pub previous_summary: Option<JsValue>,
+    /// The first entry the window summarizes.
+    pub window_start: usize,
+    pub cut: CutPoint,
+    pub tokens_before: f64,
+    pub settings: CompactionSettings,
+}
+
+impl Preparation {
+    /// The preparation of a cut `window` over entries with `path_ids`: the messages each entry
+    /// gives the summary (`messages_of`), tagged with its id, split into the history and the
+    /// split turn's prefix, and the file lists. pi's refusals: a first kept entry without an id,
+    /// and (but for the harness, which keeps a `retainedTail` instead) nothing to summarize.
+    pub(super) fn of_window(
+        profile: Profile,
+        window: Window<'_>,
+        path_ids: Vec<Option<String>>,
+        messages_of: impl Fn(usize) -> Vec<JsValue>,
+    ) -> Result<Self, Refusal> {
+        let rules = Rules::of(profile);
+        let harness = rules == Rules::Harness;
+        let cut = window.cut;
+        let Some(first_kept_entry_id) = path_ids.get(cut.first_kept_index).cloned().flatten()
+        else {
+            return Err(if harness {
+                Refusal::NoId
+            } else {
+                Refusal::NothingToCompact
+            });
+        };
+        let collect = |from: usize, to: usize| {
+            let mut messages = Vec::new();
+            let mut ids = Vec::new();
+            for (i, id) in path_ids.iter().enumerate().take(to).skip(from) {
+                for m in messages_of(i) {
+                    messages.push(m);
+                    ids.push(id.clone().unwrap_or_default());
+                }
+            }
+            (messages, ids)
+        };
+        let (history_end, prefix_start) = match (cut.is_split_turn, cut.turn_start_index) {
+            (true, Some(t)) => (t, Some(t)),
+            _ => (cut.first_kept_index, None),
+        };
+        let (history, history_ids) = collect(window.window_start, history_end);
+        let (prefix, prefix_ids) = match prefix_start {
+            Some(t) => collect(t, cut.first_kept_index),
+            None => (Vec::new(), Vec::new()),
+        };
+        if !harness && history.is_empty() && prefix.is_empty() {
+            return Err(Refusal::NothingToCompact);
+        }
+        let retained_tail = harness.then(|| collect(cut.first_kept_index, path_ids.len()).0);
+        let file_ops = FileOps::of_window(
+            window.previous_compaction.map(|(_, entry)| entry),
+            history.iter().chain(&prefix),
+            rules,
+        );
+        Ok(Preparation {
+            profile,
+            first_kept_entry_id,
+            messages_to_summarize: history,
+            turn_prefix_messages: prefix,
+            retained_tail,
+            cut,
+            tokens_before: window.tokens_before,
+            previous_summary: window.previous_summary,
+            file_ops,
+            settings: window.settings,
+            window_start_index: window.window_start,
+            previous_compaction_index: window.previous_compaction.map(|(i, _)| i),
+            history_entry_ids: history_ids,
+            turn_prefix_entry_ids: prefix_ids,
+            kept_entry_ids: path_ids[cut.first_kept_index..]
+                .iter()
+                .map(|id| id.clone().unwrap_or_default())
+                .collect(),
+            path_ids,
+        })
+    }
 }
 
 impl Preparation {

@@ -7,8 +7,7 @@ use crate::format::json::JsValue;
 use crate::format::profile::Profile;
 
 use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
-use super::files::FileOps;
-use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal};
+use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal, Window};
 use crate::store::system_message::current_system_message;
 
 const RULES: CompactionRules = CompactionRules::Pi16;
@@ -161,11 +160,7 @@ fn find_cut_point(
         })
         .collect();
     let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
-        return Ok(CutPoint {
-            first_kept_index: start,
-            turn_start_index: None,
-            is_split_turn: false,
-        });
+        return Ok(CutPoint::keeping_all_from(start));
     };
     let mut cut = first;
     let mut total = 0.0;
@@ -239,6 +234,7 @@ fn messages_for_compaction(e: &ProjectedEntry) -> impl Iterator<Item = &JsValue>
 /// pi 1.6's `prepareCompaction(pathEntries, settings)` on the path's projection. `last_is_compaction`
 /// is whether the path ends in a compaction ("Already compacted").
 pub fn prepare(
+    profile: Profile,
     entries: &[ProjectedEntry],
     branch: &BranchFacts,
     last_is_compaction: bool,
@@ -258,69 +254,17 @@ pub fn prepare(
         problem: m.0,
     })?;
     let cut = find_cut_point(entries, window_start, settings.keep_recent_tokens)?;
-    let Some(first_kept_entry_id) = entries
-        .get(cut.first_kept_index)
-        .and_then(ProjectedEntry::id)
-    else {
-        return Err(Refusal::NothingToCompact);
-    };
-    let history_end = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => t,
-        _ => cut.first_kept_index,
-    };
-    let collect = |from: usize, to: usize| {
-        let mut messages = Vec::new();
-        let mut ids = Vec::new();
-        for e in &entries[from..to.max(from)] {
-            for m in messages_for_compaction(e) {
-                messages.push(m.clone());
-                ids.push(e.id().unwrap_or_default());
-            }
-        }
-        (messages, ids)
-    };
-    let (history, history_ids) = collect(window_start, history_end);
-    let (prefix, prefix_ids) = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(t)) => collect(t, cut.first_kept_index),
-        _ => (Vec::new(), Vec::new()),
-    };
-    if history.is_empty() && prefix.is_empty() {
-        return Err(Refusal::NothingToCompact);
-    }
-    let mut file_ops = FileOps::default();
-    if let Some(c) = prev {
-        let compaction = &entries[c].value;
-        let details = compaction.get("details").filter(|d| d.is_truthy());
-        if !compaction.get("fromHook").is_some_and(JsValue::is_truthy)
-            && let Some(details) = details
-        {
-            FileOps::add_all(&mut file_ops.read, details.get("readFiles"));
-            FileOps::add_all(&mut file_ops.edited, details.get("modifiedFiles"));
-        }
-    }
-    for m in history.iter().chain(&prefix) {
-        file_ops.extract(m, RULES);
-    }
-    Ok(Preparation {
-        profile: Profile::Pi16,
-        first_kept_entry_id,
-        messages_to_summarize: history,
-        turn_prefix_messages: prefix,
-        retained_tail: None,
+    let window = Window {
+        previous_compaction: prev.map(|c| (c, &entries[c].value)),
+        previous_summary,
+        window_start,
         cut,
         tokens_before: estimate.tokens,
-        previous_summary,
-        file_ops,
         settings,
-        window_start_index: window_start,
-        previous_compaction_index: prev,
-        history_entry_ids: history_ids,
-        turn_prefix_entry_ids: prefix_ids,
-        kept_entry_ids: entries[cut.first_kept_index..]
-            .iter()
-            .map(|e| e.id().unwrap_or_default())
-            .collect(),
-        path_ids: entries.iter().map(ProjectedEntry::id).collect(),
+    };
+    let path_ids = entries.iter().map(ProjectedEntry::id).collect();
+    Preparation::of_window(profile, window, path_ids, |i| {
+        messages_for_compaction(&entries[i]).cloned().collect()
     })
 }
 
