@@ -15,11 +15,9 @@ use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::format::profile::Profile;
-use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState, parse_params};
-use jsonrpc_core::Params;
+use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
 pub use registry::Registry;
 
@@ -178,33 +176,22 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// [`SidecarCapabilities`].
-    fn capabilities(&self) -> Map<String, Value> {
-        match serde_json::to_value(SidecarCapabilities::current()) {
-            Ok(Value::Object(members)) => members,
-            _ => Map::new(),
-        }
+    type Settings = SidecarSettings;
+    type Capabilities = SidecarCapabilities;
+
+    fn capabilities(&self) -> SidecarCapabilities {
+        SidecarCapabilities::current()
     }
 
     fn on_initialize(
         &self,
-        params: &Value,
+        ours: SidecarSettings,
         settings: &ClientSettings,
-    ) -> Result<Map<String, Value>, RpcError> {
-        // Read as every method reads its params, so an error names the member.
-        let ours: SidecarSettings = parse_params(match params {
-            Value::Object(members) => Params::Map(members.clone()),
-            Value::Array(items) => Params::Array(items.clone()),
-            _ => Params::None,
-        })?;
+    ) -> Result<SidecarSettings, RpcError> {
         self.registry.configure(&ours, settings.deterministic)?;
-        let echoed = match serde_json::to_value(&ours) {
-            Ok(Value::Object(members)) => members,
-            _ => Map::new(),
-        };
         // `initialize` succeeds once; a retry after an error may set them anew.
-        let _ = self.settings.set(ours);
-        Ok(echoed)
+        let _ = self.settings.set(ours.clone());
+        Ok(ours)
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
@@ -275,13 +262,11 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             |p: &wire::CompactParams| p.session_id.clone(),
             compact,
         )
-        .declare_hook::<wire::BeforeTreeHook, wire::BeforeTreeAnswer>("session_before_tree")
-        .declare_hook::<wire::BeforeForkHook, wire::BeforeForkAnswer>("session_before_fork")
-        .declare_hook::<wire::BeforeCompactHook, wire::BeforeCompactAnswer>(
-            "session_before_compact",
-        )
-        .declare_notification::<wire::TreeNotification>("session_tree")
-        .declare_notification::<wire::CompactNotification>("session_compact")
-        .declare_notification::<wire::ChangedNotification>("session_changed")
-        .declare_notification::<wire::WatchEndedNotification>("session_watch_ended");
+        .declare::<wire::BeforeTreeHook>()
+        .declare::<wire::BeforeForkHook>()
+        .declare::<wire::BeforeCompactHook>()
+        .announce::<wire::TreeNotification>()
+        .announce::<wire::CompactNotification>()
+        .announce::<wire::ChangedNotification>()
+        .announce::<wire::WatchEndedNotification>();
 }

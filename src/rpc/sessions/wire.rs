@@ -9,6 +9,7 @@ use crate::export::ExportFormat;
 use crate::format::profile::Profile;
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
+use crate::rpc::{Hook, ServerNotification};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
@@ -219,6 +220,11 @@ pub struct BeforeTreeHook {
     pub branch_summary: Option<Json>,
 }
 
+impl Hook for BeforeTreeHook {
+    const NAME: &'static str = "session_before_tree";
+    type Answer = BeforeTreeAnswer;
+}
+
 /// The `session_before_tree` hook's answer (every member optional).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -246,6 +252,10 @@ pub struct TreeNotification {
     pub from_extension: Option<bool>,
 }
 
+impl ServerNotification for TreeNotification {
+    const NAME: &'static str = "session_tree";
+}
+
 /// `session/fork`: a new session from the path before a user message (`before`, pi's
 /// `/fork`) or up to an entry (`at`, pi's `/clone`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -271,6 +281,11 @@ pub struct BeforeForkHook {
     pub session_id: String,
     pub entry_id: String,
     pub position: ForkPosition,
+}
+
+impl Hook for BeforeForkHook {
+    const NAME: &'static str = "session_before_fork";
+    type Answer = BeforeForkAnswer;
 }
 
 /// The `session_before_fork` hook's answer.
@@ -987,6 +1002,11 @@ pub struct BeforeCompactHook {
     pub reason: Option<CompactReason>,
 }
 
+impl Hook for BeforeCompactHook {
+    const NAME: &'static str = "session_before_compact";
+    type Answer = BeforeCompactAnswer;
+}
+
 /// The `session_before_compact` hook's answer.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1038,6 +1058,10 @@ pub struct ChangedNotification {
     pub entries: Vec<Json>,
 }
 
+impl ServerNotification for ChangedNotification {
+    const NAME: &'static str = "session_changed";
+}
+
 /// `session/watch`'s answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1084,6 +1108,10 @@ pub struct WatchEndedNotification {
     pub message: String,
 }
 
+impl ServerNotification for WatchEndedNotification {
+    const NAME: &'static str = "session_watch_ended";
+}
+
 /// The `session_compact` notification, sent after the entry is written and before the response.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1093,4 +1121,8 @@ pub struct CompactNotification {
     pub compaction_entry: Json,
     /// Whether the entry came from the hook.
     pub from_extension: bool,
+}
+
+impl ServerNotification for CompactNotification {
+    const NAME: &'static str = "session_compact";
 }
