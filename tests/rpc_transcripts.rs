@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pi_session::internal::rpc::sidecar;
+use pi_session::internal::rpc::session_server;
 use pi_session::internal::rpc::{
     HookOutcome, Methods, Nothing, RequestContext, RpcError, ServerOptions, ServerState,
 };
@@ -245,8 +245,8 @@ async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), Failure>,
             transcript.framing,
         ),
         StateKind::Sidecar => TestClient::start(
-            sidecar::Sidecar::default(),
-            sidecar::methods(),
+            session_server::Sidecar::default(),
+            session_server::methods(),
             options,
             transcript.framing,
         ),

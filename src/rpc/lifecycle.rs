@@ -261,9 +261,9 @@ impl ClientSettings {
     }
 }
 
-/// The `initialize` result as the schema shows it; the application's own members of
-/// `settings` and `capabilities` are added there by `rpc/schema.rs`, and sent through
-/// [`InitializeAnswer`].
+// As the schema shows it: `rpc/schema.rs` adds the application's own members of `settings`
+// and `capabilities` there; what is sent is this with them in place (`InitializeAnswer`).
+/// The `initialize` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
@@ -440,7 +440,12 @@ mod tests {
         let mut application = serde_json::Map::new();
         application.insert("sessionsRoot".into(), json!("/s"));
         let sent = serde_json::to_value(SettingsAnswer::new(&s, &application)).unwrap();
-        let keys: Vec<&str> = sent.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = sent
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(
             keys,
             [

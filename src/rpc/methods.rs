@@ -93,6 +93,9 @@ pub struct Message {
     pub params: SchemaOf,
     /// Requests and hooks: the result (a hook's answer).
     pub result: Option<SchemaOf>,
+    /// Requests: the member of `initialize`'s `capabilities` that advertises the method, for
+    /// a method a client should look for before calling ([`Methods::advertised_by`]).
+    pub capability: Option<&'static str>,
 }
 
 /// The methods a server offers beyond the lifecycle, and the names it advertises.
@@ -138,11 +141,7 @@ impl<S: ServerState> Methods<S> {
         self.claim_request::<P, R>(
             name,
             Kind::Concurrent,
-            Box::new(move |params, context| {
-                let params = match parse_params::<P>(params) {
-                    Ok(params) => params,
-                    Err(error) => return Box::pin(std::future::ready(Err(error))),
-                };
+            reading_params(move |context: RequestContext<S>, params: P| {
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
                     let _permit = admitted(&context).await?;
@@ -172,11 +171,7 @@ impl<S: ServerState> Methods<S> {
         self.claim_request::<P, R>(
             name,
             Kind::Serial,
-            Box::new(move |params, context| {
-                let params = match parse_params::<P>(params) {
-                    Ok(params) => params,
-                    Err(error) => return Box::pin(std::future::ready(Err(error))),
-                };
+            reading_params(move |context: RequestContext<S>, params: P| {
                 // Taken now, while the reader is still on this request: arrival order.
                 let ticket = context.server().serial_queues().ticket(key_of(&params));
                 let work = handler(context.clone(), params);
@@ -218,6 +213,7 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: None,
+            capability: None,
         });
         let owned_name = name.to_owned();
         self.notification_handlers.insert(
@@ -238,7 +234,20 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: Some(schema_of::<Option<A>>),
+            capability: None,
         });
+        self
+    }
+
+    /// Names the member of `initialize`'s `capabilities` that advertises the request method
+    /// registered last (the table's capability column: `schema.json`'s `x-capability`,
+    /// protocol.md's method index).
+    pub fn advertised_by(&mut self, capability: &'static str) -> &mut Self {
+        let last = self
+            .requests
+            .last_mut()
+            .expect("advertised_by follows the method it advertises");
+        last.capability = Some(capability);
         self
     }
 
@@ -260,6 +269,7 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: None,
+            capability: None,
         });
         self
     }
@@ -289,6 +299,7 @@ impl<S: ServerState> Methods<S> {
             kind: Some(kind),
             params: schema_of::<P>,
             result: Some(schema_of::<R::Shape>),
+            capability: None,
         });
     }
 
@@ -378,6 +389,23 @@ impl<S: ServerState> Methods<S> {
             .collect();
         names.into_iter().collect()
     }
+}
+
+/// A request handler that reads the params into `P` (bad params are answered at once, naming
+/// the parameter) and then calls `start`, still in arrival order.
+fn reading_params<S, P, F>(start: F) -> RequestHandler<S>
+where
+    S: ServerState,
+    P: DeserializeOwned,
+    F: Fn(RequestContext<S>, P) -> BoxFuture<'static, Result<String, RpcError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    Box::new(move |params, context| match parse_params::<P>(params) {
+        Ok(params) => start(context, params),
+        Err(error) => Box::pin(std::future::ready(Err(error))),
+    })
 }
 
 /// Waits until the request may start its work (backpressure), unless it is cancelled or the

@@ -218,7 +218,9 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
         .add_serial("session/watch", by_session, watch_session)
+        .advertised_by("watch")
         .add_serial("session/unwatch", by_session, unwatch_session)
+        .advertised_by("watch")
         .add_serial(
             "session/append",
             |p: &wire::AppendParams| p.session_id.clone(),
@@ -247,6 +249,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             fork,
         )
         .add("session/export", export)
+        .advertised_by("exportFormats")
         .add("session/buildContext", build_context)
         .add("session/buildContextEntries", build_context_entries)
         .add("session/getTree", get_tree)
@@ -256,12 +259,15 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/getBranch", get_branch)
         .add("session/getInfo", get_info)
         .add("session/getContextUsage", get_context_usage)
+        .advertised_by("compaction")
         .add("session/prepareCompaction", prepare_compaction)
+        .advertised_by("compaction")
         .add_serial(
             "session/compact",
             |p: &wire::CompactParams| p.session_id.clone(),
             compact,
         )
+        .advertised_by("compaction")
         .declare::<wire::BeforeTreeHook>()
         .declare::<wire::BeforeForkHook>()
         .declare::<wire::BeforeCompactHook>()

@@ -557,58 +557,56 @@ pub struct InfoResult {
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 
-/// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
-/// list, or the harness's `JsonlSessionRepo.list({cwd})`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListParams {
-    pub cwd: String,
-    /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
-    /// harness: the sessions root instead of the server's.
-    pub session_dir: Option<String>,
-    /// Whose listing: defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
-    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
-    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
-    pub fields: Option<Vec<ListField>>,
-    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
-    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
-    pub query: Option<String>,
-    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
-    /// view) or `recent` (newest first, as pi's recent view).
-    pub sort: Option<SearchSort>,
-    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
-    pub name_filter: Option<NameFilter>,
-    /// Rows to skip (after searching and sorting); default 0.
-    pub offset: Option<u64>,
-    /// At most this many rows; default: all.
-    pub limit: Option<u64>,
+/// Declares the params of a listing: its own members, then what every listing selects (one
+/// list of members, documented once; serde's `flatten` would lose `deny_unknown_fields`).
+macro_rules! listing_params {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$doc:meta])* pub $member:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$doc])* pub $member: $ty,)*
+            /// Whose listing: defaults to `initialize.defaultProfile`.
+            pub profile: Option<Profile>,
+            /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
+            /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+            pub fields: Option<Vec<ListField>>,
+            /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
+            /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+            pub query: Option<String>,
+            /// With `query`: `relevance` (default: best match first, then newest, as pi's default
+            /// view) or `recent` (newest first, as pi's recent view).
+            pub sort: Option<SearchSort>,
+            /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
+            pub name_filter: Option<NameFilter>,
+            /// Rows to skip (after searching and sorting); default 0.
+            pub offset: Option<u64>,
+            /// At most this many rows; default: all.
+            pub limit: Option<u64>,
+        }
+    };
 }
 
-/// `session/listAll`: every project's sessions.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListAllParams {
-    /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
-    /// harness: the sessions root instead of the server's.
-    pub session_dir: Option<String>,
-    /// Whose listing: defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
-    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
-    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
-    pub fields: Option<Vec<ListField>>,
-    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
-    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
-    pub query: Option<String>,
-    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
-    /// view) or `recent` (newest first, as pi's recent view).
-    pub sort: Option<SearchSort>,
-    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
-    pub name_filter: Option<NameFilter>,
-    /// Rows to skip (after searching and sorting); default 0.
-    pub offset: Option<u64>,
-    /// At most this many rows; default: all.
-    pub limit: Option<u64>,
+listing_params! {
+    /// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
+    /// list, or the harness's `JsonlSessionRepo.list({cwd})`).
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListParams {
+        pub cwd: String,
+        /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
+        /// harness: the sessions root instead of the server's.
+        pub session_dir: Option<String>,
+    }
+}
+
+listing_params! {
+    /// `session/listAll`: every project's sessions.
+    #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListAllParams {
+        /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
+        /// harness: the sessions root instead of the server's.
+        pub session_dir: Option<String>,
+    }
 }
 
 /// `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
