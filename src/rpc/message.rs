@@ -512,6 +512,22 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_params_reach_the_method_unread() {
+        // Well-formed: the request is answered (its method reads the params and refuses them
+        // naming the parameter) rather than refused as a frame without an id.
+        let depth = 100_000;
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let Incoming::Request(request) = parse_incoming(text.as_bytes()) else {
+            panic!("not a request")
+        };
+        assert_eq!(request.id, Id::Num(1));
+    }
+
+    #[test]
     fn responses_from_the_client() {
         let incoming = parse(json!({"jsonrpc": "2.0", "id": "s1", "result": {"cancel": true}}));
         let Incoming::Response {

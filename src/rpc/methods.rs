@@ -537,6 +537,26 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_params_are_invalid_params_not_a_crash() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Open {
+            data: Value,
+        }
+        // The envelope keeps params unread; reading them stops at serde_json's depth limit.
+        let depth = 100_000;
+        let text = format!(r#"{{"data": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
+        let params = RawValue::from_string(text).unwrap();
+        let error = parse_params::<Open>(Some(&params)).unwrap_err();
+        assert_eq!(error.code(), crate::rpc::error::code::INVALID_PARAMS);
+        assert!(
+            error.message().contains("recursion limit"),
+            "{}",
+            error.message()
+        );
+    }
+
+    #[test]
     fn no_params_accepts_nothing_much() {
         parse_params::<NoParams>(None).unwrap();
         for text in ["{}", "[]", "[ \n]", r#"{"extra": 1}"#] {
