@@ -54,10 +54,10 @@ pub mod internal {
     }
     pub mod rpc {
         pub use crate::rpc::{
-            BoxFuture, ClientSettings, Frame, FrameReader, Framing, HookOutcome, Methods,
+            BoxFuture, ClientSettings, Frame, FrameReader, Framing, HookOutcome, Methods, Nothing,
             PROTOCOL_VERSION, RequestContext, RpcError, ServeOutcome, Server, ServerOptions,
             ServerState, StdioArgs, StopHandle, StopReason, WireFraming, encode_frame, schema,
-            serve_stdio, sidecar,
+            serve_stdio, session_server,
         };
     }
     pub mod transcript {

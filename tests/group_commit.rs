@@ -11,7 +11,9 @@ use pi_session::internal::format::ids::IdSource;
 use pi_session::internal::format::json::parse;
 use pi_session::internal::format::profile::Profile;
 use pi_session::internal::format::write::NewEntry;
-use pi_session::internal::rpc::{RequestContext, RpcError, ServerOptions, WireFraming, sidecar};
+use pi_session::internal::rpc::{
+    RequestContext, RpcError, ServerOptions, WireFraming, session_server,
+};
 use pi_session::internal::store::{NewSession, Session, SessionOptions};
 use serde_json::{Value, json};
 use support::memory::TestClient;
@@ -93,11 +95,11 @@ struct SyncsParams {
 }
 
 /// The sidecar's methods and `test/syncs`, which tells how many syncs a session's appends had.
-fn methods_with_a_sync_count() -> pi_session::internal::rpc::Methods<sidecar::Sidecar> {
-    let mut methods = sidecar::methods();
+fn methods_with_a_sync_count() -> pi_session::internal::rpc::Methods<session_server::Sidecar> {
+    let mut methods = session_server::methods();
     methods.add(
         "test/syncs",
-        |ctx: RequestContext<sidecar::Sidecar>, p: SyncsParams| async move {
+        |ctx: RequestContext<session_server::Sidecar>, p: SyncsParams| async move {
             let cell = ctx.state().registry.get(&p.session_id)?;
             let syncs = cell.lock().unwrap().syncs();
             Ok::<_, RpcError>(syncs)
@@ -119,7 +121,7 @@ async fn call(client: &mut TestClient, id: u64, method: &str, params: Value) -> 
 async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut client = TestClient::start(
-        sidecar::Sidecar::default(),
+        session_server::Sidecar::default(),
         methods_with_a_sync_count(),
         ServerOptions::default(),
         WireFraming::Ndjson,

@@ -4,7 +4,7 @@
 
 mod support;
 
-use pi_session::internal::rpc::{ServerOptions, WireFraming, sidecar};
+use pi_session::internal::rpc::{ServerOptions, WireFraming, session_server};
 use serde_json::{Value, json};
 use support::memory::TestClient;
 
@@ -16,8 +16,8 @@ struct Client {
 impl Client {
     async fn start(root: &std::path::Path) -> Client {
         let inner = TestClient::start(
-            sidecar::Sidecar::default(),
-            sidecar::methods(),
+            session_server::Sidecar::default(),
+            session_server::methods(),
             ServerOptions::default(),
             WireFraming::Ndjson,
         );
@@ -218,8 +218,8 @@ async fn header_metadata_with_pi_cli_is_an_invalid_argument() {
 async fn the_sidecar_reads_and_echoes_its_own_initialize_settings() {
     let mut client = Client {
         inner: TestClient::start(
-            sidecar::Sidecar::default(),
-            sidecar::methods(),
+            session_server::Sidecar::default(),
+            session_server::methods(),
             ServerOptions::default(),
             WireFraming::Ndjson,
         ),

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_session::internal::rpc::{
-    BoxFuture, ClientSettings, Methods, RequestContext, RpcError, ServerOptions, ServerState,
-    StopReason, WireFraming,
+    BoxFuture, ClientSettings, Methods, Nothing, RequestContext, RpcError, ServerOptions,
+    ServerState, StopReason, WireFraming,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,22 +29,31 @@ impl Recorder {
     }
 }
 
+/// The recorder's own member of `initialize`'s params; the server knows none of them.
+#[derive(Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecorderSettings {
+    sessions_root: Option<String>,
+}
+
 impl ServerState for Recorder {
+    type Settings = RecorderSettings;
+    type Capabilities = Nothing;
+
+    fn capabilities(&self) -> Nothing {
+        Nothing {}
+    }
+
     fn on_initialize(
         &self,
-        params: &serde_json::Value,
+        ours: RecorderSettings,
         _settings: &ClientSettings,
-    ) -> Result<serde_json::Map<String, serde_json::Value>, RpcError> {
+    ) -> Result<RecorderSettings, RpcError> {
         if self.refuse_first_initialize.swap(false, Ordering::SeqCst) {
             return Err(RpcError::application(1099, "not ready", "not_ready"));
         }
-        // The application reads its own members of the params; the server knows none of them.
-        let root = params.get("sessionsRoot").and_then(|r| r.as_str());
-        self.record(format!("initialize {root:?}"));
-        Ok(serde_json::Map::from_iter([(
-            "sessionsRoot".to_string(),
-            serde_json::json!(root),
-        )]))
+        self.record(format!("initialize {:?}", ours.sessions_root.as_deref()));
+        Ok(ours)
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
@@ -221,7 +230,14 @@ struct AppendParams {
 #[derive(Default)]
 struct Keyed(Mutex<std::collections::HashMap<String, Vec<u64>>>);
 
-impl ServerState for Keyed {}
+impl ServerState for Keyed {
+    type Settings = Nothing;
+    type Capabilities = Nothing;
+
+    fn capabilities(&self) -> Nothing {
+        Nothing {}
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serial_changes_answer_in_order_on_a_multi_threaded_runtime() {

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pi_session::internal::rpc::sidecar;
+use pi_session::internal::rpc::session_server;
 use pi_session::internal::rpc::{
-    HookOutcome, Methods, RequestContext, RpcError, ServerOptions, ServerState,
+    HookOutcome, Methods, Nothing, RequestContext, RpcError, ServerOptions, ServerState,
 };
 use pi_session::internal::transcript::{self, Failure, Peer, Places, StateKind, Tmp, Transcript};
 use serde::Deserialize;
@@ -50,7 +50,14 @@ impl Lists {
     }
 }
 
-impl ServerState for Lists {}
+impl ServerState for Lists {
+    type Settings = Nothing;
+    type Capabilities = Nothing;
+
+    fn capabilities(&self) -> Nothing {
+        Nothing {}
+    }
+}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct SleepParams {
@@ -74,8 +81,9 @@ struct KeyParams {
 #[derive(Deserialize, schemars::JsonSchema)]
 struct HookParams {
     name: String,
+    /// An object, as a hook's params always are.
     #[serde(default)]
-    params: Value,
+    params: serde_json::Map<String, Value>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -87,7 +95,7 @@ struct SerialHookParams {
 #[derive(Deserialize, schemars::JsonSchema)]
 struct NotifyParams {
     method: String,
-    params: Value,
+    params: serde_json::Map<String, Value>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -98,9 +106,11 @@ struct TypedParams {
     count: u32,
 }
 
-fn describe(outcome: HookOutcome) -> Value {
+fn describe(outcome: HookOutcome<Value>) -> Value {
     match outcome {
         HookOutcome::Answered(answer) => json!({ "answered": answer }),
+        // Any JSON is a `Value`: never reached.
+        HookOutcome::Unfit(why) => json!({ "unfit": why }),
         HookOutcome::Error(error) => {
             json!({ "error": { "code": error.code(), "message": error.message() } })
         }
@@ -144,14 +154,14 @@ fn test_methods() -> Methods<Lists> {
         .add(
             "test/hook",
             |cx: RequestContext<Lists>, p: HookParams| async move {
-                Ok::<_, RpcError>(describe(cx.hook(&p.name, p.params).await))
+                Ok::<_, RpcError>(describe(cx.hook(&p.name, &p.params).await))
             },
         )
         .add_serial(
             "test/serialHook",
             |p: &SerialHookParams| p.key.clone(),
             |cx: RequestContext<Lists>, p: SerialHookParams| async move {
-                let outcome = cx.hook(&p.name, json!({ "key": p.key })).await;
+                let outcome = cx.hook(&p.name, &json!({ "key": p.key })).await;
                 if outcome == HookOutcome::Cancelled {
                     // Stop before changing anything, as a real method would.
                     return Err(RpcError::request_cancelled());
@@ -169,7 +179,7 @@ fn test_methods() -> Methods<Lists> {
         .add(
             "test/notify",
             |cx: RequestContext<Lists>, p: NotifyParams| async move {
-                cx.notify(&p.method, p.params);
+                cx.notify(&p.method, &p.params);
                 Ok::<_, RpcError>("sent")
             },
         )
@@ -235,8 +245,8 @@ async fn play_file(path: &Path) -> (Transcript, Vec<Value>, Result<(), Failure>,
             transcript.framing,
         ),
         StateKind::Sidecar => TestClient::start(
-            sidecar::Sidecar::default(),
-            sidecar::methods(),
+            session_server::Sidecar::default(),
+            session_server::methods(),
             options,
             transcript.framing,
         ),

@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 
 use pi_session::internal::rpc::schema::{protocol_schema, schema_method_names};
-use pi_session::internal::rpc::sidecar;
+use pi_session::internal::rpc::{ServerState, session_server};
 use serde_json::Value;
 
 fn keys(schema: &Value, section: &str) -> Vec<String> {
@@ -41,7 +41,7 @@ fn the_committed_schema_is_what_the_code_generates() {
 #[test]
 fn the_schema_covers_every_message_the_server_knows() {
     let schema = protocol_schema();
-    let methods = sidecar::methods();
+    let methods = session_server::methods();
     let mut listed = schema_method_names(&schema);
     listed.sort();
     assert_eq!(listed, methods.request_names(), "methods");
@@ -294,8 +294,43 @@ fn the_validator_refuses_what_pi_does_not_write() {
     }
 }
 
-/// protocol.md's method index is the method table's: every request with its kind and the
-/// definitions of its params and result.
+/// The capability the table names for a method is a member `initialize` answers in
+/// `capabilities`, and one that says yes (true, or a non-empty list or map) in what the
+/// sidecar sends.
+#[test]
+fn a_methods_capability_is_one_initialize_advertises() {
+    let schema = protocol_schema();
+    let members = &schema["definitions"]["Capabilities"]["properties"];
+    let table = session_server::methods();
+    let named: Vec<(&str, &str)> = table
+        .requests()
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), m.capability?)))
+        .collect();
+    assert!(!named.is_empty(), "the table names no capability");
+    let advertised = serde_json::to_value(session_server::Sidecar::default().capabilities())
+        .expect("capabilities serialize");
+    for (method, capability) in named {
+        assert!(
+            members.get(capability).is_some(),
+            "{method}: capabilities has no member '{capability}' in schema.json"
+        );
+        let says_yes = match &advertised[capability] {
+            Value::Bool(yes) => *yes,
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(members) => !members.is_empty(),
+            _ => false,
+        };
+        assert!(
+            says_yes,
+            "{method}: capabilities.{capability} does not advertise it"
+        );
+    }
+}
+
+/// protocol.md's method index is the method table's: every request with its kind, the
+/// definitions of its params and result, and the member of `initialize`'s `capabilities` that
+/// advertises it.
 #[test]
 fn protocol_md_indexes_the_method_table() {
     fn shown(fragment: &Value) -> String {
@@ -308,11 +343,15 @@ fn protocol_md_indexes_the_method_table() {
         panic!("a message whose params or result is not a definition: {fragment}")
     }
     let schema = protocol_schema();
-    let mut index = String::from("| method | kind | params | result |\n|---|---|---|---|\n");
+    let mut index =
+        String::from("| method | kind | params | result | capability |\n|---|---|---|---|---|\n");
     for (name, message) in schema["methods"].as_object().unwrap() {
         let kind = message["x-kind"].as_str().unwrap_or("lifecycle");
+        let capability = message["x-capability"]
+            .as_str()
+            .map_or_else(String::new, |c| format!("`{c}`"));
         index.push_str(&format!(
-            "| `{name}` | {kind} | {} | {} |\n",
+            "| `{name}` | {kind} | {} | {} | {capability} |\n",
             shown(&message["params"]),
             shown(&message["result"])
         ));

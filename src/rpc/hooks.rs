@@ -9,17 +9,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use jsonrpc_core::Error;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::error::RpcError;
+pub(crate) use super::message::HookAnswer;
 
-/// How a hook ended, as the awaiting method sees it.
+/// How a hook ended, as the awaiting method sees it; `A` is the answer's declared type.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HookOutcome {
+pub enum HookOutcome<A> {
     /// The client answered with this result.
-    Answered(Value),
+    Answered(A),
+    /// The client answered with something that is not an `A` (already logged, with why).
+    /// Treat as no answer.
+    Unfit(String),
     /// The client answered with an error (already logged). Treat as no answer.
     Error(RpcError),
     /// No answer within `hookTimeoutMs`; the server sent `$/cancelRequest` for it.
@@ -34,9 +36,9 @@ pub enum HookOutcome {
     InputClosed,
 }
 
-impl HookOutcome {
+impl<A> HookOutcome<A> {
     /// The client's answer, or `None` for every way of not answering.
-    pub fn answer(&self) -> Option<&Value> {
+    pub fn answer(&self) -> Option<&A> {
         match self {
             HookOutcome::Answered(value) => Some(value),
             _ => None,
@@ -44,16 +46,13 @@ impl HookOutcome {
     }
 
     /// The client's answer, consumed.
-    pub fn into_answer(self) -> Option<Value> {
+    pub fn into_answer(self) -> Option<A> {
         match self {
             HookOutcome::Answered(value) => Some(value),
             _ => None,
         }
     }
 }
-
-/// A client's answer as it arrives: a result or an error object.
-pub(crate) type HookAnswer = Result<Value, Error>;
 
 /// The hooks sent and not yet answered.
 #[derive(Default)]
@@ -122,15 +121,20 @@ impl PendingHooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
+
+    fn text(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
 
     #[tokio::test]
     async fn answers_reach_their_waiter_once() {
         let hooks = PendingHooks::default();
         let (id, answered) = hooks.register().unwrap();
         assert_eq!(id, "s1");
-        assert!(hooks.answer("s1", Ok(Value::Bool(true))));
-        assert!(!hooks.answer("s1", Ok(Value::Null)), "second answer");
-        assert_eq!(answered.await.unwrap(), Ok(Value::Bool(true)));
+        assert!(hooks.answer("s1", Ok(text("true"))));
+        assert!(!hooks.answer("s1", Ok(text("null"))), "second answer");
+        assert_eq!(answered.await.unwrap().unwrap().get(), "true");
         assert_eq!(hooks.register().unwrap().0, "s2");
     }
 

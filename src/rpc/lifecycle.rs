@@ -16,7 +16,7 @@ use super::pressure::Limits;
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.6";
+pub const PROTOCOL_VERSION: &str = "0.7";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;
@@ -210,13 +210,6 @@ pub struct ClientSettings {
     #[serde(rename = "hookTimeoutMs", serialize_with = "serialize_millis")]
     #[schemars(with = "u64")]
     pub hook_timeout: Duration,
-    /// The application's own settings, as [`ServerState::on_initialize`] understood them
-    /// (for the sidecar: `sessionsRoot`, `defaultProfile`).
-    ///
-    /// [`ServerState::on_initialize`]: super::ServerState::on_initialize
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub application: serde_json::Map<String, Value>,
     /// Reproducible ids and timestamps, when on.
     #[schemars(with = "Option<DeterministicWire>")]
     pub deterministic: Option<Deterministic>,
@@ -262,13 +255,14 @@ impl ClientSettings {
             process_id,
             hooks: params.hooks.into_iter().collect(),
             hook_timeout: Duration::from_millis(params.hook_timeout_ms),
-            application: serde_json::Map::new(),
             deterministic,
             framing,
         })
     }
 }
 
+// As the schema shows it: `rpc/schema.rs` adds the application's own members of `settings`
+// and `capabilities` there; what is sent is this with them in place (`InitializeAnswer`).
 /// The `initialize` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -323,9 +317,72 @@ pub struct Capabilities {
     pub max_pending_requests: usize,
     /// Bytes of output not yet read by the client above which no new request starts.
     pub max_unsent_bytes: usize,
-    /// The application's own capabilities (the sidecar's: `profiles`).
+}
+
+/// The `initialize` result as sent: [`InitializeResult`] with the application's own settings
+/// `A` and capabilities `C` in place, serialized from their types.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InitializeAnswer<'a, A, C> {
+    pub server_info: &'a ServerInfo,
+    pub protocol_version: &'static str,
+    pub methods: &'a [String],
+    pub capabilities: WithApplication<&'a Capabilities, &'a C>,
+    pub settings: SettingsAnswer<'a, A>,
+}
+
+impl<'a, A, C> InitializeAnswer<'a, A, C> {
+    pub(crate) fn new(result: &'a InitializeResult, settings: &'a A, capabilities: &'a C) -> Self {
+        InitializeAnswer {
+            server_info: &result.server_info,
+            protocol_version: result.protocol_version,
+            methods: &result.methods,
+            capabilities: WithApplication {
+                server: &result.capabilities,
+                application: capabilities,
+            },
+            settings: SettingsAnswer::new(&result.settings, settings),
+        }
+    }
+}
+
+/// The server's members and then the application's, in one object.
+#[derive(Serialize)]
+pub(crate) struct WithApplication<S, A> {
     #[serde(flatten)]
-    pub application: serde_json::Map<String, serde_json::Value>,
+    server: S,
+    #[serde(flatten)]
+    application: A,
+}
+
+/// [`ClientSettings`] as sent, with the application's members where they have always been
+/// (after `hookTimeoutMs`): the same members, by reference.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SettingsAnswer<'a, A> {
+    client_info: &'a Option<ClientInfo>,
+    process_id: Option<i32>,
+    hooks: &'a BTreeSet<String>,
+    #[serde(rename = "hookTimeoutMs", serialize_with = "serialize_millis")]
+    hook_timeout: Duration,
+    #[serde(flatten)]
+    application: &'a A,
+    deterministic: Option<Deterministic>,
+    framing: WireFraming,
+}
+
+impl<'a, A> SettingsAnswer<'a, A> {
+    fn new(settings: &'a ClientSettings, application: &'a A) -> Self {
+        SettingsAnswer {
+            client_info: &settings.client_info,
+            process_id: settings.process_id,
+            hooks: &settings.hooks,
+            hook_timeout: settings.hook_timeout,
+            application,
+            deterministic: settings.deterministic,
+            framing: settings.framing,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -368,6 +425,39 @@ mod tests {
         let error =
             settings(json!({"deterministic": {"startTime": "yesterday"}}), &flag).unwrap_err();
         assert!(error.contains("startTime"), "{error}");
+    }
+
+    #[test]
+    fn the_settings_sent_are_the_settings_with_the_applications_members_in_place() {
+        let s = settings(
+            json!({"clientInfo": {"name": "c"}, "hooks": ["h"], "deterministic": true}),
+            &ServerOptions::default(),
+        )
+        .unwrap();
+        let plain = serde_json::to_string(&s).unwrap();
+        let sent = serde_json::to_string(&SettingsAnswer::new(&s, &super::super::Nothing {}));
+        assert_eq!(sent.unwrap(), plain);
+        let mut application = serde_json::Map::new();
+        application.insert("sessionsRoot".into(), json!("/s"));
+        let sent = serde_json::to_value(SettingsAnswer::new(&s, &application)).unwrap();
+        let keys: Vec<&str> = sent
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "clientInfo",
+                "processId",
+                "hooks",
+                "hookTimeoutMs",
+                "sessionsRoot",
+                "deterministic",
+                "framing"
+            ]
+        );
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! come dispatch, `initialize`'s `methods`/`capabilities`, `protocol/schema.json`
 //! (`rpc/schema.rs`) and the method index of protocol.md (checked by `tests/schema.rs`).
 //!
-//! jsonrpc-core's `MetaIoHandler` routes the calls. Each entry is a wrapper that, when the reader
-//! calls it (synchronously, in arrival order), parses the params and, for serial methods, takes
-//! a ticket in the key's line; the future it returns does the rest in the request's own task.
+//! The table routes the calls itself: jsonrpc-core's router hands methods a tree of values,
+//! while here a method's params go from the request's text straight into its own type. Each
+//! entry is a wrapper that, when the reader calls it (synchronously, in arrival order), reads
+//! the params and, for serial methods, takes a ticket in the key's line; the future it returns
+//! does the rest in the request's own task and yields the answer's JSON text.
 //!
 //! Cancellation (`$/cancelRequest`): a request still waiting for its serial turn, or any
 //! request of a concurrent method, is dropped at its next await and answered -32800. A serial
@@ -14,15 +16,14 @@
 //! [`RequestContext::is_cancelled`], and either stops before changing anything (returning
 //! [`RpcError::request_cancelled`]) or finishes and answers normally.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 
-use jsonrpc_core::{Call, MetaIoHandler, Output, Params};
 use schemars::JsonSchema;
 use schemars::r#gen::SchemaGenerator;
 use schemars::schema::Schema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 
 use super::error::RpcError;
 use super::request_context::{Answer, BoxFuture, RequestContext, ServerHandle, ServerState};
@@ -33,13 +34,36 @@ pub const BUILTIN_REQUESTS: [&str; 2] = ["initialize", "shutdown"];
 /// Notifications the lifecycle handles itself.
 pub const BUILTIN_NOTIFICATIONS: [&str; 3] = ["$/cancelRequest", "exit", "initialized"];
 
-type Table<S> = MetaIoHandler<RequestContext<S>>;
+/// A request method's wrapper: reads the params, takes its place, and returns the work, which
+/// yields the answer's JSON text.
+type RequestHandler<S> = Box<
+    dyn Fn(Option<&RawValue>, RequestContext<S>) -> BoxFuture<'static, Result<String, RpcError>>
+        + Send
+        + Sync,
+>;
+
+/// A notification's wrapper: reads the params and runs the handler.
+type NotificationHandler<S> = Box<dyn Fn(&ServerHandle<S>, Option<&RawValue>) + Send + Sync>;
 
 /// Makes the schema of a type (in the generator's definitions when it has a name).
 pub type SchemaOf = fn(&mut SchemaGenerator) -> Schema;
 
 fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
+}
+
+/// A hook (server -> client request), named by its params type: the name it travels under and
+/// the answer it expects (`null` is always an answer too). Declared with
+/// [`Methods::declare`], sent with [`RequestContext::ask`].
+pub trait Hook: serde::Serialize + JsonSchema {
+    const NAME: &'static str;
+    type Answer: DeserializeOwned + JsonSchema;
+}
+
+/// A server -> client notification, named by its params type. Declared with
+/// [`Methods::announce`], sent with [`ServerHandle::send`](super::ServerHandle::send).
+pub trait ServerNotification: serde::Serialize + JsonSchema {
+    const NAME: &'static str;
 }
 
 /// How a request runs beside the others.
@@ -69,11 +93,15 @@ pub struct Message {
     pub params: SchemaOf,
     /// Requests and hooks: the result (a hook's answer).
     pub result: Option<SchemaOf>,
+    /// Requests: the member of `initialize`'s `capabilities` that advertises the method, for
+    /// a method a client should look for before calling ([`Methods::advertised_by`]).
+    pub capability: Option<&'static str>,
 }
 
 /// The methods a server offers beyond the lifecycle, and the names it advertises.
 pub struct Methods<S: ServerState> {
-    table: Table<S>,
+    request_handlers: HashMap<String, RequestHandler<S>>,
+    notification_handlers: HashMap<String, NotificationHandler<S>>,
     /// In registration order.
     requests: Vec<Message>,
     notifications: Vec<Message>,
@@ -84,7 +112,8 @@ pub struct Methods<S: ServerState> {
 impl<S: ServerState> Default for Methods<S> {
     fn default() -> Self {
         Methods {
-            table: MetaIoHandler::default(),
+            request_handlers: HashMap::new(),
+            notification_handlers: HashMap::new(),
             requests: Vec::new(),
             notifications: Vec::new(),
             hooks: Vec::new(),
@@ -109,27 +138,20 @@ impl<S: ServerState> Methods<S> {
         F: Fn(RequestContext<S>, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
     {
-        self.claim_request::<P, R>(name, Kind::Concurrent);
-        self.table.add_method_with_meta(
+        self.claim_request::<P, R>(
             name,
-            move |params: Params,
-                  context: RequestContext<S>|
-                  -> BoxFuture<'static, jsonrpc_core::Result<Value>> {
-                let params = match parse_params::<P>(params) {
-                    Ok(params) => params,
-                    Err(error) => return Box::pin(std::future::ready(Err(error.into()))),
-                };
+            Kind::Concurrent,
+            reading_params(move |context: RequestContext<S>, params: P| {
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
                     let _permit = admitted(&context).await?;
-                    let result = tokio::select! {
+                    tokio::select! {
                         biased;
                         () = context.cancelled() => Err(RpcError::request_cancelled()),
-                        result = work => context.keep_answer(result),
-                    };
-                    result.map_err(Into::into)
+                        result = work => result.and_then(Answer::into_json),
+                    }
                 })
-            },
+            }),
         );
         self
     }
@@ -146,40 +168,30 @@ impl<S: ServerState> Methods<S> {
         F: Fn(RequestContext<S>, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
     {
-        self.claim_request::<P, R>(name, Kind::Serial);
-        self.table.add_method_with_meta(
+        self.claim_request::<P, R>(
             name,
-            move |params: Params,
-                  context: RequestContext<S>|
-                  -> BoxFuture<'static, jsonrpc_core::Result<Value>> {
-                let params = match parse_params::<P>(params) {
-                    Ok(params) => params,
-                    Err(error) => return Box::pin(std::future::ready(Err(error.into()))),
-                };
+            Kind::Serial,
+            reading_params(move |context: RequestContext<S>, params: P| {
                 // Taken now, while the reader is still on this request: arrival order.
                 let ticket = context.server().serial_queues().ticket(key_of(&params));
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
                     let turn = tokio::select! {
                         biased;
-                        () = context.cancelled() => {
-                            return Err(RpcError::request_cancelled().into());
-                        }
-                        () = context.server().stopping().cancelled() => {
-                            return Err(server_stopping().into());
-                        }
+                        () = context.cancelled() => return Err(RpcError::request_cancelled()),
+                        () = context.server().stopping().cancelled() => return Err(server_stopping()),
                         turn = ticket.turn() => turn,
                     };
                     let _permit = admitted(&context).await?;
                     let earlier_answered = turn.earlier_answered();
                     context.hold_turn(turn);
-                    let answer = context.keep_answer(work.await);
+                    let answer = work.await.and_then(Answer::into_json);
                     // The work may have let the next request start before it was answered
                     // (`RequestContext::start_next_in_line`); answers still leave in order.
                     earlier_answered.await;
-                    answer.map_err(Into::into)
+                    answer
                 })
-            },
+            }),
         );
         self
     }
@@ -201,14 +213,15 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: None,
+            capability: None,
         });
         let owned_name = name.to_owned();
-        self.table.add_notification_with_meta(
-            name,
-            move |params: Params, context: RequestContext<S>| match parse_params::<P>(params) {
-                Ok(params) => handler(context.server(), params),
+        self.notification_handlers.insert(
+            name.to_owned(),
+            Box::new(move |server, params| match parse_params::<P>(params) {
+                Ok(params) => handler(server, params),
                 Err(error) => tracing::warn!("notification '{owned_name}' dropped: {error}"),
-            },
+            }),
         );
         self
     }
@@ -221,8 +234,31 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: Some(schema_of::<Option<A>>),
+            capability: None,
         });
         self
+    }
+
+    /// Names the member of `initialize`'s `capabilities` that advertises the request method
+    /// registered last (the table's capability column: `schema.json`'s `x-capability`,
+    /// protocol.md's method index).
+    pub fn advertised_by(&mut self, capability: &'static str) -> &mut Self {
+        let last = self
+            .requests
+            .last_mut()
+            .expect("advertised_by follows the method it advertises");
+        last.capability = Some(capability);
+        self
+    }
+
+    /// [`Methods::declare_hook`] for a [`Hook`] type: its name and answer come with it.
+    pub fn declare<H: Hook>(&mut self) -> &mut Self {
+        self.declare_hook::<H, H::Answer>(H::NAME)
+    }
+
+    /// [`Methods::declare_notification`] for a [`ServerNotification`] type.
+    pub fn announce<N: ServerNotification>(&mut self) -> &mut Self {
+        self.declare_notification::<N>(N::NAME)
     }
 
     /// Advertises a server -> client notification in `capabilities.notifications`, with its
@@ -233,6 +269,7 @@ impl<S: ServerState> Methods<S> {
             kind: None,
             params: schema_of::<P>,
             result: None,
+            capability: None,
         });
         self
     }
@@ -246,25 +283,32 @@ impl<S: ServerState> Methods<S> {
 
     /// Registration happens once at startup from code, so a clash is a programming error
     /// worth stopping for, not input.
-    fn claim_request<P: JsonSchema, R: Answer>(&mut self, name: &str, kind: Kind) {
+    fn claim_request<P: JsonSchema, R: Answer>(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        handler: RequestHandler<S>,
+    ) {
         assert!(
             !self.is_known(name),
             "'{name}' is registered twice or is a built-in"
         );
+        self.request_handlers.insert(name.to_owned(), handler);
         self.requests.push(Message {
             name: name.to_owned(),
             kind: Some(kind),
             params: schema_of::<P>,
             result: Some(schema_of::<R::Shape>),
+            capability: None,
         });
     }
 
     pub(crate) fn has_request(&self, name: &str) -> bool {
-        self.requests.iter().any(|m| m.name == name)
+        self.request_handlers.contains_key(name)
     }
 
     pub(crate) fn has_notification(&self, name: &str) -> bool {
-        self.notifications.iter().any(|m| m.name == name)
+        self.notification_handlers.contains_key(name)
     }
 
     /// The request methods beyond the lifecycle, in registration order.
@@ -287,13 +331,32 @@ impl<S: ServerState> Methods<S> {
         &self.server_notifications
     }
 
-    /// Runs the wrapper's synchronous part (params, ticket) now; the future does the rest.
+    /// Runs request `method`'s synchronous part (params, ticket) now; the future does the
+    /// rest and yields the answer's JSON text. `None` for a method not in the table.
     pub(crate) fn call(
         &self,
-        call: Call,
+        method: &str,
+        params: Option<&RawValue>,
         context: RequestContext<S>,
-    ) -> impl Future<Output = Option<Output>> + Send + 'static {
-        self.table.handle_call(call, context)
+    ) -> Option<BoxFuture<'static, Result<String, RpcError>>> {
+        let handler = self.request_handlers.get(method)?;
+        Some(handler(params, context))
+    }
+
+    /// Runs notification `method`'s handler now; false for one not in the table.
+    pub(crate) fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        server: &ServerHandle<S>,
+    ) -> bool {
+        match self.notification_handlers.get(method) {
+            Some(handler) => {
+                handler(server, params);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Every request method, built-ins included, sorted.
@@ -328,6 +391,23 @@ impl<S: ServerState> Methods<S> {
     }
 }
 
+/// A request handler that reads the params into `P` (bad params are answered at once, naming
+/// the parameter) and then calls `start`, still in arrival order.
+fn reading_params<S, P, F>(start: F) -> RequestHandler<S>
+where
+    S: ServerState,
+    P: DeserializeOwned,
+    F: Fn(RequestContext<S>, P) -> BoxFuture<'static, Result<String, RpcError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    Box::new(move |params, context| match parse_params::<P>(params) {
+        Ok(params) => start(context, params),
+        Err(error) => Box::pin(std::future::ready(Err(error))),
+    })
+}
+
 /// Waits until the request may start its work (backpressure), unless it is cancelled or the
 /// server is stopping first; the permit is held for the length of the work.
 async fn admitted<S: ServerState>(
@@ -351,24 +431,29 @@ pub(crate) fn server_stopping() -> RpcError {
     )
 }
 
-/// Parses by-name params into `P`. Missing params count as `{}`; by-position params are
-/// refused. Errors name the parameter: `invalid params: missing field 'sessionId'`, or
-/// `invalid params: 'entry.type': unknown variant ...`.
-pub fn parse_params<P: DeserializeOwned>(params: Params) -> Result<P, RpcError> {
-    let value = match params {
-        Params::None => Value::Object(Map::new()),
-        Params::Map(map) => Value::Object(map),
-        Params::Array(items) if items.is_empty() => Value::Object(Map::new()),
-        Params::Array(_) => {
-            return Err(RpcError::invalid_params(
-                "params must be an object of named parameters, not an array",
-            ));
+/// Reads by-name params, as the client wrote them, into `P`. Missing params count as `{}`;
+/// by-position params are refused. Errors name the parameter: `invalid params: missing field
+/// 'sessionId'`, or `invalid params: 'entry.type': unknown variant ...`.
+pub fn parse_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<P, RpcError> {
+    let text = match params.map(RawValue::get) {
+        None => "{}",
+        Some(array) if array.starts_with('[') => {
+            // Raw text is valid JSON: after `[` and blanks comes `]` or the first item.
+            let rest = array[1..].trim_start_matches([' ', '\t', '\n', '\r']);
+            if !rest.starts_with(']') {
+                return Err(RpcError::invalid_params(
+                    "params must be an object of named parameters, not an array",
+                ));
+            }
+            "{}"
         }
+        Some(object) => object,
     };
-    serde_path_to_error::deserialize(value).map_err(|error| {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
         // serde quotes names with backticks; single quotes read better inside JSON strings.
-        let detail = error.into_inner().to_string().replace('`', "'");
+        let detail = without_position(error.into_inner()).replace('`', "'");
         if path == "." {
             RpcError::invalid_params(detail)
         } else {
@@ -377,14 +462,25 @@ pub fn parse_params<P: DeserializeOwned>(params: Params) -> Result<P, RpcError> 
     })
 }
 
+/// serde_json's message without the " at line L column C" it adds when reading text: the
+/// path names the parameter, and a column in the params alone would mislead.
+fn without_position(error: serde_json::Error) -> String {
+    let message = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    match message.strip_suffix(&position) {
+        Some(bare) => bare.to_owned(),
+        None => message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
     /// Params for methods that take none.
     #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
     struct NoParams {}
-
-    use super::*;
-    use serde_json::json;
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -401,9 +497,12 @@ mod tests {
         Label { label: String },
     }
 
+    fn raw(params: &Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(params).unwrap()
+    }
+
     fn message(params: Value) -> String {
-        let params: Params = serde_json::from_value(params).unwrap();
-        parse_params::<Append>(params)
+        parse_params::<Append>(Some(&raw(&params)))
             .unwrap_err()
             .message()
             .to_owned()
@@ -424,16 +523,45 @@ mod tests {
             "invalid params: 'entry': missing field 'label'"
         );
         assert_eq!(
+            message(json!({"sessionId": "s", "entry": {"type": "tag", "label": "x"}})),
+            "invalid params: 'entry.type': unknown variant 'tag', expected 'label'"
+        );
+        assert_eq!(
+            message(json!({"sessionId": "s", "entry": 1.5})),
+            "invalid params: 'entry': invalid type: floating point '1.5', expected internally tagged enum Entry"
+        );
+        assert_eq!(
             message(json!(["s"])),
             "invalid params: params must be an object of named parameters, not an array"
         );
     }
 
     #[test]
+    fn deeply_nested_params_are_invalid_params_not_a_crash() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Open {
+            data: Value,
+        }
+        // The envelope keeps params unread; reading them stops at serde_json's depth limit.
+        let depth = 100_000;
+        let text = format!(r#"{{"data": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
+        let params = RawValue::from_string(text).unwrap();
+        let error = parse_params::<Open>(Some(&params)).unwrap_err();
+        assert_eq!(error.code(), crate::rpc::error::code::INVALID_PARAMS);
+        assert!(
+            error.message().contains("recursion limit"),
+            "{}",
+            error.message()
+        );
+    }
+
+    #[test]
     fn no_params_accepts_nothing_much() {
-        for params in [json!(null), json!({}), json!([]), json!({"extra": 1})] {
-            let params: Params = serde_json::from_value(params).unwrap();
-            parse_params::<NoParams>(params).unwrap();
+        parse_params::<NoParams>(None).unwrap();
+        for text in ["{}", "[]", "[ \n]", r#"{"extra": 1}"#] {
+            let params = RawValue::from_string(text.to_owned()).unwrap();
+            parse_params::<NoParams>(Some(&params)).unwrap();
         }
     }
 }

@@ -2,12 +2,14 @@
 //! hooks (server -> client requests) and notifications. The wire contract is
 //! `protocol/protocol.md`.
 //!
-//! The seam for the application: implement [`ServerState`] for the state, register methods in
-//! a [`Methods`] table ([`Methods::add`] for reads, [`Methods::add_serial`] for changes to one
-//! session, [`Methods::add_notification`]), and serve it with [`Server`]. Methods receive a
+//! The seam for the application: implement [`ServerState`] for the state (with its own members
+//! of `initialize`'s settings and capabilities), register methods in a [`Methods`] table
+//! ([`Methods::add`] for reads, [`Methods::add_serial`] for changes to one session,
+//! [`Methods::add_notification`], [`Methods::declare`] for a [`Hook`], [`Methods::announce`]
+//! for a [`ServerNotification`]), and serve it with [`Server`]. Methods receive a
 //! [`RequestContext`] that reaches the state, the settings from `initialize`, notifications
-//! ([`RequestContext::notify`]) and hooks ([`RequestContext::hook`]). The sidecar's own table is
-//! built in [`sidecar`].
+//! ([`RequestContext::send`]) and hooks ([`RequestContext::ask`]). The session server (the
+//! sidecar's state, table and server, put together) is [`session_server`].
 
 mod cancel;
 mod error;
@@ -24,8 +26,8 @@ mod request_context;
 pub mod schema;
 pub mod serial;
 mod server;
+pub mod session_server;
 pub mod sessions;
-pub mod sidecar;
 mod stdio;
 mod writer;
 
@@ -34,8 +36,8 @@ pub use framing::{Frame, FrameReader, Framing, WireFraming, encode_frame};
 pub use hooks::HookOutcome;
 pub use lifecycle::{ClientSettings, Deterministic, PROTOCOL_VERSION, ServerOptions};
 pub use memory::release_freed_memory;
-pub use methods::{Methods, parse_params};
-pub use request_context::{BoxFuture, Raw, RequestContext, ServerHandle, ServerState};
+pub use methods::{Hook, Methods, ServerNotification};
+pub use request_context::{BoxFuture, Nothing, Raw, RequestContext, ServerHandle, ServerState};
 pub use server::{ServeOutcome, Server, StopHandle, StopReason};
 pub(crate) use stdio::serve_stdio_with;
 pub use stdio::{StdioArgs, serve_stdio};

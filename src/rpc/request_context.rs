@@ -10,13 +10,14 @@ use std::marker::PhantomData;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
 
 use super::cancel::CancelToken;
 use super::error::RpcError;
 use super::hooks::{HookOutcome, PendingHooks};
 use super::lifecycle::ClientSettings;
 use super::message;
+use super::methods::{Hook, ServerNotification};
 use super::serial::{SerialQueues, Turn};
 use super::writer::Outbox;
 
@@ -25,25 +26,30 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The application state behind the server (for `pi-session --stdio`, the sidecar's), with
 /// the two lifecycle moments it may care about. The server knows nothing of the application:
-/// the application reads its own members of `initialize`'s params.
+/// the application declares its own members of `initialize`'s params ([`Self::Settings`]) and
+/// of its result's `capabilities` ([`Self::Capabilities`]).
 pub trait ServerState: Send + Sync + 'static {
+    /// The application's members of `initialize`'s params, read from the params as sent
+    /// (members it does not name are the server's, or ignored); echoed in the result's
+    /// `settings` as [`ServerState::on_initialize`] returns them.
+    type Settings: DeserializeOwned + Serialize;
+    /// The application's members of `initialize`'s `capabilities`, beside the server's.
+    type Capabilities: Serialize;
+
     /// Called while `initialize` is answered, before any other method can run, with the
-    /// params as the client sent them (`null` when absent) and the server's own settings. The
-    /// members returned are the application's settings as understood, echoed in the result's
-    /// `settings` and kept in [`ClientSettings::application`]. An error fails `initialize`
-    /// (the client may try again).
+    /// application's settings and the server's own. The settings returned are the ones as
+    /// understood (defaults filled in). An error fails `initialize` (the client may try
+    /// again).
     fn on_initialize(
         &self,
-        _params: &Value,
+        ours: Self::Settings,
         _settings: &ClientSettings,
-    ) -> Result<serde_json::Map<String, Value>, RpcError> {
-        Ok(serde_json::Map::new())
+    ) -> Result<Self::Settings, RpcError> {
+        Ok(ours)
     }
 
-    /// The application's own members of `initialize`'s `capabilities` (beside the server's).
-    fn capabilities(&self) -> serde_json::Map<String, Value> {
-        serde_json::Map::new()
-    }
+    /// The application's members of `initialize`'s `capabilities`.
+    fn capabilities(&self) -> Self::Capabilities;
 
     /// Called once on the way out (after `exit`, at the end of input, on SIGTERM/SIGINT or
     /// when the parent process dies), after running requests have finished: flush and close
@@ -53,7 +59,18 @@ pub trait ServerState: Send + Sync + 'static {
     }
 }
 
-impl ServerState for () {}
+/// Settings or capabilities of an application that has none of its own.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, Serialize)]
+pub struct Nothing {}
+
+impl ServerState for () {
+    type Settings = Nothing;
+    type Capabilities = Nothing;
+
+    fn capabilities(&self) -> Nothing {
+        Nothing {}
+    }
+}
 
 /// The parts of the server every method shares.
 pub(crate) struct Shared<S> {
@@ -114,30 +131,30 @@ impl<S: ServerState> ServerHandle<S> {
         self.shared.pressure.admit().await
     }
 
-    /// Queues a notification to the client. Notifications and responses leave in the order
-    /// they are queued, so one sent before a method returns precedes its response.
-    pub fn notify(&self, method: &str, params: impl Serialize) {
-        match serde_json::to_value(params) {
-            Ok(params) => self
-                .shared
-                .outbox
-                .send(&message::notification(method, params)),
-            Err(error) => tracing::error!("cannot serialize params of '{method}': {error}"),
-        }
+    /// Queues a notification to the client, its params serialized from their type (an
+    /// object). Notifications and responses leave in the order they are queued, so one sent
+    /// before a method returns precedes its response.
+    pub fn notify<P: Serialize>(&self, method: &str, params: &P) {
+        self.shared
+            .outbox
+            .send(&message::notification(method, params));
     }
 
-    /// [`ServerHandle::notify`] with params written as JSON text already (entries go out
-    /// with the file's strings exactly, as in answers).
-    pub fn notify_raw(&self, method: &str, params: &str) {
-        let head = format!(
-            r#"{{"jsonrpc":"2.0","method":{},"params":"#,
-            Value::from(method)
-        );
+    /// Queues notification `N` (see [`ServerHandle::notify`]).
+    pub fn send<N: ServerNotification>(&self, params: &N) {
+        self.notify(N::NAME, params);
+    }
+
+    /// [`ServerHandle::send`] with params written as JSON text already (entries go out with
+    /// the file's strings exactly, as in answers).
+    pub fn send_raw<N: ServerNotification>(&self, params: Raw<N>) {
+        let method = serde_json::to_string(N::NAME).unwrap_or_default();
+        let head = format!(r#"{{"jsonrpc":"2.0","method":{method},"params":"#);
         self.shared
             .outbox
             .send_serialized(super::writer::Serialized::from_parts(vec![
                 head.into_bytes(),
-                params.as_bytes().to_vec(),
+                params.text.into_bytes(),
                 b"}".to_vec(),
             ]));
     }
@@ -149,21 +166,19 @@ impl<S: ServerState> ServerHandle<S> {
         self.shared.pressure.output_room().await
     }
 
-    /// Sends hook `name` to the client and waits for its answer, at most `hookTimeoutMs`.
-    /// Never sent to a client that did not declare `name` in `initialize.hooks`. When the
-    /// server stops waiting without an answer (timeout, end of input, or this future being
+    /// Sends hook `name` to the client and waits for its answer, at most `hookTimeoutMs`,
+    /// read into `A` (the answer type the hook is declared with; `Option<_>` where `null` is an
+    /// answer). Never sent to a client that did not declare `name` in `initialize.hooks`. When
+    /// the server stops waiting without an answer (timeout, end of input, or this future being
     /// dropped) it tells the client with `$/cancelRequest`.
-    pub async fn hook(&self, name: &str, params: impl Serialize) -> HookOutcome {
+    pub async fn hook<A: DeserializeOwned>(
+        &self,
+        name: &str,
+        params: &impl Serialize,
+    ) -> HookOutcome<A> {
         if !self.settings.hooks.contains(name) {
             return HookOutcome::NotDeclared;
         }
-        let params = match serde_json::to_value(params) {
-            Ok(params) => params,
-            Err(error) => {
-                tracing::error!("cannot serialize params of hook '{name}': {error}");
-                return HookOutcome::Error(RpcError::internal(error));
-            }
-        };
         let Some((id, answered)) = self.shared.hooks.register() else {
             return HookOutcome::InputClosed;
         };
@@ -174,11 +189,18 @@ impl<S: ServerState> ServerHandle<S> {
         };
         self.shared
             .outbox
-            .send(&message::request(id.clone(), name, params));
+            .send(&message::request(&id, name, params));
         let outcome = match tokio::time::timeout(self.settings.hook_timeout, answered).await {
             Ok(Ok(Ok(answer))) => {
                 pending.settled = true;
-                HookOutcome::Answered(answer)
+                match serde_json::from_str(answer.get()) {
+                    Ok(answer) => HookOutcome::Answered(answer),
+                    Err(error) => {
+                        // As pi ignores a handler that throws: no answer, and a line saying why.
+                        tracing::warn!("ignoring the answer to hook '{name}' ({id}): {error}");
+                        HookOutcome::Unfit(error.to_string())
+                    }
+                }
             }
             Ok(Ok(Err(error))) => {
                 pending.settled = true;
@@ -213,10 +235,12 @@ impl<S> Drop for PendingHook<'_, S> {
     fn drop(&mut self) {
         if !self.settled {
             self.shared.hooks.forget(&self.id);
-            self.shared.outbox.send(&message::notification(
-                "$/cancelRequest",
-                json!({ "id": self.id }),
-            ));
+            let cancel = CancelParams {
+                id: Id::Str(std::mem::take(&mut self.id)),
+            };
+            self.shared
+                .outbox
+                .send(&message::notification("$/cancelRequest", &cancel));
         }
     }
 }
@@ -228,8 +252,6 @@ pub(crate) struct RequestScope {
     /// The serial turn, held until the response is queued so that responses for one key
     /// leave in arrival order too.
     turn: Mutex<Option<Turn>>,
-    /// The result's JSON text ([`Answer::into_json`]), sent inside the response as it is.
-    answer: Mutex<Option<String>>,
 }
 
 impl RequestScope {
@@ -238,16 +260,7 @@ impl RequestScope {
             id,
             cancel,
             turn: Mutex::new(None),
-            answer: Mutex::new(None),
         }
-    }
-
-    /// The result's JSON text, once the method has answered.
-    pub(crate) fn take_answer(&self) -> Option<String> {
-        self.answer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
     }
 
     pub(crate) fn release_turn(&self) {
@@ -276,9 +289,6 @@ impl<S> Clone for RequestContext<S> {
     }
 }
 
-// jsonrpc-core passes this to methods as their "metadata".
-impl<S: ServerState> jsonrpc_core::Metadata for RequestContext<S> {}
-
 impl<S: ServerState> RequestContext<S> {
     pub(crate) fn new(server: ServerHandle<S>, request: Arc<RequestScope>) -> Self {
         RequestContext { server, request }
@@ -300,18 +310,33 @@ impl<S: ServerState> RequestContext<S> {
     }
 
     /// Queues a notification; see [`ServerHandle::notify`].
-    pub fn notify(&self, method: &str, params: impl Serialize) {
+    pub fn notify<P: Serialize>(&self, method: &str, params: &P) {
         self.server.notify(method, params);
     }
 
     /// Sends a hook and waits for it as [`ServerHandle::hook`] does, and also stops waiting
     /// with [`HookOutcome::Cancelled`] when the client cancels this request.
-    pub async fn hook(&self, name: &str, params: impl Serialize) -> HookOutcome {
+    pub async fn hook<A: DeserializeOwned>(
+        &self,
+        name: &str,
+        params: &impl Serialize,
+    ) -> HookOutcome<A> {
         tokio::select! {
             biased;
             () = self.request.cancel.cancelled() => HookOutcome::Cancelled,
             outcome = self.server.hook(name, params) => outcome,
         }
+    }
+
+    /// Sends hook `H` and waits for its answer as [`RequestContext::hook`] does; `null` reads
+    /// as `None`.
+    pub async fn ask<H: Hook>(&self, params: &H) -> HookOutcome<Option<H::Answer>> {
+        self.hook(H::NAME, params).await
+    }
+
+    /// Queues notification `N` (see [`ServerHandle::notify`]).
+    pub fn send<N: ServerNotification>(&self, params: &N) {
+        self.server.send(params);
     }
 
     /// The client's id for this request.
@@ -355,7 +380,7 @@ impl<S: ServerState> RequestContext<S> {
 }
 
 /// `$/cancelRequest` params, in both directions.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, serde::Deserialize, Serialize)]
 pub(crate) struct CancelParams {
     pub(crate) id: Id,
 }
@@ -408,22 +433,5 @@ impl<T: JsonSchema + 'static> Answer for Raw<T> {
 
     fn into_json(self) -> Result<String, RpcError> {
         Ok(self.text)
-    }
-}
-
-impl<S> RequestContext<S> {
-    /// Keeps a method's answer, as JSON text, for the response; the value returned to
-    /// jsonrpc-core only stands in for it (jsonrpc-core routes the call and builds failures).
-    pub(crate) fn keep_answer<R: Answer>(
-        &self,
-        result: Result<R, RpcError>,
-    ) -> Result<Value, RpcError> {
-        let text = result?.into_json()?;
-        *self
-            .request
-            .answer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(text);
-        Ok(Value::Null)
     }
 }

@@ -6,8 +6,9 @@
 //! The document is a draft-07 schema whose `definitions` hold every type; the extension
 //! members `methods`, `hooks`, `clientNotifications` and `notifications` map each message name
 //! to the `$ref`s of its params and result (and, for a method, `x-kind`: `serial` or
-//! `concurrent`). Everything but the lifecycle's own messages comes from the method table
-//! ([`super::sidecar::methods`]), where each method is declared once.
+//! `concurrent`, and `x-capability`: the member of `initialize`'s `capabilities` that
+//! advertises it, if one does). Everything but the lifecycle's own messages comes from the method table
+//! ([`super::session_server::methods`]), where each method is declared once.
 
 use schemars::JsonSchema;
 use schemars::r#gen::{SchemaGenerator, SchemaSettings};
@@ -79,6 +80,9 @@ impl Document {
         if let Some(kind) = message.kind {
             entry.insert("x-kind".into(), json!(kind.name()));
         }
+        if let Some(capability) = message.capability {
+            entry.insert("x-capability".into(), json!(capability));
+        }
         self.entry(section, &message.name, Value::Object(entry));
         self
     }
@@ -97,7 +101,7 @@ impl Document {
 /// The whole protocol as one JSON Schema document: the lifecycle's own messages, then the
 /// sidecar's method table (`sessions::register`) as it is registered.
 pub fn protocol_schema() -> Value {
-    let table = super::sidecar::methods();
+    let table = super::session_server::methods();
     let mut doc = Document::new();
     doc.method::<InitializeParams, InitializeResult>("initialize")
         .method::<(), ()>("shutdown");

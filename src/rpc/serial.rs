@@ -20,9 +20,11 @@ use tokio::sync::{oneshot, watch};
 
 /// The waiting lines, one per key; a line exists only while some ticket of it is alive.
 #[derive(Clone, Default)]
-pub struct SerialQueues(Arc<Mutex<HashMap<String, Line>>>);
+pub struct SerialQueues(Arc<Mutex<HashMap<String, KeyLine>>>);
 
-struct Line {
+/// One key's line: who holds the turn, the tickets waiting after it, and which have been
+/// answered.
+struct KeyLine {
     /// Some ticket holds the turn (and has not passed it on early).
     busy: bool,
     /// The tickets after the one holding the turn, in arrival order.
@@ -35,9 +37,9 @@ struct Line {
     done_early: BTreeSet<u64>,
 }
 
-impl Line {
+impl KeyLine {
     fn new() -> Self {
-        Line {
+        KeyLine {
             busy: false,
             waiting: VecDeque::new(),
             next: 0,
@@ -52,7 +54,7 @@ impl Line {
 }
 
 impl SerialQueues {
-    fn lines(&self) -> MutexGuard<'_, HashMap<String, Line>> {
+    fn lines(&self) -> MutexGuard<'_, HashMap<String, KeyLine>> {
         // Nothing panics while the lock is held; if it did, the map would still be whole.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -63,7 +65,7 @@ impl SerialQueues {
         let key = key.into();
         let (state, number, answered) = {
             let mut lines = self.lines();
-            let line = lines.entry(key.clone()).or_insert_with(Line::new);
+            let line = lines.entry(key.clone()).or_insert_with(KeyLine::new);
             let number = line.next;
             line.next += 1;
             let state = match line.busy {

@@ -24,7 +24,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use jsonrpc_core::{Call, Id, MethodCall, Notification};
+use jsonrpc_core::Id;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -35,10 +35,10 @@ use super::error::RpcError;
 use super::framing::{Frame, FrameReader, WireFraming};
 use super::hooks::PendingHooks;
 use super::lifecycle::{
-    Capabilities, ClientSettings, InitializeParams, InitializeResult, PROTOCOL_VERSION, ServerInfo,
-    ServerOptions,
+    Capabilities, ClientSettings, InitializeAnswer, InitializeParams, InitializeResult,
+    PROTOCOL_VERSION, ServerInfo, ServerOptions,
 };
-use super::message::{self, Incoming};
+use super::message::{self, Call, HookAnswer, Incoming, Request};
 use super::methods::{Methods, parse_params};
 use super::parent_watch::watch_parent;
 use super::pressure::Pressure;
@@ -46,7 +46,7 @@ use super::request_context::{
     CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
 };
 use super::serial::SerialQueues;
-use super::writer::{Serialized, serialize_off_loop, spawn_writer};
+use super::writer::{Serialized, spawn_writer};
 
 /// Why the server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,14 +357,14 @@ impl HeldMessages {
     }
 
     /// Removes a held request with `id`, if there is one.
-    fn take_request(&mut self, id: &Id) -> Option<MethodCall> {
+    fn take_request(&mut self, id: &Id) -> Option<Request> {
         let at = self.messages.iter().position(
-            |(incoming, ..)| matches!(incoming, Incoming::Request(call) if &call.id == id),
+            |(incoming, ..)| matches!(incoming, Incoming::Request(request) if &request.id == id),
         )?;
         let (incoming, _, size) = self.messages.remove(at)?;
         self.bytes -= size;
         match incoming {
-            Incoming::Request(call) => Some(call),
+            Incoming::Request(request) => Some(request),
             _ => None,
         }
     }
@@ -385,8 +385,8 @@ impl<S: ServerState> Connection<S> {
         match &incoming {
             Incoming::Response { .. } => self.on_message(incoming, wire),
             // `exit` too: the way out runs every message held before it anyway.
-            Incoming::Notification(notification)
-                if notification.method == "$/cancelRequest" || notification.method == "exit" =>
+            Incoming::Notification(call)
+                if call.method == "$/cancelRequest" || call.method == "exit" =>
             {
                 self.on_message(incoming, wire)
             }
@@ -434,13 +434,13 @@ impl<S: ServerState> Connection<S> {
                 tracing::warn!("message without an id ignored: {detail}")
             }
             Incoming::Response { id, answer } => self.on_answer(id, answer),
-            Incoming::Notification(notification) => return self.on_notification(notification),
-            Incoming::Request(call) => self.on_request(call, wire),
+            Incoming::Notification(call) => return self.on_notification(call),
+            Incoming::Request(request) => self.on_request(request, wire),
         }
         None
     }
 
-    fn on_answer(&self, id: Option<Value>, answer: Result<Value, jsonrpc_core::Error>) {
+    fn on_answer(&self, id: Option<Value>, answer: HookAnswer) {
         let delivered = match &id {
             Some(Value::String(id)) => self.shared.hooks.answer(id, answer),
             _ => false,
@@ -459,15 +459,15 @@ impl<S: ServerState> Connection<S> {
         }
     }
 
-    fn on_notification(&mut self, notification: Notification) -> Option<StopReason> {
-        let method = notification.method.as_str();
+    fn on_notification(&mut self, call: Call) -> Option<StopReason> {
+        let method = call.method.as_str();
         match method {
             "exit" => return Some(StopReason::Exit),
-            "$/cancelRequest" => match parse_params::<CancelParams>(notification.params) {
+            "$/cancelRequest" => match parse_params::<CancelParams>(call.params.as_deref()) {
                 Ok(CancelParams { id }) => {
-                    if let Some(call) = self.held.take_request(&id) {
+                    if let Some(request) = self.held.take_request(&id) {
                         // Read ahead and never started: it changed nothing.
-                        self.reply(call.id, Err(RpcError::request_cancelled()));
+                        self.reply(request.id, Err(RpcError::request_cancelled()));
                     } else if !self.in_flight.cancel(&id) {
                         tracing::debug!("cancel for {id:?}, which is not in flight");
                     }
@@ -481,7 +481,7 @@ impl<S: ServerState> Connection<S> {
             _ if self.phase == Phase::ShutDown => {
                 tracing::warn!("notification '{method}' after shutdown ignored");
             }
-            _ if self.methods.has_notification(method) => self.run_notification(notification),
+            _ if self.methods.has_notification(method) => self.run_notification(&call),
             _ if method.starts_with("$/") => {
                 tracing::debug!("optional notification '{method}' ignored")
             }
@@ -490,29 +490,28 @@ impl<S: ServerState> Connection<S> {
         None
     }
 
-    fn run_notification(&self, notification: Notification) {
-        // Notifications have no id and cannot be cancelled; they get an inert scope.
-        let scope = Arc::new(RequestScope::new(Id::Null, CancelToken::default()));
-        let Some(context) = self.request_context(scope) else {
+    fn run_notification(&self, call: &Call) {
+        let Some(settings) = self.settings.clone() else {
             return;
         };
-        let method = notification.method.clone();
-        // The handler runs synchronously inside `call`; the returned future is empty.
+        let server = ServerHandle::new(self.shared.clone(), settings);
         let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            drop(self.methods.call(Call::Notification(notification), context));
+            self.methods
+                .notify(&call.method, call.params.as_deref(), &server)
         }));
         if let Err(panic) = ran {
             tracing::error!(
-                "notification '{method}' panicked: {}",
+                "notification '{}' panicked: {}",
+                call.method,
                 panic_message(panic.as_ref())
             );
         }
     }
 
-    fn on_request(&mut self, call: MethodCall, wire: WireFraming) {
-        let id = call.id.clone();
-        match (self.phase, call.method.as_str()) {
-            (Phase::AwaitingInitialize, "initialize") => self.initialize(call, wire),
+    fn on_request(&mut self, request: Request, wire: WireFraming) {
+        let id = request.id.clone();
+        match (self.phase, request.call.method.as_str()) {
+            (Phase::AwaitingInitialize, "initialize") => self.initialize(request, wire),
             (_, "initialize") => self.reply(
                 id,
                 Err(RpcError::invalid_request(
@@ -529,26 +528,30 @@ impl<S: ServerState> Connection<S> {
                 )),
             ),
             (Phase::Running, "shutdown") => self.shutdown(id),
-            (Phase::Running, _) => self.dispatch(call),
+            (Phase::Running, _) => self.dispatch(request),
         }
     }
 
-    fn initialize(&mut self, call: MethodCall, wire: WireFraming) {
-        let raw = serde_json::Value::from(call.params.clone());
-        let settings = parse_params::<InitializeParams>(call.params)
-            .and_then(|params| ClientSettings::new(params, &self.options, wire));
-        let mut settings = match settings {
+    fn initialize(&mut self, request: Request, wire: WireFraming) {
+        let Request { id, call } = request;
+        let params = call.params.as_deref();
+        let settings = parse_params::<InitializeParams>(params)
+            .and_then(|ours| ClientSettings::new(ours, &self.options, wire));
+        let settings = match settings {
             Ok(settings) => settings,
-            Err(error) => return self.reply(call.id, Err(error)),
+            Err(error) => return self.reply(id, Err(error)),
         };
-        let accepted = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.shared.state.on_initialize(&raw, &settings)
-        }))
-        .unwrap_or_else(|panic| Err(panicked("initialize", panic.as_ref())));
-        match accepted {
-            Ok(application) => settings.application = application,
-            Err(error) => return self.reply(call.id, Err(error)),
-        }
+        // Read as every method reads its params, so an error names the member.
+        let accepted = parse_params::<S::Settings>(params).and_then(|ours| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                self.shared.state.on_initialize(ours, &settings)
+            }))
+            .unwrap_or_else(|panic| Err(panicked("initialize", panic.as_ref())))
+        });
+        let application = match accepted {
+            Ok(application) => application,
+            Err(error) => return self.reply(id, Err(error)),
+        };
         if let Some(pid) = settings.process_id {
             self.parent_watch = Some(watch_parent(
                 pid,
@@ -569,21 +572,23 @@ impl<S: ServerState> Connection<S> {
                 max_frame_bytes: self.options.max_frame_bytes,
                 max_pending_requests: self.options.limits.max_pending_requests,
                 max_unsent_bytes: self.options.limits.max_unsent_bytes,
-                application: self.shared.state.capabilities(),
             },
             settings,
         };
-        let answer = serde_json::to_value(&result).map_err(RpcError::internal);
-        if answer.is_ok() {
-            tracing::info!(
-                "initialized: client {:?}, hooks {:?}",
-                result.settings.client_info,
-                result.settings.hooks
-            );
-            self.phase = Phase::Running;
-            self.settings = Some(Arc::new(result.settings));
-        }
-        self.reply(call.id, answer);
+        let capabilities = self.shared.state.capabilities();
+        let answer = InitializeAnswer::new(&result, &application, &capabilities);
+        let text = match serde_json::to_string(&answer) {
+            Ok(text) => text,
+            Err(error) => return self.reply(id, Err(RpcError::internal(error))),
+        };
+        tracing::info!(
+            "initialized: client {:?}, hooks {:?}",
+            result.settings.client_info,
+            result.settings.hooks
+        );
+        self.phase = Phase::Running;
+        self.settings = Some(Arc::new(result.settings));
+        self.shared.outbox.send_serialized(success_bytes(&id, text));
     }
 
     /// Refuses new requests at once; answers once every running request has answered.
@@ -598,8 +603,8 @@ impl<S: ServerState> Connection<S> {
         }));
     }
 
-    fn dispatch(&mut self, call: MethodCall) {
-        let id = call.id.clone();
+    fn dispatch(&mut self, request: Request) {
+        let Request { id, call } = request;
         if !self.methods.has_request(&call.method) {
             return self.reply(id, Err(RpcError::method_not_found(&call.method)));
         }
@@ -616,8 +621,7 @@ impl<S: ServerState> Connection<S> {
         let Some(context) = self.request_context(scope.clone()) else {
             return;
         };
-        let raw_of = scope.clone();
-        let method = call.method.clone();
+        let method = call.method;
         let in_flight = self.in_flight.clone();
         let outbox = self.shared.outbox.clone();
         let pressure = self.pressure.clone();
@@ -634,30 +638,30 @@ impl<S: ServerState> Connection<S> {
         };
         // The synchronous part (params, serial ticket) runs here, in arrival order.
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.methods.call(Call::MethodCall(call), context)
+            self.methods.call(&method, call.params.as_deref(), context)
         }));
         let running = match started {
-            Ok(running) => running,
+            Ok(Some(running)) => running,
+            // Checked above; kept as an answer rather than a panic.
+            Ok(None) => {
+                let output =
+                    message::response(id.clone(), Err(RpcError::method_not_found(&method)));
+                return answer(&id, failure_bytes(&output));
+            }
             Err(panic) => {
                 let output = message::response(id.clone(), Err(panicked(&method, panic.as_ref())));
-                return answer(&id, serde_json::to_vec(&output).ok().map(Serialized::from));
+                return answer(&id, failure_bytes(&output));
             }
         };
         tokio::spawn(async move {
-            let output = match AssertUnwindSafe(running).catch_unwind().await {
-                Ok(Some(output)) => output,
-                Ok(None) => message::response(
-                    id.clone(),
-                    Err(RpcError::internal("the method produced no response")),
-                ),
-                Err(panic) => message::response(id.clone(), Err(panicked(&method, panic.as_ref()))),
+            let result = match AssertUnwindSafe(running).catch_unwind().await {
+                Ok(result) => result,
+                Err(panic) => Err(panicked(&method, panic.as_ref())),
             };
-            // Serialized before the turn passes on, so one key's answers still leave in order.
-            let bytes = match (raw_of.take_answer(), output) {
-                (Some(raw), jsonrpc_core::Output::Success(success)) => {
-                    Some(raw_response(&success.id, raw))
-                }
-                (_, output) => serialize_off_loop(output).await,
+            // Written before the turn passes on, so one key's answers still leave in order.
+            let bytes = match result {
+                Ok(text) => Some(success_bytes(&id, text)),
+                Err(error) => failure_bytes(&message::response(id.clone(), Err(error))),
             };
             answer(&id, bytes);
         });
@@ -761,9 +765,20 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
     }
 }
 
+/// An error response's bytes (small: an error object).
+fn failure_bytes(output: &jsonrpc_core::Output) -> Option<Serialized> {
+    match serde_json::to_vec(output) {
+        Ok(bytes) => Some(bytes.into()),
+        Err(error) => {
+            tracing::error!("could not serialize an error response: {error}");
+            None
+        }
+    }
+}
+
 /// A success response around a result written as JSON text already ([`super::Answer`]),
 /// member for member as jsonrpc-core writes one; the result's text is not copied.
-fn raw_response(id: &Id, result: String) -> Serialized {
+fn success_bytes(id: &Id, result: String) -> Serialized {
     let id = serde_json::to_string(id).unwrap_or_else(|_| "null".to_owned());
     Serialized::from_parts(vec![
         br#"{"jsonrpc":"2.0","result":"#.to_vec(),

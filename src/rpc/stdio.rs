@@ -10,7 +10,7 @@ use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
 use super::lifecycle::{Deterministic, ServerOptions};
 use super::logging::init_logging;
 use super::server::Signals;
-use super::sidecar;
+use super::session_server;
 
 /// Command-line options of the stdio server (flatten into the binary's parser).
 #[derive(Debug, Clone, clap::Args)]
@@ -72,7 +72,7 @@ pub(crate) async fn serve_stdio_with(args: StdioArgs, config: Option<crate::ops:
             return 2;
         }
     };
-    let server = sidecar::server_with(args.server_options(), config).with_signals(signals);
+    let server = session_server::server_with(args.server_options(), config).with_signals(signals);
     let outcome = server.serve(input(), output()).await;
     tracing::info!(
         "stopped ({}), exit code {}",

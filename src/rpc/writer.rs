@@ -74,7 +74,7 @@ impl Outbox {
         }
     }
 
-    /// Queues one message serialized already (see [`serialize_off_loop`]).
+    /// Queues one message serialized already.
     pub(crate) fn send_serialized(&self, bytes: Serialized) {
         let len = bytes.len();
         self.pressure.output_queued(len);
@@ -89,58 +89,6 @@ impl Outbox {
         let (ack, done) = oneshot::channel();
         if self.queue.send(WriterCommand::Close(ack)).is_ok() {
             let _ = done.await;
-        }
-    }
-}
-
-/// Above this many bytes of strings, an answer is serialized on a blocking thread: turning a
-/// large answer into bytes takes long enough to hold up everything else on the event loop.
-const LARGE_ANSWER_BYTES: usize = 256 * 1024;
-
-/// A lower bound on the serialized size of `value` (its strings), counted up to `limit`.
-fn rough_size(value: &serde_json::Value, limit: usize) -> usize {
-    use serde_json::Value;
-    let mut total = 0;
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::String(text) => total += text.len(),
-            Value::Array(items) => stack.extend(items),
-            Value::Object(members) => {
-                for (key, member) in members {
-                    total += key.len();
-                    stack.push(member);
-                }
-            }
-            _ => total += 1,
-        }
-        if total > limit {
-            break;
-        }
-    }
-    total
-}
-
-/// Serializes a response: small ones at once, large ones on a blocking thread so the event
-/// loop stays free (hook answers, signals and timers keep their timing).
-pub(crate) async fn serialize_off_loop(output: jsonrpc_core::Output) -> Option<Serialized> {
-    let result = match &output {
-        jsonrpc_core::Output::Success(success) => Some(&success.result),
-        jsonrpc_core::Output::Failure(_) => None,
-    };
-    let large = result.is_some_and(|r| rough_size(r, LARGE_ANSWER_BYTES) > LARGE_ANSWER_BYTES);
-    let serialized = if large {
-        tokio::task::spawn_blocking(move || serde_json::to_vec(&output))
-            .await
-            .ok()?
-    } else {
-        serde_json::to_vec(&output)
-    };
-    match serialized {
-        Ok(bytes) => Some(bytes.into()),
-        Err(error) => {
-            tracing::error!("could not serialize an outgoing message: {error}");
-            None
         }
     }
 }

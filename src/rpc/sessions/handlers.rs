@@ -10,7 +10,7 @@ use crate::format::profile::Profile;
 use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
-use crate::rpc::{HookOutcome, Raw, RequestContext, RpcError};
+use crate::rpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
     TreeHookAnswer, TreeRequest, TreeWindow,
@@ -119,22 +119,13 @@ struct ClientHooks<'a> {
 }
 
 impl ClientHooks<'_> {
-    /// Sends a hook and reads its answer; an answer that does not fit is logged and treated as
+    /// Sends hook `H`; an answer that does not fit is logged (by the server) and treated as
     /// none, as pi ignores a handler that throws.
-    async fn ask<T: serde::de::DeserializeOwned>(
-        &self,
-        hook: &str,
-        params: impl serde::Serialize,
-    ) -> HookReply<T> {
-        let value = match self.ctx.hook(hook, params).await {
-            HookOutcome::Cancelled => return HookReply::Cancelled,
-            outcome => outcome.into_answer(),
-        };
-        HookReply::Answer(value.filter(|v| !v.is_null()).and_then(|value| {
-            serde_json::from_value(value)
-                .inspect_err(|e| tracing::warn!("ignoring the {hook} answer: {e}"))
-                .ok()
-        }))
+    async fn ask<H: Hook>(&self, params: &H) -> HookReply<H::Answer> {
+        match self.ctx.ask(params).await {
+            HookOutcome::Cancelled => HookReply::Cancelled,
+            outcome => HookReply::Answer(outcome.into_answer().flatten()),
+        }
     }
 }
 
@@ -176,9 +167,7 @@ impl ops::Hooks for ClientHooks<'_> {
             preparation: ask.preparation.to_serde(),
             branch_summary: ask.branch_summary.as_ref().map(JsValue::to_serde),
         };
-        let reply = self
-            .ask::<BeforeTreeAnswer>("session_before_tree", hook)
-            .await;
+        let reply = self.ask(&hook).await;
         map_reply(reply, |a| TreeHookAnswer {
             cancel: a.cancel,
             summary: a.summary.as_ref().map(summary_input),
@@ -194,9 +183,7 @@ impl ops::Hooks for ClientHooks<'_> {
             entry_id: ask.entry_id,
             position: ask.position,
         };
-        let reply = self
-            .ask::<BeforeForkAnswer>("session_before_fork", hook)
-            .await;
+        let reply = self.ask(&hook).await;
         map_reply(reply, |a| a.cancel)
     }
 
@@ -208,9 +195,7 @@ impl ops::Hooks for ClientHooks<'_> {
             custom_instructions: ask.custom_instructions,
             reason: ask.reason.map(wire_reason),
         };
-        let reply = self
-            .ask::<BeforeCompactAnswer>("session_before_compact", hook)
-            .await;
+        let reply = self.ask(&hook).await;
         map_reply(reply, |a| ops::CompactHookAnswer {
             cancel: a.cancel,
             compaction: a.compaction.map(|c| ops::HookCompaction {
@@ -595,16 +580,13 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
         ops::Navigated::Moved(outcome) => outcome,
     };
     let summary_entry = outcome.summary_entry.as_ref().map(JsValue::to_serde);
-    ctx.notify(
-        "session_tree",
-        TreeNotification {
-            session_id: p.session_id.clone(),
-            new_leaf_id: leaf_id(&outcome.new_leaf),
-            old_leaf_id: leaf_id(&outcome.old_leaf),
-            summary_entry: summary_entry.clone(),
-            from_extension: outcome.from_extension,
-        },
-    );
+    ctx.send(&TreeNotification {
+        session_id: p.session_id.clone(),
+        new_leaf_id: leaf_id(&outcome.new_leaf),
+        old_leaf_id: leaf_id(&outcome.old_leaf),
+        summary_entry: summary_entry.clone(),
+        from_extension: outcome.from_extension,
+    });
     Ok(NavigateResult {
         cancelled: false,
         editor_text: outcome.editor_text,
@@ -1070,14 +1052,11 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
             from_extension,
         } => {
             let entry = entry.to_serde();
-            ctx.notify(
-                "session_compact",
-                CompactNotification {
-                    session_id: p.session_id.clone(),
-                    compaction_entry: entry.clone(),
-                    from_extension,
-                },
-            );
+            ctx.send(&CompactNotification {
+                session_id: p.session_id.clone(),
+                compaction_entry: entry.clone(),
+                from_extension,
+            });
             Ok(CompactResult {
                 cancelled: false,
                 entry: Some(entry),

@@ -15,11 +15,9 @@ use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::format::profile::Profile;
-use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState, parse_params};
-use jsonrpc_core::Params;
+use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
 pub use registry::Registry;
 
@@ -171,33 +169,22 @@ impl Sidecar {
 }
 
 impl ServerState for Sidecar {
-    /// [`SidecarCapabilities`].
-    fn capabilities(&self) -> Map<String, Value> {
-        match serde_json::to_value(SidecarCapabilities::current()) {
-            Ok(Value::Object(members)) => members,
-            _ => Map::new(),
-        }
+    type Settings = SidecarSettings;
+    type Capabilities = SidecarCapabilities;
+
+    fn capabilities(&self) -> SidecarCapabilities {
+        SidecarCapabilities::current()
     }
 
     fn on_initialize(
         &self,
-        params: &Value,
+        ours: SidecarSettings,
         settings: &ClientSettings,
-    ) -> Result<Map<String, Value>, RpcError> {
-        // Read as every method reads its params, so an error names the member.
-        let ours: SidecarSettings = parse_params(match params {
-            Value::Object(members) => Params::Map(members.clone()),
-            Value::Array(items) => Params::Array(items.clone()),
-            _ => Params::None,
-        })?;
+    ) -> Result<SidecarSettings, RpcError> {
         self.registry.configure(&ours, settings.deterministic)?;
-        let echoed = match serde_json::to_value(&ours) {
-            Ok(Value::Object(members)) => members,
-            _ => Map::new(),
-        };
         // `initialize` succeeds once; a retry after an error may set them anew.
-        let _ = self.settings.set(ours);
-        Ok(echoed)
+        let _ = self.settings.set(ours.clone());
+        Ok(ours)
     }
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
@@ -224,7 +211,9 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/delete", delete)
         .add_serial("session/close", by_session, close)
         .add_serial("session/watch", by_session, watch_session)
+        .advertised_by("watch")
         .add_serial("session/unwatch", by_session, unwatch_session)
+        .advertised_by("watch")
         .add_serial(
             "session/append",
             |p: &wire::AppendParams| p.session_id.clone(),
@@ -253,6 +242,7 @@ pub fn register(methods: &mut Methods<Sidecar>) {
             fork,
         )
         .add("session/export", export)
+        .advertised_by("exportFormats")
         .add("session/buildContext", build_context)
         .add("session/buildContextEntries", build_context_entries)
         .add("session/getTree", get_tree)
@@ -262,19 +252,20 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/getBranch", get_branch)
         .add("session/getInfo", get_info)
         .add("session/getContextUsage", get_context_usage)
+        .advertised_by("compaction")
         .add("session/prepareCompaction", prepare_compaction)
+        .advertised_by("compaction")
         .add_serial(
             "session/compact",
             |p: &wire::CompactParams| p.session_id.clone(),
             compact,
         )
-        .declare_hook::<wire::BeforeTreeHook, wire::BeforeTreeAnswer>("session_before_tree")
-        .declare_hook::<wire::BeforeForkHook, wire::BeforeForkAnswer>("session_before_fork")
-        .declare_hook::<wire::BeforeCompactHook, wire::BeforeCompactAnswer>(
-            "session_before_compact",
-        )
-        .declare_notification::<wire::TreeNotification>("session_tree")
-        .declare_notification::<wire::CompactNotification>("session_compact")
-        .declare_notification::<wire::ChangedNotification>("session_changed")
-        .declare_notification::<wire::WatchEndedNotification>("session_watch_ended");
+        .advertised_by("compaction")
+        .declare::<wire::BeforeTreeHook>()
+        .declare::<wire::BeforeForkHook>()
+        .declare::<wire::BeforeCompactHook>()
+        .announce::<wire::TreeNotification>()
+        .announce::<wire::CompactNotification>()
+        .announce::<wire::ChangedNotification>()
+        .announce::<wire::WatchEndedNotification>();
 }

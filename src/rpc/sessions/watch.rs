@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::rpc::{RpcError, ServerHandle};
+use crate::rpc::{Raw, RpcError, ServerHandle};
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
 use crate::store::{GoneReason, Session};
 
@@ -126,7 +126,7 @@ pub fn report_foreign<S: crate::rpc::ServerState>(
     text.push_str(r#""entries":["#);
     session.write_entries_json(&page, &mut text)?;
     text.push_str("]}");
-    server.notify_raw("session_changed", &text);
+    server.send_raw(Raw::<ChangedNotification>::new(text));
     Ok(())
 }
 
@@ -252,14 +252,11 @@ fn look(server: &ServerHandle<Sidecar>, id: &str, cell: &super::registry::Sessio
         // (no watch request runs meanwhile: this look holds the session's turn). This task
         // ends with it.
         server.state().watches.end(id);
-        server.notify(
-            "session_watch_ended",
-            WatchEndedNotification {
-                session_id: id.to_owned(),
-                reason,
-                message,
-            },
-        );
+        server.send(&WatchEndedNotification {
+            session_id: id.to_owned(),
+            reason,
+            message,
+        });
         Looked::Ended
     };
     let gone = match session.file_gone() {

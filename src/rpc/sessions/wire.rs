@@ -9,6 +9,7 @@ use crate::export::ExportFormat;
 use crate::format::profile::Profile;
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
+use crate::rpc::{Hook, ServerNotification};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
@@ -219,6 +220,11 @@ pub struct BeforeTreeHook {
     pub branch_summary: Option<Json>,
 }
 
+impl Hook for BeforeTreeHook {
+    const NAME: &'static str = "session_before_tree";
+    type Answer = BeforeTreeAnswer;
+}
+
 /// The `session_before_tree` hook's answer (every member optional).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -246,6 +252,10 @@ pub struct TreeNotification {
     pub from_extension: Option<bool>,
 }
 
+impl ServerNotification for TreeNotification {
+    const NAME: &'static str = "session_tree";
+}
+
 /// `session/fork`: a new session from the path before a user message (`before`, pi's
 /// `/fork`) or up to an entry (`at`, pi's `/clone`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -271,6 +281,11 @@ pub struct BeforeForkHook {
     pub session_id: String,
     pub entry_id: String,
     pub position: ForkPosition,
+}
+
+impl Hook for BeforeForkHook {
+    const NAME: &'static str = "session_before_fork";
+    type Answer = BeforeForkAnswer;
 }
 
 /// The `session_before_fork` hook's answer.
@@ -542,58 +557,56 @@ pub struct InfoResult {
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 
-/// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
-/// list, or the harness's `JsonlSessionRepo.list({cwd})`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListParams {
-    pub cwd: String,
-    /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
-    /// harness: the sessions root instead of the server's.
-    pub session_dir: Option<String>,
-    /// Whose listing: defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
-    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
-    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
-    pub fields: Option<Vec<ListField>>,
-    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
-    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
-    pub query: Option<String>,
-    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
-    /// view) or `recent` (newest first, as pi's recent view).
-    pub sort: Option<SearchSort>,
-    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
-    pub name_filter: Option<NameFilter>,
-    /// Rows to skip (after searching and sorting); default 0.
-    pub offset: Option<u64>,
-    /// At most this many rows; default: all.
-    pub limit: Option<u64>,
+/// Declares the params of a listing: its own members, then what every listing selects (one
+/// list of members, documented once; serde's `flatten` would lose `deny_unknown_fields`).
+macro_rules! listing_params {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$doc:meta])* pub $member:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$doc])* pub $member: $ty,)*
+            /// Whose listing: defaults to `initialize.defaultProfile`.
+            pub profile: Option<Profile>,
+            /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
+            /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
+            pub fields: Option<Vec<ListField>>,
+            /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
+            /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
+            pub query: Option<String>,
+            /// With `query`: `relevance` (default: best match first, then newest, as pi's default
+            /// view) or `recent` (newest first, as pi's recent view).
+            pub sort: Option<SearchSort>,
+            /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
+            pub name_filter: Option<NameFilter>,
+            /// Rows to skip (after searching and sorting); default 0.
+            pub offset: Option<u64>,
+            /// At most this many rows; default: all.
+            pub limit: Option<u64>,
+        }
+    };
 }
 
-/// `session/listAll`: every project's sessions.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListAllParams {
-    /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
-    /// harness: the sessions root instead of the server's.
-    pub session_dir: Option<String>,
-    /// Whose listing: defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
-    /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
-    /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
-    pub fields: Option<Vec<ListField>>,
-    /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
-    /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
-    pub query: Option<String>,
-    /// With `query`: `relevance` (default: best match first, then newest, as pi's default
-    /// view) or `recent` (newest first, as pi's recent view).
-    pub sort: Option<SearchSort>,
-    /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
-    pub name_filter: Option<NameFilter>,
-    /// Rows to skip (after searching and sorting); default 0.
-    pub offset: Option<u64>,
-    /// At most this many rows; default: all.
-    pub limit: Option<u64>,
+listing_params! {
+    /// `session/list`: the sessions of a cwd, as the profile's pi lists them (pi's `/resume`
+    /// list, or the harness's `JsonlSessionRepo.list({cwd})`).
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListParams {
+        pub cwd: String,
+        /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
+        /// harness: the sessions root instead of the server's.
+        pub session_dir: Option<String>,
+    }
+}
+
+listing_params! {
+    /// `session/listAll`: every project's sessions.
+    #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListAllParams {
+        /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
+        /// harness: the sessions root instead of the server's.
+        pub session_dir: Option<String>,
+    }
 }
 
 /// `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
@@ -987,6 +1000,11 @@ pub struct BeforeCompactHook {
     pub reason: Option<CompactReason>,
 }
 
+impl Hook for BeforeCompactHook {
+    const NAME: &'static str = "session_before_compact";
+    type Answer = BeforeCompactAnswer;
+}
+
 /// The `session_before_compact` hook's answer.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1038,6 +1056,10 @@ pub struct ChangedNotification {
     pub entries: Vec<Json>,
 }
 
+impl ServerNotification for ChangedNotification {
+    const NAME: &'static str = "session_changed";
+}
+
 /// `session/watch`'s answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1084,6 +1106,10 @@ pub struct WatchEndedNotification {
     pub message: String,
 }
 
+impl ServerNotification for WatchEndedNotification {
+    const NAME: &'static str = "session_watch_ended";
+}
+
 /// The `session_compact` notification, sent after the entry is written and before the response.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1093,4 +1119,8 @@ pub struct CompactNotification {
     pub compaction_entry: Json,
     /// Whether the entry came from the hook.
     pub from_extension: bool,
+}
+
+impl ServerNotification for CompactNotification {
+    const NAME: &'static str = "session_compact";
 }

@@ -67,7 +67,7 @@ from .schema import (
     WatchResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.6"
+PROTOCOL_TITLE = "pi-session protocol 0.7"
 METHODS = (
     "initialize",
     "session/append",

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.6";
+export const PROTOCOL_VERSION = "0.7";
 
 /**
  * Which pi implementation a session reads and writes like.

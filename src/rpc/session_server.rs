@@ -1,4 +1,6 @@
-//! What `pi-session --stdio` serves: the session registry and the method table.
+//! The session server, put together: the sidecar's state (the registry of open sessions) and
+//! its `session/*` method table over the generic JSON-RPC server. What `pi-session --stdio`
+//! serves and the transcript tests play against.
 
 use super::lifecycle::ServerOptions;
 use super::methods::Methods;
