@@ -1,6 +1,8 @@
 //! Real clients' traffic checked against `protocol/schema.json` (issue 18): the TypeScript
-//! client's suite, the Python client's session tests and a plain LSP client (vscode-jsonrpc over
-//! Content-Length framing) run against this binary in place of `pi-session`. Run with the
+//! client's suite, the Python client's session tests, both front-end lifecycles of
+//! `tests/packaging/`, the README's standard-library Python example and a plain LSP client
+//! (vscode-jsonrpc over Content-Length framing) run against this binary in place of
+//! `pi-session`. Run with the
 //! variable `PI_SESSION_TRAFFIC_DIR` set, it is a recording proxy instead
 //! (`support::traffic::proxy`): it runs the real server, passes every byte through both ways
 //! and records them. Afterwards every message either way is checked against the schema of its
@@ -448,6 +450,22 @@ fn the_typescript_clients_traffic_fits_the_schema() {
         &mut command,
         Duration::from_secs(300),
     );
+    // The packaging test's front-end lifecycle, on this build of the package (it imports the
+    // package by name, so it runs from inside the installed copy).
+    let lifecycle = client_dir.join("lifecycle-traffic.mjs");
+    std::fs::copy(
+        support::root().join("tests/packaging/lifecycle.mjs"),
+        &lifecycle,
+    )
+    .unwrap();
+    let mut command = Command::new(node);
+    command.arg(&lifecycle).current_dir(&client_dir);
+    through_proxy(&mut command, &dir);
+    run_bounded(
+        "tests/packaging/lifecycle.mjs through the proxy",
+        &mut command,
+        Duration::from_secs(120),
+    );
     let seen = check_recordings("the TypeScript client", &dir);
     assert!(seen.servers >= 5, "{seen:?}");
     for name in [
@@ -489,6 +507,33 @@ fn the_python_clients_traffic_fits_the_schema() {
     assert!(
         summary.contains(" passed") && !summary.contains("skipped") && !summary.contains("failed"),
         "unexpected pytest summary: {summary}\n{report}"
+    );
+    // The packaging test's front-end lifecycle on the client's sources, and the README's
+    // standard-library example.
+    let mut command = venv.python();
+    command
+        .arg(support::root().join("tests/packaging/lifecycle.py"))
+        .env("PYTHONPATH", support::python::client_dir().join("src"));
+    through_proxy(&mut command, &dir);
+    run_bounded(
+        "tests/packaging/lifecycle.py through the proxy",
+        &mut command,
+        Duration::from_secs(120),
+    );
+    let mut command = venv.python();
+    command.arg(support::root().join("tests/python/client.py"));
+    through_proxy(&mut command, &dir);
+    let proxy = command
+        .get_envs()
+        .find(|(name, _)| *name == "PI_SESSION_BIN")
+        .and_then(|(_, value)| value)
+        .unwrap()
+        .to_owned();
+    command.arg(proxy);
+    run_bounded(
+        "tests/python/client.py through the proxy",
+        &mut command,
+        Duration::from_secs(60),
     );
     let seen = check_recordings("the Python client", &dir);
     assert!(seen.servers >= 5, "{seen:?}");
