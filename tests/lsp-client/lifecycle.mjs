@@ -1,8 +1,10 @@
 // A plain JSON-RPC client over LSP framing (vscode-jsonrpc's Content-Length reader and writer,
 // as a language client uses them) driving a whole session: initialize as an LSP client does,
-// create, append every common entry kind, navigate with a summary from the hook, compact with
-// the hook's compaction, context and usage, listing, a watch told of another program's append,
-// the three exports, a vetoed fork, errors, then shutdown and exit.
+// create, append every common entry kind, navigate with a summary from the hook, pi's plain
+// moves, compact with the hook's compaction, context and usage, a watch told of another
+// program's append and one ended by a deletion, the three exports, a vetoed fork, continue,
+// forkFrom, delete, pi 1.6's and the harness's own entry kinds, listing, errors, then shutdown
+// and exit: every method of the protocol.
 // Usage: node lifecycle.mjs (the server is $PI_SESSION_BIN). Prints what it saw as JSON;
 // exits non-zero (with the reason on stderr) when the server answers otherwise than expected.
 
@@ -173,6 +175,15 @@ try {
   assert.equal(navigated.cancelled, false);
   assert.equal(navigated.summaryEntry.fromHook, true);
   await told;
+  // pi's plain moves: none sends a hook or a notification.
+  await request("session/branch", { sessionId, entryId: call.entryId });
+  await request("session/resetLeaf", { sessionId });
+  await request("session/branchWithSummary", {
+    sessionId,
+    targetId: first.entryId,
+    summary: "Summarized by hand.",
+    details: { readFiles: [], modifiedFiles: [] },
+  });
   // And forward again, to compact the long branch.
   await request("session/navigateTree", { sessionId, targetId: last.entryId });
   const settings = { compaction: { keepRecentTokens: 8 } };
@@ -215,8 +226,44 @@ try {
   await request("session/listAll", {});
   await request("session/findById", { cwd, id: sessionId.slice(0, 8) });
   await request("session/close", { sessionId });
+  const recent = await request("session/continueRecent", { cwd });
+  assert.equal(recent.sessionId, sessionId);
+  await request("session/close", { sessionId });
   const reopened = await request("session/open", { path });
-  await request("session/close", { sessionId: reopened.sessionId });
+
+  // A copy of the whole file, watched until its file is deleted under it.
+  const copy = await request("session/forkFrom", { sourcePath: path, cwd });
+  await request("session/watch", { sessionId: copy.sessionId });
+  const ended = next("session_watch_ended");
+  rmSync(copy.path);
+  await ended;
+  await request("session/close", { sessionId: copy.sessionId });
+  const deleted = await request("session/delete", { path: join(root, "export.jsonl") });
+  assert.equal(deleted.deleted, true);
+
+  // pi 1.6's kinds: a system message, a context edit, a usage entry.
+  const pi16 = await request("session/create", { cwd, profile: "pi-1.6" });
+  const on16 = (entry) => request("session/append", { sessionId: pi16.sessionId, entry });
+  await on16({ type: "message", message: { role: "system", content: "Be brief.", timestamp: clock++ } });
+  const asked = await on16(user("What is 2+2?"));
+  await on16(assistant("4."));
+  await on16({ type: "context_edit", targetId: asked.entryId, replacement: { content: "What is 2 + 2?" } });
+  await on16({ type: "usage", kind: "turn", provider: "anthropic", model: "claude-sonnet-4-5", usage });
+  await request("session/buildContext", { sessionId: pi16.sessionId });
+  await request("session/getEntries", { sessionId: pi16.sessionId });
+  await request("session/close", { sessionId: pi16.sessionId });
+
+  // The harness's: metadata, active tools, a leaf entry for each move.
+  const harness = await request("session/create", { cwd, profile: "harness", metadata: { from: "lsp" } });
+  const onHarness = (entry) => request("session/append", { sessionId: harness.sessionId, entry });
+  await onHarness({ type: "active_tools_change", activeToolNames: ["read", "bash"] });
+  const question = await onHarness(user("Hello?"));
+  await onHarness(assistant("Hello."));
+  await request("session/branch", { sessionId: harness.sessionId, entryId: question.entryId });
+  await request("session/getEntries", { sessionId: harness.sessionId });
+  await request("session/getTree", { sessionId: harness.sessionId, filter: "all" });
+  await request("session/listAll", { profile: "harness" });
+  await request("session/close", { sessionId: harness.sessionId });
 
   // Errors a client meets.
   await refused("session/getEntry", { sessionId }, -32602);
