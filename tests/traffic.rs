@@ -53,31 +53,55 @@ fn main() {
     run(&tests);
 }
 
-/// libtest's essentials: substring filters, `--exact`, `--list`; one line per test and the
+/// libtest's essentials: substring filters, `--exact`, `--skip`, `--list`, `--ignored` (none
+/// is); other options are accepted and ignored (their values too). One line per test and the
 /// summary line the CI script sums.
 fn run(tests: &[(&str, fn())]) {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let exact = args.iter().any(|a| a == "--exact");
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in tests {
+    const TAKES_A_VALUE: [&str; 6] = [
+        "--test-threads",
+        "--format",
+        "--color",
+        "--logfile",
+        "--shuffle-seed",
+        "-Z",
+    ];
+    let mut args = std::env::args().skip(1);
+    let (mut filters, mut skips) = (Vec::new(), Vec::new());
+    let (mut exact, mut list, mut only_ignored) = (false, false, false);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--exact" => exact = true,
+            "--list" => list = true,
+            "--ignored" => only_ignored = true,
+            "--skip" => skips.extend(args.next()),
+            option if TAKES_A_VALUE.contains(&option) => {
+                args.next();
+            }
+            option if option.starts_with('-') => {}
+            filter => filters.push(filter.to_owned()),
+        }
+    }
+    let matches = |name: &str, pattern: &String| {
+        if exact {
+            name == pattern
+        } else {
+            name.contains(pattern.as_str())
+        }
+    };
+    let chosen: Vec<&(&str, fn())> = tests
+        .iter()
+        .filter(|(name, _)| {
+            !only_ignored
+                && (filters.is_empty() || filters.iter().any(|f| matches(name, f)))
+                && !skips.iter().any(|s| matches(name, s))
+        })
+        .collect();
+    if list {
+        for (name, _) in &chosen {
             println!("{name}: test");
         }
         return;
     }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let chosen: Vec<&(&str, fn())> = tests
-        .iter()
-        .filter(|(name, _)| {
-            filters.is_empty()
-                || filters.iter().any(|f| {
-                    if exact {
-                        name == f
-                    } else {
-                        name.contains(f.as_str())
-                    }
-                })
-        })
-        .collect();
     let plural = if chosen.len() == 1 { "" } else { "s" };
     println!("\nrunning {} test{plural}", chosen.len());
     let started = Instant::now();
