@@ -36,6 +36,24 @@ enum RequestId {
     String(String),
 }
 
+/// The params of `shutdown`, `initialized` and `exit`: none, `null` or `{}` (what LSP clients
+/// send with `initialized`). The server ignores them.
+struct NoParams;
+
+impl JsonSchema for NoParams {
+    fn schema_name() -> String {
+        "NoParams".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        serde_json::from_value(json!({
+            "description": "No params: omitted, `null` or `{}` (ignored).",
+            "anyOf": [{"type": "null"}, {"type": "object", "additionalProperties": false}]
+        }))
+        .expect("a schema")
+    }
+}
+
 struct Document {
     generator: SchemaGenerator,
     sections: Map<String, Value>,
@@ -104,7 +122,7 @@ pub fn protocol_schema() -> Value {
     let table = super::session_server::methods();
     let mut doc = Document::new();
     doc.method::<InitializeParams, InitializeResult>("initialize")
-        .method::<(), ()>("shutdown");
+        .method::<NoParams, ()>("shutdown");
     for message in table.requests() {
         doc.message("methods", message);
     }
@@ -119,8 +137,8 @@ pub fn protocol_schema() -> Value {
     for message in table.notifications() {
         doc.message("clientNotifications", message);
     }
-    doc.notification::<()>("clientNotifications", "initialized")
-        .notification::<()>("clientNotifications", "exit");
+    doc.notification::<NoParams>("clientNotifications", "initialized")
+        .notification::<NoParams>("clientNotifications", "exit");
     doc.schema::<SidecarSettings>();
     doc.schema::<SidecarCapabilities>();
     let Document {

@@ -7,7 +7,8 @@
 //!   on in-memory pipes;
 //! - `files`, `listing`: builders of session files and directories, and listings run both
 //!   here and by pi;
-//! - `schema_check`: the server's messages checked against `protocol/schema.json`;
+//! - `schema_check`: the server's messages checked against `protocol/schema.json`; `traffic`:
+//!   a recording proxy in place of the binary, and real traffic checked against that schema;
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
 //! Each test crate includes this module with `mod support;` and uses its own part.
@@ -24,6 +25,7 @@ pub mod oracle;
 pub mod pipe;
 pub mod python;
 pub mod schema_check;
+pub mod traffic;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

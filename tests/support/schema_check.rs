@@ -63,7 +63,13 @@ impl ProtocolSchema {
         Some(
             validator
                 .iter_errors(value)
-                .map(|error| format!("{} at '{}'", error, error.instance_path()))
+                .map(|error| {
+                    format!(
+                        "{error} at '{}' (schema {section}.{name}.{part}{})",
+                        error.instance_path(),
+                        error.schema_path()
+                    )
+                })
                 .collect(),
         )
     }

@@ -362,7 +362,8 @@ export class PiSession {
       // An error answer (a server never initialized refuses `shutdown`) or a server gone away
       // does not stop the way out: `exit` ends the server whatever else it holds.
       try {
-        await Promise.race([this.connection.sendRequest("shutdown", null), deadline, this.exited]);
+        // No params at all: vscode-jsonrpc sends a `null` argument by position, as `[null]`.
+        await Promise.race([this.connection.sendRequest("shutdown"), deadline, this.exited]);
       } catch {}
       try {
         await this.connection.sendNotification("exit");

@@ -646,6 +646,12 @@ class NewThinkingLevelChangeEntry(TypedDict):
     type: Literal['thinking_level_change']
 
 
+NoParams: TypeAlias = dict[str, Any] | None
+"""
+No params: omitted, `null` or `{}` (ignored).
+"""
+
+
 Profile: TypeAlias = Literal['pi-cli'] | Literal['pi-1.6'] | Literal['harness']
 """
 Which pi implementation a session reads and writes like.

@@ -76,6 +76,13 @@ export type TreeFilterName = "default" | "no-tools" | "user-only" | "labeled-onl
  */
 export type WireFraming = "lsp" | "ndjson";
 /**
+ * No params: omitted, `null` or `{}` (ignored).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NoParams".
+ */
+export type NoParams = null | {};
+/**
  * A row of `session/list`/`listAll`: pi's `SessionInfo` (pi-cli, pi-1.6), or the harness's `JsonlSessionMetadata`.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -267,7 +274,7 @@ export interface Protocol {
       result: InitializeResult;
     };
     shutdown: {
-      params: null;
+      params: NoParams;
       result: null;
     };
     "session/create": {
@@ -427,10 +434,10 @@ export interface Protocol {
       params: CancelRequest;
     };
     initialized: {
-      params: null;
+      params: NoParams;
     };
     exit: {
-      params: null;
+      params: NoParams;
     };
   };
 }
