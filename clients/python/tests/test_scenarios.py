@@ -22,6 +22,7 @@ from pi_session.schema import (
     BeforeTreeHook,
     CompactionSettingsParam,
     CompactNotification,
+    NavigateResult,
     TreeNotification,
 )
 
@@ -182,7 +183,7 @@ async def test_errors_carry_code_and_kind(client: Client) -> None:
         await client.session.branch(sessionId=session, entryId="nope")
     assert no_entry.value.kind == "entry_not_found"
     with pytest.raises(RpcError) as bad:
-        await client.session.append(sessionId=session)  # type: ignore[call-arg]
+        await client.session.append(sessionId=session)  # type: ignore[call-overload]
     assert bad.value.code == -32602 and "entry" in bad.value.message
     with pytest.raises(RpcError) as unknown:
         await client.request("session/teleport", {})
@@ -291,7 +292,10 @@ async def test_many_pipelined_requests_are_answered_in_order(client: Client) -> 
     print(f"2,000 pipelined 2 KB appends: {elapsed:.2f} s")
 
 
-async def test_the_server_dying_fails_what_waits(client: Client) -> None:
+async def navigation_held_by_a_hook(client: Client) -> tuple[str, asyncio.Task[NavigateResult]]:
+    """A session whose navigation waits on a `session_before_tree` handler that never answers
+    (the server's hook timeout is a minute): (session id, the navigation's task), once the
+    handler has started."""
     started = asyncio.Event()
 
     async def hang(params: BeforeTreeHook) -> BeforeTreeAnswer:
@@ -300,12 +304,17 @@ async def test_the_server_dying_fails_what_waits(client: Client) -> None:
         return {}
 
     client.hooks.session_before_tree(hang)
-    await client.initialize(hookTimeoutMs=60_000)
+    await client.initialize(hook_timeout_ms=60_000)
     session, ids = await two_turns(client)
     navigation = asyncio.create_task(
-        client.session.navigate_tree(sessionId=session, targetId=ids[0])
+        client.session.navigate_tree(session_id=session, target_id=ids[0])
     )
     await asyncio.wait_for(started.wait(), LIMIT)
+    return session, navigation
+
+
+async def test_the_server_dying_fails_what_waits(client: Client) -> None:
+    session, navigation = await navigation_held_by_a_hook(client)
     assert client.pid is not None
     os.kill(client.pid, signal.SIGKILL)
     with pytest.raises(ConnectionClosed):
@@ -316,20 +325,7 @@ async def test_the_server_dying_fails_what_waits(client: Client) -> None:
 
 
 async def test_aclose_does_not_wait_for_a_hook_that_never_answers(client: Client) -> None:
-    started = asyncio.Event()
-
-    async def hang(params: BeforeTreeHook) -> BeforeTreeAnswer:
-        started.set()
-        await asyncio.sleep(3600)
-        return {}
-
-    client.hooks.session_before_tree(hang)
-    await client.initialize(hookTimeoutMs=60_000)
-    session, ids = await two_turns(client)
-    navigation = asyncio.create_task(
-        client.session.navigate_tree(sessionId=session, targetId=ids[0])
-    )
-    await asyncio.wait_for(started.wait(), LIMIT)
+    _, navigation = await navigation_held_by_a_hook(client)
     began = time.monotonic()
     # shutdown waits for the navigation, which waits for the hook: after 0.5 s, exit ends it.
     assert await client.aclose(timeout=0.5) == 0
