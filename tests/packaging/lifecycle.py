@@ -14,34 +14,25 @@ from pi_session import (
     assistant_message,
     custom_entry,
     label_entry,
+    schema,
     tool_result_message,
     user_message,
 )
-from pi_session.schema import (
-    AssistantContentBlock,
-    BeforeCompactAnswer,
-    BeforeCompactHook,
-    BeforeForkAnswer,
-    BeforeForkHook,
-    BeforeTreeAnswer,
-    BeforeTreeHook,
-    NewEntry,
-)
 
 
-async def on_tree(hook: BeforeTreeHook) -> BeforeTreeAnswer:
+async def on_tree(hook: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
     left = len(hook["preparation"]["entriesToSummarize"])
     return {"summary": {"summary": f"{left} entries left behind"}}
 
 
-async def on_compact(hook: BeforeCompactHook) -> BeforeCompactAnswer:
+async def on_compact(hook: schema.BeforeCompactHook) -> schema.BeforeCompactAnswer:
     preparation = hook["preparation"]
     return {"compaction": {"summary": "Compacted by the front-end.",
                            "firstKeptEntryId": preparation["firstKeptEntryId"],
                            "tokensBefore": preparation["tokensBefore"]}}
 
 
-async def on_fork(hook: BeforeForkHook) -> BeforeForkAnswer:
+async def on_fork(hook: schema.BeforeForkHook) -> schema.BeforeForkAnswer:
     return {}
 
 
@@ -66,10 +57,11 @@ async def main(root: str) -> None:
 
         # No type of its own: the builders make the generated types append takes (mypy
         # --strict checks this file: clients/python/pyproject.toml).
-        async def append(entry: NewEntry) -> str:
+        async def append(entry: schema.NewEntry) -> str:
             return (await client.session.append(session_id=sid, entry=entry))["entryId"]
 
-        def answer(content: str | list[AssistantContentBlock], timestamp: int) -> NewEntry:
+        def answer(content: str | list[schema.AssistantContentBlock],
+                   timestamp: int) -> schema.NewEntry:
             return assistant_message(content, provider="anthropic", model="claude-sonnet-4-5",
                                      timestamp=timestamp)
 
