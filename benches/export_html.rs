@@ -120,7 +120,7 @@ fn main() {
     }
     println!("\nopening in headless chromium until the conversation shows (best of {open_runs}):");
     for (name, page, selector) in pages {
-        let mut best = f64::MAX;
+        let mut best = f64::INFINITY;
         for _ in 0..open_runs {
             let output = Command::new("node")
                 .arg(&driver)
