@@ -191,9 +191,10 @@ fn protocol_md_names_the_protocol_version_initialize_answers() {
 }
 
 /// The generated types know pi's format: `tsc --strict` accepts a program that narrows entries
-/// on `type`, messages on `role` and content blocks on `type` without a cast
-/// (`typecheck/narrows.ts`), and refuses one that reads a member the narrowed tag does not have
-/// (`typecheck/misreads.ts`), with the errors this test names.
+/// on `type`, messages on `role` and content blocks on `type` without a cast and appends what
+/// the entry builders make (`typecheck/narrows.ts`), and refuses one that reads a member the
+/// narrowed tag does not have or misuses a builder (`typecheck/misreads.ts`), with the errors
+/// this test names.
 #[test]
 fn the_typescript_types_narrow_on_pi_tags() {
     let Some(client) = TypeScriptClient::install("the_typescript_types_narrow_on_pi_tags") else {
@@ -231,9 +232,14 @@ fn the_typescript_types_narrow_on_pi_tags() {
         "tsc --strict accepted typecheck/misreads.ts"
     );
     for expected in [
-        "misreads.ts(8,18): error TS2339: Property 'summary' does not exist on type 'LabelEntry'.",
-        "misreads.ts(11,26): error TS2339: Property 'toolName' does not exist on type 'UserMessage'.",
-        "misreads.ts(15,46): error TS2339: Property 'arguments' does not exist on type 'TextContent'.",
+        "misreads.ts(11,18): error TS2339: Property 'summary' does not exist on type 'LabelEntry'.",
+        "misreads.ts(14,26): error TS2339: Property 'toolName' does not exist on type 'UserMessage'.",
+        "misreads.ts(18,46): error TS2339: Property 'arguments' does not exist on type 'TextContent'.",
+        // The entry builders return the generated types: a built message is no entry, a built
+        // user message has no tool result's members, a tool result holds no tool call.
+        "misreads.ts(25,40): error TS2322: Type 'UserMessage' is not assignable to type 'NewEntry'.",
+        "misreads.ts(26,42): error TS2339: Property 'toolName' does not exist on type 'UserMessage'.",
+        "misreads.ts(27,52): error TS2322: Type '\"toolCall\"' is not assignable to type '\"text\" | \"image\"'.",
     ] {
         assert!(
             report.contains(expected),
@@ -242,7 +248,7 @@ fn the_typescript_types_narrow_on_pi_tags() {
     }
     assert_eq!(
         report.matches("error TS").count(),
-        3,
+        6,
         "only the marked lines fail:\n{report}"
     );
 }

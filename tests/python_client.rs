@@ -86,8 +86,10 @@ fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
 }
 
 /// The generated types know pi's format: `mypy --strict` accepts a program that narrows entries
-/// on `entry["type"]`, messages on `role` and content blocks on `type` without a cast
-/// (`typecheck/narrows.py`), and refuses one that reads a key the narrowed tag does not have
+/// on `entry["type"]`, messages on `role` and content blocks on `type` without a cast, calls
+/// methods with snake_case keywords and appends what the entry builders make
+/// (`typecheck/narrows.py`), and refuses one that reads a key the narrowed tag does not have, a
+/// result by a snake_case key, or passes a builder's message where an entry goes
 /// (`typecheck/misreads.py`), with the errors this test names.
 #[test]
 fn the_python_types_narrow_on_pi_tags() {
@@ -117,8 +119,13 @@ fn the_python_types_narrow_on_pi_tags() {
         "mypy --strict accepted typecheck/misreads.py"
     );
     for expected in [
-        "typecheck/misreads.py:9: error: TypedDict \"LabelEntry\" has no key \"summary\"",
-        "typecheck/misreads.py:13: error: TypedDict \"UserMessage\" has no key \"toolName\"",
+        "typecheck/misreads.py:10: error: TypedDict \"LabelEntry\" has no key \"summary\"",
+        "typecheck/misreads.py:14: error: TypedDict \"UserMessage\" has no key \"toolName\"",
+        "typecheck/misreads.py:20: error: TypedDict \"OpenedSession\" has no key \"session_id\"",
+        "typecheck/misreads.py:22: error: Argument \"entry\" to \"append\" of \"SessionMethods\" \
+         has incompatible type \"UserMessage | AssistantMessage",
+        "typecheck/misreads.py:24: error: List item 0 has incompatible type \"ToolCall\"; \
+         expected \"TextContent | ImageContent\"",
     ] {
         assert!(
             report.contains(expected),
@@ -126,7 +133,7 @@ fn the_python_types_narrow_on_pi_tags() {
         );
     }
     assert!(
-        report.contains("Found 2 errors"),
+        report.contains("Found 5 errors"),
         "only the marked lines fail:\n{report}"
     );
 }

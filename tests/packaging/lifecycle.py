@@ -14,32 +14,25 @@ from pi_session import (
     assistant_message,
     custom_entry,
     label_entry,
+    schema,
     tool_result_message,
     user_message,
 )
-from pi_session.schema import (
-    BeforeCompactAnswer,
-    BeforeCompactHook,
-    BeforeForkAnswer,
-    BeforeForkHook,
-    BeforeTreeAnswer,
-    BeforeTreeHook,
-)
 
 
-async def on_tree(hook: BeforeTreeHook) -> BeforeTreeAnswer:
+async def on_tree(hook: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
     left = len(hook["preparation"]["entriesToSummarize"])
     return {"summary": {"summary": f"{left} entries left behind"}}
 
 
-async def on_compact(hook: BeforeCompactHook) -> BeforeCompactAnswer:
+async def on_compact(hook: schema.BeforeCompactHook) -> schema.BeforeCompactAnswer:
     preparation = hook["preparation"]
     return {"compaction": {"summary": "Compacted by the front-end.",
                            "firstKeptEntryId": preparation["firstKeptEntryId"],
                            "tokensBefore": preparation["tokensBefore"]}}
 
 
-async def on_fork(hook: BeforeForkHook) -> BeforeForkAnswer:
+async def on_fork(hook: schema.BeforeForkHook) -> schema.BeforeForkAnswer:
     return {}
 
 
@@ -62,18 +55,23 @@ async def main(root: str) -> None:
         created = await client.session.create(cwd=cwd)
         sid = created["sessionId"]
 
-        async def append(entry: dict[str, object]) -> str:
+        # No type of its own: the builders make the generated types append takes (mypy
+        # --strict checks this file: clients/python/pyproject.toml).
+        async def append(entry: schema.NewEntry) -> str:
             return (await client.session.append(session_id=sid, entry=entry))["entryId"]
 
-        model = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+        def answer(content: str | list[schema.AssistantContentBlock],
+                   timestamp: int) -> schema.NewEntry:
+            return assistant_message(content, provider="anthropic", model="claude-sonnet-4-5",
+                                     timestamp=timestamp)
+
         question = await append(user_message("Read notes.txt", timestamp=1))
-        await append(assistant_message(
-            [{"type": "toolCall", "id": "call_1", "name": "read",
-              "arguments": {"path": "notes.txt"}}], **model, timestamp=2))
+        await append(answer([{"type": "toolCall", "id": "call_1", "name": "read",
+                              "arguments": {"path": "notes.txt"}}], 2))
         await append(tool_result_message("call_1", "read", "buy milk", timestamp=3))
-        await append(assistant_message("One item: milk.", **model, timestamp=4))
+        await append(answer("One item: milk.", 4))
         await append(user_message("And in French?", timestamp=5))
-        await append(assistant_message("Du lait.", **model, timestamp=6))
+        await append(answer("Du lait.", 6))
         await append(label_entry(question, "start"))
         await append(custom_entry("front-end-state", {"tab": 2}))
 
@@ -84,11 +82,11 @@ async def main(root: str) -> None:
         moved = await client.session.navigate_tree(session_id=sid, target_id=question,
                                                    summarize=True)
         print("navigated:", moved["editorText"], "/", moved["summaryEntry"]["summary"])
-        await append(assistant_message("Again: milk.", **model, timestamp=7))
+        await append(answer("Again: milk.", 7))
         fork = await client.session.fork(session_id=sid, entry_id=question, position="at")
-        print("forked:", str(fork["cancelled"] is False
-                             and fork["session"]["header"]["parentSession"] == created["path"]
-                             ).lower())
+        forked = fork["session"]
+        print("forked:", str(fork["cancelled"] is False and forked is not None
+                             and forked["header"]["parentSession"] == created["path"]).lower())
         listed = await client.session.list(cwd=cwd)
         print("listed:", len(listed["sessions"]), "sessions")
         print("events:", ", ".join(events))

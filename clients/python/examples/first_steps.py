@@ -1,10 +1,11 @@
 import asyncio, os
 from pi_session import Client, assistant_message, user_message
+from pi_session.schema import BeforeTreeAnswer, BeforeTreeHook
 
-async def summarize(hook):  # an extension's hook: the summary of the branch left behind
+async def summarize(hook: BeforeTreeHook) -> BeforeTreeAnswer:  # the summary of the branch left behind
     return {"summary": {"summary": "Asked 2+2, got 4."}}
 
-async def main():
+async def main() -> None:
     async with Client() as pi:  # the binary pip installed ($PI_SESSION_BIN overrides)
         pi.hooks.session_before_tree(summarize)
         await pi.initialize()

@@ -1,20 +1,8 @@
 """Quick start: a session, two messages, back to the question with a hook's summary."""
 import asyncio
 
-from pi_session import Client
-from pi_session.schema import BeforeTreeAnswer, BeforeTreeHook, NewMessageEntry
-
-
-def user(text: str) -> NewMessageEntry:
-    return {"type": "message", "message": {"role": "user", "content": text, "timestamp": 1}}
-
-
-def reply(text: str) -> NewMessageEntry:
-    return {
-        "type": "message",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
-                    "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 2},
-    }
+from pi_session import Client, assistant_message, user_message
+from pi_session.schema import BeforeTreeAnswer, BeforeTreeHook
 
 
 async def summarize(hook: BeforeTreeHook) -> BeforeTreeAnswer:  # an extension's hook
@@ -25,12 +13,14 @@ async def main() -> None:
     async with Client() as client:  # $PI_SESSION_BIN, or pi-session on PATH
         client.hooks.session_before_tree(summarize)  # hooks come before initialize
         await client.initialize()
-        sid = (await client.session.create(cwd="/tmp/demo", inMemory=True))["sessionId"]
-        asked = await client.session.append(sessionId=sid, entry=user("2+2?"))
-        await client.session.append(sessionId=sid, entry=reply("4"))
+        sid = (await client.session.create(cwd="/tmp/demo", in_memory=True))["sessionId"]
+        asked = await client.session.append(session_id=sid, entry=user_message("2+2?"))
+        await client.session.append(
+            session_id=sid, entry=assistant_message("4", provider="p", model="m")
+        )
         async with asyncio.timeout(5):  # when late: cancelled, $/cancelRequest sent
             moved = await client.session.navigate_tree(
-                sessionId=sid, targetId=asked["entryId"], summarize=True
+                session_id=sid, target_id=asked["entryId"], summarize=True
             )
         print(moved["editorText"], "/", moved["summaryEntry"]["summary"])
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import pi_session
+from pi_session import _tables, schema
 from pi_session import (
     BinaryNotFound,
     Client,
@@ -25,6 +26,8 @@ from pi_session import (
     tool_result_message,
     user_message,
 )
+from pi_session.entries import zero_usage
+from pi_session.schema import NewEntry, ToolCall
 
 LIMIT = 10.0
 
@@ -66,13 +69,28 @@ def test_snake_case_keywords_become_the_protocols_camel_case() -> None:
         "sessionId": "a", "targetId": "b", "summarize": True, "sessionsRoot": "/r"}
 
 
+def test_every_declared_keyword_reaches_the_wire_by_its_schema_name() -> None:
+    # The generator names the snake_case keywords; wire_params turns them back at run time:
+    # each twin's keys must come back as exactly the params' own.
+    twins = [name for name in dir(_tables) if name.endswith("Keywords")]
+    assert "AppendKeywords" in twins and "SessionRefKeywords" in twins
+    for name in twins:
+        stem = name.removesuffix("Keywords")
+        params = getattr(schema, stem + "Params", None) or getattr(schema, stem)
+        keywords = getattr(_tables, name).__annotations__
+        assert list(pi_session.wire_params(dict.fromkeys(keywords))) == list(
+            params.__annotations__), name
+
+
 def test_the_builders_write_pis_field_names() -> None:
     assert user_message("hi", timestamp=1) == {
         "type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}
-    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
+    call: ToolCall = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
     built = assistant_message([call], provider="openai", model="gpt", timestamp=2)["message"]
+    # The builders return the generated entry types: a message narrows on `role`, no cast.
+    assert built["role"] == "assistant"
     assert built["stopReason"] == "toolUse" and built["api"] == "openai-messages"
-    assert built["usage"]["cost"]["total"] == 0
+    assert built.get("usage") == zero_usage() and zero_usage()["cost"]["total"] == 0
     assert tool_result_message("c1", "read", "text", timestamp=3)["message"] == {
         "role": "toolResult", "toolCallId": "c1", "toolName": "read",
         "content": [{"type": "text", "text": "text"}], "isError": False, "timestamp": 3}
@@ -84,8 +102,8 @@ def test_the_builders_write_pis_field_names() -> None:
 async def test_built_entries_and_snake_case_keywords_make_a_session(binary: str) -> None:
     async with Client(binary) as client:
         await client.initialize(deterministic=True)
-        sid = (await client.session.create(cwd="/tmp/p", in_memory=True))["sessionId"]  # type: ignore[call-arg]
-        entries = [
+        sid = (await client.session.create(cwd="/tmp/p", in_memory=True))["sessionId"]
+        entries: list[NewEntry] = [
             user_message("Read a.txt", timestamp=1),
             assistant_message([{"type": "toolCall", "id": "c1", "name": "read",
                                 "arguments": {"path": "a.txt"}}],
@@ -95,11 +113,11 @@ async def test_built_entries_and_snake_case_keywords_make_a_session(binary: str)
             custom_entry("state", {"n": 1}),
             custom_message_entry("note", "from an extension"),
         ]
-        # The builders still return plain dicts, not the generated entry types.
-        ids = [(await client.session.append(session_id=sid, entry=e))["entryId"]  # type: ignore[call-arg, arg-type]
+        # Built entries are the generated types `append` takes, under mypy --strict as is.
+        ids = [(await client.session.append(session_id=sid, entry=e))["entryId"]
                for e in entries]
-        await client.session.append(session_id=sid, entry=label_entry(ids[0], "start"))  # type: ignore[call-arg, arg-type]
-        context = await client.session.build_context(session_id=sid)  # type: ignore[call-arg]
+        await client.session.append(session_id=sid, entry=label_entry(ids[0], "start"))
+        context = await client.session.build_context(session_id=sid)
         roles = [m["role"] for m in context["messages"]]
         assert roles == ["user", "assistant", "toolResult", "assistant", "custom"]
 

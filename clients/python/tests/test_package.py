@@ -66,8 +66,11 @@ def test_the_generator_places_a_new_group_and_a_method_without_one() -> None:
         "params": {"$ref": "#/definitions/SessionRef"},
         "result": True,
     }
-    text = generate.generate_tables(schema)
+    text = generate.generate_tables(schema, (ROOT / "src/pi_session/schema.py").read_text())
     compile(text, "_tables.py", "exec")
     assert "        self.server = ServerMethods(self)\n" in text
-    assert "    async def stats_now(self, **params: Unpack[SessionRef]) -> Any:\n" in text
+    # snake_case keywords first, the wire's camelCase ones still accepted.
+    assert "    async def stats_now(self, **params: Unpack[SessionRefKeywords]) -> Any: ...\n" in text
+    assert "    async def stats_now(self, **params: Unpack[SessionRef]) -> Any: ...\n" in text
+    assert "    async def stats_now(self, **params: Any) -> Any:\n" in text
     assert '        return cast("None", await self.request("ping", None))\n' in text

@@ -7,23 +7,13 @@ import asyncio
 import os
 import signal
 import time
+from typing import NamedTuple
 
 import pytest
 from scenario import two_turns, user
 
 import pi_session
-from pi_session import Client, ConnectionClosed, RpcError
-from pi_session.schema import (
-    BeforeCompactAnswer,
-    BeforeCompactHook,
-    BeforeForkAnswer,
-    BeforeForkHook,
-    BeforeTreeAnswer,
-    BeforeTreeHook,
-    CompactionSettingsParam,
-    CompactNotification,
-    TreeNotification,
-)
+from pi_session import Client, ConnectionClosed, RpcError, schema
 
 LIMIT = 10.0  # seconds any single step may take before the test fails instead of hanging
 
@@ -31,7 +21,7 @@ LIMIT = 10.0  # seconds any single step may take before the test fails instead o
 async def test_initialize_declares_the_hooks_and_the_client_knows_every_method(
     client: Client,
 ) -> None:
-    async def nothing(params: BeforeTreeHook) -> BeforeTreeAnswer | None:
+    async def nothing(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer | None:
         return None
 
     client.hooks.session_before_tree(nothing)
@@ -68,10 +58,10 @@ async def test_create_append_context_tree_and_reads(client: Client) -> None:
 
 
 async def test_navigate_with_a_hook_summary_notifies_before_answering(client: Client) -> None:
-    seen: list[TreeNotification] = []
-    hook_params: list[BeforeTreeHook] = []
+    seen: list[schema.TreeNotification] = []
+    hook_params: list[schema.BeforeTreeHook] = []
 
-    async def summarize(params: BeforeTreeHook) -> BeforeTreeAnswer:
+    async def summarize(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
         hook_params.append(params)
         # A hook may read the session before answering: the navigation has not moved it.
         info = await client.session.get_info(sessionId=params["sessionId"])
@@ -98,9 +88,9 @@ async def test_navigate_with_a_hook_summary_notifies_before_answering(client: Cl
 
 
 async def test_a_hook_veto_moves_nothing_and_notifies_nothing(client: Client) -> None:
-    seen: list[TreeNotification] = []
+    seen: list[schema.TreeNotification] = []
 
-    async def veto(params: BeforeTreeHook) -> BeforeTreeAnswer:
+    async def veto(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
         return {"cancel": True}
 
     client.hooks.session_before_tree(veto)
@@ -114,10 +104,10 @@ async def test_a_hook_veto_moves_nothing_and_notifies_nothing(client: Client) ->
 
 
 async def test_fork_asks_its_hook_and_a_veto_writes_nothing(client: Client, tmp_path: object) -> None:
-    answers: list[BeforeForkAnswer] = [{"cancel": True}, {}]
-    asked: list[BeforeForkHook] = []
+    answers: list[schema.BeforeForkAnswer] = [{"cancel": True}, {}]
+    asked: list[schema.BeforeForkHook] = []
 
-    async def decide(params: BeforeForkHook) -> BeforeForkAnswer:
+    async def decide(params: schema.BeforeForkHook) -> schema.BeforeForkAnswer:
         asked.append(params)
         return answers[len(asked) - 1]
 
@@ -138,9 +128,9 @@ async def test_fork_asks_its_hook_and_a_veto_writes_nothing(client: Client, tmp_
 
 
 async def test_compaction_by_the_hook_is_written_and_notified(client: Client) -> None:
-    seen: list[CompactNotification] = []
+    seen: list[schema.CompactNotification] = []
 
-    async def compact(params: BeforeCompactHook) -> BeforeCompactAnswer:
+    async def compact(params: schema.BeforeCompactHook) -> schema.BeforeCompactAnswer:
         preparation = params["preparation"]
         return {
             "compaction": {
@@ -154,7 +144,7 @@ async def test_compaction_by_the_hook_is_written_and_notified(client: Client) ->
     client.notifications.session_compact(seen.append)
     await client.initialize(deterministic=True)
     session, ids = await two_turns(client)
-    settings: CompactionSettingsParam = {"compaction": {"keepRecentTokens": 1}}
+    settings: schema.CompactionSettingsParam = {"compaction": {"keepRecentTokens": 1}}
     plan = await client.session.prepare_compaction(sessionId=session, settings=settings)
     done = await client.session.compact(sessionId=session, leafId=ids[3], settings=settings)
     assert done["cancelled"] is False
@@ -182,7 +172,7 @@ async def test_errors_carry_code_and_kind(client: Client) -> None:
         await client.session.branch(sessionId=session, entryId="nope")
     assert no_entry.value.kind == "entry_not_found"
     with pytest.raises(RpcError) as bad:
-        await client.session.append(sessionId=session)  # type: ignore[call-arg]
+        await client.session.append(sessionId=session)  # type: ignore[call-overload]
     assert bad.value.code == -32602 and "entry" in bad.value.message
     with pytest.raises(RpcError) as unknown:
         await client.request("session/teleport", {})
@@ -192,38 +182,20 @@ async def test_errors_carry_code_and_kind(client: Client) -> None:
 async def test_cancelling_the_awaiting_task_cancels_the_request_and_its_hook(
     client: Client,
 ) -> None:
-    hook_started = asyncio.Event()
-    hook_cancelled = asyncio.Event()
-
-    async def never(params: BeforeTreeHook) -> BeforeTreeAnswer:
-        hook_started.set()
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            hook_cancelled.set()
-            raise
-        return {}
-
-    client.hooks.session_before_tree(never)
-    await client.initialize(hookTimeoutMs=60_000)
-    session, ids = await two_turns(client)
-    navigation = asyncio.create_task(
-        client.session.navigate_tree(sessionId=session, targetId=ids[0])
-    )
-    await asyncio.wait_for(hook_started.wait(), LIMIT)
-    navigation.cancel()
+    held = await navigation_held_by_a_hook(client)
+    held.navigation.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await navigation
+        await held.navigation
     # The server stops waiting for the hook and says so: the handler is cancelled.
-    await asyncio.wait_for(hook_cancelled.wait(), LIMIT)
+    await asyncio.wait_for(held.hook_cancelled.wait(), LIMIT)
     # -32800 means nothing changed; the connection goes on.
-    assert (await client.session.get_info(sessionId=session))["leafId"] == ids[3]
+    assert (await client.session.get_info(sessionId=held.session))["leafId"] == held.ids[3]
 
 
 async def test_a_timed_out_hook_is_cancelled_and_the_method_goes_on(client: Client) -> None:
     cancelled = asyncio.Event()
 
-    async def slow(params: BeforeTreeHook) -> BeforeTreeAnswer:
+    async def slow(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
         try:
             await asyncio.sleep(3600)
         except asyncio.CancelledError:
@@ -246,14 +218,14 @@ async def test_a_timed_out_hook_is_cancelled_and_the_method_goes_on(client: Clie
 async def test_a_failing_handler_or_callback_counts_as_no_answer(client: Client) -> None:
     calls = 0
 
-    async def broken(params: BeforeTreeHook) -> BeforeTreeAnswer:
+    async def broken(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
         nonlocal calls
         calls += 1
         if calls == 1:
             raise ValueError("the extension crashed")
         return {"label": object()}  # type: ignore[typeddict-item]  # not JSON
 
-    def broken_callback(params: TreeNotification) -> None:
+    def broken_callback(params: schema.TreeNotification) -> None:
         raise RuntimeError("so did the listener")
 
     client.hooks.session_before_tree(broken)
@@ -291,21 +263,41 @@ async def test_many_pipelined_requests_are_answered_in_order(client: Client) -> 
     print(f"2,000 pipelined 2 KB appends: {elapsed:.2f} s")
 
 
-async def test_the_server_dying_fails_what_waits(client: Client) -> None:
-    started = asyncio.Event()
+class HeldNavigation(NamedTuple):
+    session: str
+    ids: list[str]
+    navigation: asyncio.Task[schema.NavigateResult]
+    hook_cancelled: asyncio.Event
 
-    async def hang(params: BeforeTreeHook) -> BeforeTreeAnswer:
+
+async def navigation_held_by_a_hook(client: Client) -> HeldNavigation:
+    """A session of two turns whose navigation to the first entry waits on a
+    `session_before_tree` handler that never answers (the server's hook timeout is a minute),
+    once the handler has started; `hook_cancelled` is set when its task is cancelled."""
+    started = asyncio.Event()
+    hook_cancelled = asyncio.Event()
+
+    async def hang(params: schema.BeforeTreeHook) -> schema.BeforeTreeAnswer:
         started.set()
-        await asyncio.sleep(3600)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            hook_cancelled.set()
+            raise
         return {}
 
     client.hooks.session_before_tree(hang)
-    await client.initialize(hookTimeoutMs=60_000)
+    await client.initialize(hook_timeout_ms=60_000)
     session, ids = await two_turns(client)
     navigation = asyncio.create_task(
-        client.session.navigate_tree(sessionId=session, targetId=ids[0])
+        client.session.navigate_tree(session_id=session, target_id=ids[0])
     )
     await asyncio.wait_for(started.wait(), LIMIT)
+    return HeldNavigation(session, ids, navigation, hook_cancelled)
+
+
+async def test_the_server_dying_fails_what_waits(client: Client) -> None:
+    session, _, navigation, _ = await navigation_held_by_a_hook(client)
     assert client.pid is not None
     os.kill(client.pid, signal.SIGKILL)
     with pytest.raises(ConnectionClosed):
@@ -316,20 +308,7 @@ async def test_the_server_dying_fails_what_waits(client: Client) -> None:
 
 
 async def test_aclose_does_not_wait_for_a_hook_that_never_answers(client: Client) -> None:
-    started = asyncio.Event()
-
-    async def hang(params: BeforeTreeHook) -> BeforeTreeAnswer:
-        started.set()
-        await asyncio.sleep(3600)
-        return {}
-
-    client.hooks.session_before_tree(hang)
-    await client.initialize(hookTimeoutMs=60_000)
-    session, ids = await two_turns(client)
-    navigation = asyncio.create_task(
-        client.session.navigate_tree(sessionId=session, targetId=ids[0])
-    )
-    await asyncio.wait_for(started.wait(), LIMIT)
+    navigation = (await navigation_held_by_a_hook(client)).navigation
     began = time.monotonic()
     # shutdown waits for the navigation, which waits for the hook: after 0.5 s, exit ends it.
     assert await client.aclose(timeout=0.5) == 0

@@ -4,9 +4,9 @@ Two files, both committed and checked for drift by the tests:
 
 - `src/pi_session/schema.py`: a `TypedDict` per schema definition, made by
   datamodel-code-generator (pinned in requirements-dev.txt) with the options below;
-- `src/pi_session/_tables.py`: made here: a typed method per request
-  (`client.session.append(sessionId=..., entry=...)`), a typed registration per hook and per
-  notification, and the name lists.
+- `src/pi_session/_tables.py`: made here: a typed method per request with snake_case
+  keywords (`client.session.append(session_id=..., entry=...)`, the wire's camelCase ones
+  still accepted), a typed registration per hook and per notification, and the name lists.
 
 Usage (from the dev venv, see README.md): `python tools/generate.py` writes both files;
 `--check` only compares and exits 1 naming the files that differ. From the repository root
@@ -16,12 +16,14 @@ the same is `UPDATE_PYTHON_CLIENT=1 cargo test --test python_client`.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import keyword
 import re
 import subprocess
 import sys
 import tempfile
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -144,37 +146,136 @@ def type_of(fragment: dict[str, Any] | bool) -> str:
     raise SystemExit(f"tools/generate.py: no Python type for the schema fragment {fragment!r}")
 
 
-def params_signature(method: str, params: dict[str, Any]) -> tuple[str, str]:
-    """(the parameters after `self`, the expression sent as params)."""
+def wire_name(python: str) -> str:
+    """`session_id` -> `sessionId`, as `pi_session.wire_params` turns a keyword into the wire's
+    name (tests/test_front_end.py checks that the two agree on every generated keyword)."""
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), python)
+
+
+class Keywords:
+    """The snake_case twin of a params `TypedDict`: the same fields and types under the names
+    Python callers write. Made from the generated `schema.py` itself (its field annotations and
+    docstrings, read with `ast`), so both spell every type alike."""
+
+    def __init__(self, types_text: str) -> None:
+        self.module = ast.parse(types_text)
+        self.top_level = {
+            target.id
+            for node in self.module.body
+            for target in (
+                [node.target] if isinstance(node, ast.AnnAssign)
+                else node.targets if isinstance(node, ast.Assign) else []
+            )
+            if isinstance(target, ast.Name)
+        } | {node.name for node in self.module.body if isinstance(node, ast.ClassDef)}
+        self.classes = {
+            node.name: node for node in self.module.body if isinstance(node, ast.ClassDef)
+        }
+        self.made: dict[str, str] = {}  # params TypedDict -> the text of its twin
+        self.used: set[str] = set()  # schema names the twins' annotations name
+        self.typing: set[str] = set()  # other names they name (`NotRequired`, `str`, ...)
+
+    @staticmethod
+    def name(params: str) -> str:
+        return params.removesuffix("Params") + "Keywords"
+
+    def twin(self, params: str) -> str | None:
+        """The name of `params`' twin (made once), or None when its keys are snake_case
+        already (then the method takes `params` itself)."""
+        if params in self.made:
+            return self.name(params)
+        node = self.classes.get(params)
+        if node is None:
+            raise SystemExit(
+                f"tools/generate.py: the params {params!r} are not a TypedDict class in "
+                "schema.py; teach Keywords.twin() this shape"
+            )
+        body = [
+            f"class {self.name(params)}(TypedDict):",
+            f'    """`{params}` as keyword arguments: snake_case names, sent as the wire\'s camelCase."""',
+            "",
+        ]
+        renamed = False
+        for index, field in enumerate(node.body):
+            if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)):
+                continue
+            wire = field.target.id
+            python = python_name(wire)
+            if wire_name(python) != wire:
+                raise SystemExit(
+                    f"tools/generate.py: the key {wire!r} of {params} does not survive "
+                    f"snake_case and back ({python!r} -> {wire_name(python)!r}); "
+                    "wire_params in client.py must learn it"
+                )
+            renamed |= python != wire
+            named = {n.id for n in ast.walk(field.annotation) if isinstance(n, ast.Name)}
+            self.used.update(named & self.top_level)
+            self.typing.update(named - self.top_level)
+            body.append(f"    {python}: {ast.unparse(field.annotation)}")
+            following = node.body[index + 1] if index + 1 < len(node.body) else None
+            if (
+                isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                body.append(f'    """{escape_doc(following.value.value.strip())}"""')
+        if not renamed:
+            return None
+        self.made[params] = "\n".join(body)
+        return self.name(params)
+
+
+def params_signature(
+    method: str, params: dict[str, Any], keywords: Keywords
+) -> tuple[list[str], str]:
+    """(the parameter lists after `self`, overloads first, the expression sent as params).
+    A method whose params have camelCase keys has two overloads: snake_case keywords, and the
+    wire's camelCase ones (what callers wrote before the snake_case ones were declared)."""
     if params.get("type") == "null":
-        return "", "None"
+        return [""], "None"
     if "$ref" in params:
-        return f"**params: Unpack[{type_of(params)}]", "params"
+        wire = type_of(params)
+        twin = keywords.twin(wire)
+        if twin is None:
+            return [f"**params: Unpack[{wire}]"], "params"
+        return [f"**params: Unpack[{twin}]", f"**params: Unpack[{wire}]", "**params: Any"], "params"
     raise SystemExit(
         f"tools/generate.py: the params of {method!r} are not a definition or null; "
         "teach params_signature() this shape"
     )
 
 
-def generate_tables(schema: dict[str, Any]) -> str:
+def generate_tables(schema: dict[str, Any], types_text: str) -> str:
     used: set[str] = set()
     groups: dict[str, list[str]] = {}
+    keywords = Keywords(types_text)
     for method, spec in schema["methods"].items():
         if method in LIFECYCLE_REQUESTS:
+            # Their typed signatures are written in client.py; only their keywords are made here.
+            if spec["params"].get("$ref"):
+                keywords.twin(type_of(spec["params"]))
             continue
         group, _, name = method.rpartition("/")
-        args, sent = params_signature(method, spec["params"])
+        signatures, sent = params_signature(method, spec["params"], keywords)
         result = type_of(spec["result"])
         description = describe(schema, method, spec)
-        signature = ", ".join(p for p in ["self", args] if p)
-        body = [
+        *overloads, implementation = signatures
+        body = []
+        for args in overloads:
+            signature = ", ".join(p for p in ["self", args] if p)
+            body += [
+                "    @overload",
+                f"    async def {python_name(name)}({signature}) -> {result}: ...",
+            ]
+        signature = ", ".join(p for p in ["self", implementation] if p)
+        body += [
             f"    async def {python_name(name)}({signature}) -> {result}:",
             f'        """{escape_doc(description)}"""',
             f"        return cast({result!r}, await {'self._client' if group else 'self'}"
             f".request({method!r}, {sent}))",
         ]
         groups.setdefault(group, []).append("\n".join(body))
-        used.update(re.findall(r"[A-Z]\w*", args + " " + result))
+        used.update(re.findall(r"[A-Z]\w*", " ".join(signatures) + " " + result))
 
     hooks, notifications = [], []
     for hook, spec in schema["hooks"].items():
@@ -204,7 +305,10 @@ def generate_tables(schema: dict[str, Any]) -> str:
         )
 
     definitions = set(schema["definitions"])
-    imports = sorted(used & definitions)
+    imports = sorted((used & definitions) | keywords.used)
+    typing_names = {"Any", "Unpack", "cast"} | (keywords.typing & set(typing.__all__))
+    if keywords.made:
+        typing_names |= {"TypedDict", "overload"}
     out = [
         "# Generated from protocol/schema.json by clients/python/tools/generate.py; do not edit.",
         f"# Regenerate with:\n#   {REGENERATE}",
@@ -213,7 +317,7 @@ def generate_tables(schema: dict[str, Any]) -> str:
         "from __future__ import annotations",
         "",
         "from collections.abc import Awaitable, Callable",
-        "from typing import Any, Unpack, cast",
+        f"from typing import {', '.join(sorted(typing_names))}",
         "",
         "from .schema import (",
         *[f"    {name}," for name in imports],
@@ -225,6 +329,8 @@ def generate_tables(schema: dict[str, Any]) -> str:
         f"NOTIFICATIONS = {tuple(sorted(schema['notifications']))!r}",
         f"CLIENT_NOTIFICATIONS = {tuple(sorted(schema['clientNotifications']))!r}",
     ]
+    for params in sorted(keywords.made):
+        out += ["", "", keywords.made[params]]
     named = {group: group_class(group) for group in groups if group}
     for group, class_name in sorted(named.items()):
         out += [
@@ -316,7 +422,8 @@ def main() -> int:
     parser.add_argument("--schema", type=Path, default=SCHEMA)
     args = parser.parse_args()
     schema = json.loads(args.schema.read_text())
-    wanted = {TYPES_FILE: generate_types(args.schema), TABLES_FILE: generate_tables(schema)}
+    types_text = generate_types(args.schema)
+    wanted = {TYPES_FILE: types_text, TABLES_FILE: generate_tables(schema, types_text)}
     stale = [path for path, text in wanted.items()
              if not path.exists() or path.read_text() != text]
     if args.check:

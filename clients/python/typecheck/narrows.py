@@ -1,6 +1,9 @@
 """Checked by tests/python_client.rs with `mypy --strict`, which must accept it: entries narrow
-on `type`, messages on `role` and content blocks on `type`, with no cast."""
+on `type`, messages on `role` and content blocks on `type`, with no cast; a front-end calls
+methods with snake_case keywords (or the wire's camelCase ones) and appends what the builders
+make, with no type of its own."""
 
+from pi_session import Client, assistant_message, custom_entry, label_entry, user_message
 from pi_session.schema import AgentMessage, AnyEntry, EntriesResult
 
 
@@ -45,3 +48,22 @@ def describe_message(message: AgentMessage) -> str:
 
 def lines(answer: EntriesResult) -> list[str]:
     return [describe_entry(entry) for entry in answer["entries"]]
+
+
+async def front_end(client: Client) -> str:
+    await client.initialize(hook_timeout_ms=1_000, deterministic=True)
+    opened = await client.session.create(cwd="/p", in_memory=True)
+    sid = opened["sessionId"]
+    asked = await client.session.append(session_id=sid, entry=user_message("2+2?"))
+    answer = assistant_message(
+        [{"type": "toolCall", "id": "c1", "name": "add", "arguments": {"a": 2}}],
+        provider="p", model="m",
+    )
+    await client.session.append(session_id=sid, entry=answer)
+    await client.session.append(session_id=sid, entry=label_entry(asked["entryId"], "q"))
+    await client.session.append(sessionId=sid, entry=custom_entry("state", {"n": 1}))
+    moved = await client.session.navigate_tree(session_id=sid, target_id=asked["entryId"])
+    built = answer["message"]
+    if built["role"] == "assistant":
+        return f"{built['stopReason']} {moved['editorText']}"
+    return describe_message(built)

@@ -1,68 +1,52 @@
 /**
  * Builders for the entries a front-end appends most (`session/append`'s `entry`), with pi's
- * field names and the defaults pi's agent writes. Each returns a plain object; the server
+ * field names and the defaults pi's agent writes. Each returns the generated type
+ * `session/append` takes (`NewMessageEntry` holding the message's own type, `NewCustomEntry`,
+ * ...), so a built entry is passed on as it is and its message read without a cast; the server
  * adds `id`, `parentId` and the entry's `timestamp`.
  */
 
-/** A text or image part of a message's content. */
-export type ContentPartInput =
-  | { type: "text"; text: string }
-  | { type: "image"; data: string; mimeType: string };
+import type {
+  AgentMessage,
+  AssistantContentBlock,
+  AssistantMessage,
+  ExtensionData,
+  NewCustomEntry,
+  NewCustomMessageEntry,
+  NewLabelEntry,
+  NewMessageEntry,
+  StopReason,
+  ToolResultMessage,
+  Usage,
+  UserContent,
+  UserContentBlock,
+  UserMessage,
+} from "./generated/protocol.js";
 
-/** A part of an assistant message: text, thinking or a tool call. */
-export type AssistantPartInput =
-  | { type: "text"; text: string }
-  | { type: "thinking"; thinking: string }
-  | { type: "toolCall"; id: string; name: string; arguments: Record<string, unknown> };
+/** `session/append`'s message entry holding a message of one role (`MessageEntryOf<UserMessage>`). */
+export type MessageEntryOf<M extends AgentMessage> = NewMessageEntry & { message: M };
 
-/** Token counts and costs of one model call (pi's `UsageInput`). */
-export interface UsageInput {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
-}
+// The names of the builders' own types before they returned the generated ones: kept so that
+// code written against them still compiles.
+/** @deprecated The generated `UserContentBlock`. */
+export type ContentPartInput = UserContentBlock;
+/** @deprecated The generated `AssistantContentBlock`. */
+export type AssistantPartInput = AssistantContentBlock;
+/** @deprecated The generated `Usage`. */
+export type UsageInput = Usage;
+/** @deprecated The generated `UserMessage`. */
+export type UserMessageInput = UserMessage;
+/** @deprecated The generated `AssistantMessage`. */
+export type AssistantMessageInput = AssistantMessage;
+/** @deprecated The generated `ToolResultMessage`. */
+export type ToolResultMessageInput = ToolResultMessage;
+/** @deprecated The generated messages the builders make. */
+export type MessageInput = UserMessage | AssistantMessage | ToolResultMessage;
+/** @deprecated `MessageEntryOf`. */
+export type MessageEntryInput<M extends MessageInput = MessageInput> = MessageEntryOf<M>;
 
-export interface UserMessageInput {
-  role: "user";
-  content: string | ContentPartInput[];
-  timestamp: number;
-}
-
-export interface AssistantMessageInput {
-  role: "assistant";
-  content: AssistantPartInput[];
-  api: string;
-  provider: string;
-  model: string;
-  usage: UsageInput;
-  stopReason: "stop" | "length" | "toolUse" | "error" | "aborted";
-  timestamp: number;
-  errorMessage?: string;
-}
-
-export interface ToolResultMessageInput {
-  role: "toolResult";
-  toolCallId: string;
-  toolName: string;
-  content: ContentPartInput[];
-  isError: boolean;
-  timestamp: number;
-  details?: unknown;
-}
-
-export type MessageInput = UserMessageInput | AssistantMessageInput | ToolResultMessageInput;
-
-/** `session/append`'s entry for a message. */
-// A type alias, not an interface: it must fit `session/append`'s open `entry` object type.
-export type MessageEntryInput<M extends MessageInput = MessageInput> = {
-  type: "message";
-  message: M;
-};
-
-const zeroUsage = (): UsageInput => ({
+/** pi's `Usage` with every count and cost 0. */
+export const zeroUsage = (): Usage => ({
   input: 0,
   output: 0,
   cacheRead: 0,
@@ -71,30 +55,30 @@ const zeroUsage = (): UsageInput => ({
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 });
 
+const textBlocks = (content: string | UserContentBlock[]): UserContentBlock[] =>
+  typeof content === "string" ? [{ type: "text", text: content }] : content;
+
 /** A user message entry; `timestamp` (ms) defaults to now. */
-export function userMessage(
-  content: string | ContentPartInput[],
-  options: { timestamp?: number } = {},
-): MessageEntryInput<UserMessageInput> {
+export function userMessage(content: UserContent, options: { timestamp?: number } = {}): MessageEntryOf<UserMessage> {
   return { type: "message", message: { role: "user", content, timestamp: options.timestamp ?? Date.now() } };
 }
 
 /** An assistant message entry. `content` may be plain text; `stopReason` defaults to `toolUse`
  * when a part is a tool call, else `stop`; `usage` to zeros. */
 export function assistantMessage(
-  content: string | AssistantPartInput[],
+  content: string | AssistantContentBlock[],
   options: {
     provider: string;
     model: string;
     api?: string;
-    usage?: UsageInput;
-    stopReason?: AssistantMessageInput["stopReason"];
+    usage?: Usage;
+    stopReason?: StopReason;
     errorMessage?: string;
     timestamp?: number;
   },
-): MessageEntryInput<AssistantMessageInput> {
-  const parts: AssistantPartInput[] = typeof content === "string" ? [{ type: "text", text: content }] : content;
-  const message: AssistantMessageInput = {
+): MessageEntryOf<AssistantMessage> {
+  const parts: AssistantContentBlock[] = typeof content === "string" ? [{ type: "text", text: content }] : content;
+  const message: AssistantMessage = {
     role: "assistant",
     content: parts,
     api: options.api ?? `${options.provider}-messages`,
@@ -112,14 +96,14 @@ export function assistantMessage(
 export function toolResultMessage(
   toolCallId: string,
   toolName: string,
-  content: string | ContentPartInput[],
-  options: { isError?: boolean; details?: unknown; timestamp?: number } = {},
-): MessageEntryInput<ToolResultMessageInput> {
-  const message: ToolResultMessageInput = {
+  content: string | UserContentBlock[],
+  options: { isError?: boolean; details?: ExtensionData; timestamp?: number } = {},
+): MessageEntryOf<ToolResultMessage> {
+  const message: ToolResultMessage = {
     role: "toolResult",
     toolCallId,
     toolName,
-    content: typeof content === "string" ? [{ type: "text", text: content }] : content,
+    content: textBlocks(content),
     isError: options.isError ?? false,
     timestamp: options.timestamp ?? Date.now(),
   };
@@ -128,23 +112,22 @@ export function toolResultMessage(
 }
 
 /** An extension's own entry (pi's `appendCustomEntry`): kept in the file, never in the context. */
-export function customEntry(customType: string, data?: unknown): { type: "custom"; customType: string; data?: unknown } {
+export function customEntry(customType: string, data?: ExtensionData): NewCustomEntry {
   return data === undefined ? { type: "custom", customType } : { type: "custom", customType, data };
 }
 
 /** An extension's message (pi's `appendCustomMessageEntry`): part of the context as role `custom`. */
 export function customMessageEntry(
   customType: string,
-  content: string | ContentPartInput[],
-  options: { display?: boolean; details?: unknown } = {},
-): { type: "custom_message"; customType: string; content: string | ContentPartInput[]; display: boolean; details?: unknown } {
-  const entry: { type: "custom_message"; customType: string; content: string | ContentPartInput[]; display: boolean; details?: unknown } =
-    { type: "custom_message", customType, content, display: options.display ?? true };
+  content: UserContent,
+  options: { display?: boolean; details?: ExtensionData } = {},
+): NewCustomMessageEntry {
+  const entry: NewCustomMessageEntry = { type: "custom_message", customType, content, display: options.display ?? true };
   if (options.details !== undefined) entry.details = options.details;
   return entry;
 }
 
 /** A label on entry `targetId` (pi's `appendLabelChange`); `undefined` clears it. */
-export function labelEntry(targetId: string, label?: string): { type: "label"; targetId: string; label?: string } {
+export function labelEntry(targetId: string, label?: string): NewLabelEntry {
   return label === undefined ? { type: "label", targetId } : { type: "label", targetId, label };
 }

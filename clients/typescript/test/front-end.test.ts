@@ -64,7 +64,7 @@ test("built entries make a session; await using disposes the client", async () =
     }
     const context = await pi.session.buildContext({ sessionId });
     deepStrictEqual(
-      context.messages.map((m) => (m as { role: string }).role),
+      context.messages.map((m) => m.role),
       ["user", "assistant", "toolResult", "assistant", "custom"],
     );
   }

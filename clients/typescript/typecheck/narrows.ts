@@ -1,6 +1,9 @@
 // Compiled by tests/clients.rs with `tsc --strict`, which must accept it: entries narrow on
-// `type`, messages on `role` and content blocks on `type`, with no cast.
+// `type`, messages on `role` and content blocks on `type`, with no cast; a front-end appends
+// what the builders make and reads it back, with no type of its own.
 
+import { assistantMessage, customEntry, labelEntry, toolResultMessage, userMessage } from "../src/builders.js";
+import type { PiSession } from "../src/client.js";
 import type { AgentMessage, AnyEntry, EntriesResult } from "../src/generated/protocol.js";
 
 export function describeEntry(entry: AnyEntry): string {
@@ -52,3 +55,17 @@ export function describeMessage(message: AgentMessage): string {
 }
 
 export const lines = (answer: EntriesResult): string[] => answer.entries.map(describeEntry);
+
+export async function frontEnd(pi: PiSession): Promise<string> {
+  const { sessionId } = await pi.session.create({ cwd: "/p", inMemory: true });
+  const asked = await pi.session.append({ sessionId, entry: userMessage("2+2?") });
+  const call = { type: "toolCall", id: "c1", name: "add", arguments: { a: 2 } } as const;
+  const answer = assistantMessage([call], { provider: "p", model: "m" });
+  for (const entry of [answer, toolResultMessage("c1", "add", "4"), customEntry("state", { n: 1 })]) {
+    await pi.session.append({ sessionId, entry });
+  }
+  await pi.session.append({ sessionId, entry: labelEntry(asked.entryId, "q") });
+  // The builders' results are the generated types of their role: read without narrowing.
+  const usage = answer.message.usage;
+  return `${answer.message.stopReason} ${usage?.cost.total ?? 0} ${describeMessage(answer.message)}`;
+}

@@ -13,10 +13,10 @@ import sys
 import sysconfig
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any, Unpack, cast
+from typing import IO, Any, Unpack, cast, overload
 
 from . import framing
-from ._tables import HookTable, NotificationTable, Requests
+from ._tables import HookTable, InitializeKeywords, NotificationTable, Requests
 from .errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -120,7 +120,7 @@ class Client(Requests):
     async with Client() as client:          # spawns the server
         client.hooks.session_before_tree(on_tree)   # hooks: before initialize
         await client.initialize()
-        opened = await client.session.create(cwd="/proj", inMemory=True)
+        opened = await client.session.create(cwd="/proj", in_memory=True)
     ```                                     # leaving: shutdown, exit, kill after a timeout
 
     Hook handlers are coroutines run as tasks (they may call the client); the server's
@@ -260,9 +260,14 @@ class Client(Requests):
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def initialize(self, **params: Unpack[InitializeParams]) -> InitializeResult:
+    @overload
+    async def initialize(self, **params: Unpack[InitializeKeywords]) -> InitializeResult: ...
+    @overload
+    async def initialize(self, **params: Unpack[InitializeParams]) -> InitializeResult: ...
+    async def initialize(self, **params: Any) -> InitializeResult:
         """`initialize`, declaring every hook registered on `client.hooks` (and `processId`,
-        this process, unless given: the server exits when it dies), then `initialized`."""
+        this process, unless given: the server exits when it dies), then `initialized`.
+        Keywords in snake_case (`hook_timeout_ms=`) or the wire's camelCase."""
         await self.start()
         declared = set(params.get("hooks") or []) | set(self._hook_handlers)
         missing = declared - set(self._hook_handlers)
