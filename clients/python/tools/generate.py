@@ -251,8 +251,9 @@ def generate_tables(schema: dict[str, Any], types_text: str) -> str:
     keywords = Keywords(types_text)
     for method, spec in schema["methods"].items():
         if method in LIFECYCLE_REQUESTS:
-            # Their typed signatures are written in client.py; only their keywords are made here.
-            if spec["params"].get("$ref"):
+            # Their typed signatures are written in client.py; only their keywords are made here
+            # (shutdown's `NoParams` is no class: it has none).
+            if spec["params"].get("$ref") and type_of(spec["params"]) in keywords.classes:
                 keywords.twin(type_of(spec["params"]))
             continue
         group, _, name = method.rpartition("/")
