@@ -124,6 +124,8 @@ pub struct Rules {
     pub custom_dir_resolved: bool,
     /// The refusal of a fork of a session pi has not written yet.
     pub not_saved_message: &'static str,
+    /// A compaction that keeps nothing points at itself (pi 1.6's `firstKeptEntryId ?? id`).
+    pub compaction_keeps_itself: bool,
     /// How entries become context messages (`buildSessionContext`).
     pub context: ContextRules,
     /// How a navigation (`navigateTree`) finds and summarizes the abandoned branch.
@@ -161,6 +163,9 @@ pub struct TreeRules {
     /// The branch summary's budget keeps the summarizer's default reserve, whatever is asked
     /// (the harness passes none).
     pub summary_default_reserve: bool,
+    /// A branch summary's `fromId` is the leaf it leaves (pi 1.6: `this.leafId ?? "root"`, read
+    /// before the move); pi 0.82.1 records where the branch goes (`branchFromId ?? "root"`).
+    pub summary_from_left_leaf: bool,
 }
 
 /// When a new session's file is first written.
@@ -233,6 +238,7 @@ const PI_CLI: Rules = Rules {
     recent_exact_times: false,
     custom_dir_resolved: false,
     not_saved_message: NOT_SAVED,
+    compaction_keeps_itself: false,
     context: ContextRules {
         repairs_null_content: true,
         system_messages: false,
@@ -244,6 +250,7 @@ const PI_CLI: Rules = Rules {
         hook_summary_unasked: false,
         always_reports_from_extension: false,
         summary_default_reserve: false,
+        summary_from_left_leaf: false,
     },
 };
 
@@ -268,10 +275,15 @@ const PI_16: Rules = Rules {
     custom_dir_resolved: true,
     // pi 1.6 writes a session at its first user message.
     not_saved_message: "This session has not been saved yet. Send a message before cloning or forking it.",
+    compaction_keeps_itself: true,
     context: ContextRules {
         system_messages: true,
         compaction_carries_system_prompt: true,
         ..PI_CLI.context
+    },
+    tree: TreeRules {
+        summary_from_left_leaf: true,
+        ..PI_CLI.tree
     },
     ..PI_CLI
 };
@@ -296,6 +308,7 @@ const HARNESS: Rules = Rules {
         hook_summary_unasked: true,
         always_reports_from_extension: true,
         summary_default_reserve: true,
+        summary_from_left_leaf: false,
     },
     ..PI_CLI
 };
@@ -377,6 +390,8 @@ mod tests {
             );
             assert_eq!(rules.fork_repoints_first_kept, pi16, "{profile:?}");
             assert_eq!(rules.settings_compaction_integers, pi16, "{profile:?}");
+            assert_eq!(rules.compaction_keeps_itself, pi16, "{profile:?}");
+            assert_eq!(rules.tree.summary_from_left_leaf, pi16, "{profile:?}");
         }
         assert_eq!(Profile::reading_pi16_entries(), Profile::Pi16);
         // `initialize` names the package each follows; the harness is pi-agent-core's.

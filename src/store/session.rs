@@ -657,7 +657,7 @@ impl Session {
                 usage,
                 from_hook,
                 system_message: _,
-            } if self.options.profile == Profile::Pi16 => NewEntry::Compaction {
+            } if self.options.profile.rules().compaction_keeps_itself => NewEntry::Compaction {
                 summary,
                 // `firstKeptEntryId ?? id`: a compaction that keeps nothing points at itself.
                 first_kept_entry_id: match first_kept_entry_id {
@@ -1048,12 +1048,14 @@ impl Session {
                 "session is open read-only",
             ));
         }
-        // 0.82.1 records where the branch goes (`branchFromId ?? "root"`); 1.6 the leaf it
-        // leaves (`this.leafId ?? "root"`, read before the move).
-        let from_id = match self.options.profile {
-            Profile::Pi16 => self.leaf.id().unwrap_or("root").to_string(),
-            _ => from.unwrap_or("root").to_string(),
-        };
+        // Read before the move: which leaf `fromId` names is the profile's rule.
+        let from_id = if self.options.profile.rules().tree.summary_from_left_leaf {
+            self.leaf.id()
+        } else {
+            from
+        }
+        .unwrap_or("root")
+        .to_string();
         self.move_leaf(from)?;
         let entry = NewEntry::BranchSummary {
             from_id: JsValue::from(from_id),
