@@ -140,7 +140,7 @@ impl Session {
             }
             LoadOutcome::Empty if options.profile.is_session_manager() => {
                 let header = write::header_object(
-                    Profile::PiCli,
+                    options.profile,
                     &options.ids.session_id(),
                     &options.ids.now_iso(),
                     cwd_if_new,
