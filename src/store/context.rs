@@ -84,6 +84,24 @@ pub enum MessageFormat {
     Llm,
 }
 
+/// One entry of `projection.entries`: the entry as stored and the messages it projects to.
+#[derive(Debug, Clone)]
+pub struct ProjectedEntry {
+    pub value: JsValue,
+    pub messages: Vec<JsValue>,
+    /// `sessionEntryToContextMessages(entry).length > 0`: it shows in the context unless an
+    /// edit removes it.
+    pub visible: bool,
+}
+
+/// The branch (root to leaf) as `estimateProjectedContextTokens` reads it: ids, and the index
+/// of the latest `context_edit` or `compaction`.
+#[derive(Debug, Clone, Default)]
+pub struct BranchFacts {
+    pub ids: Vec<Option<String>>,
+    pub latest_invalidating: Option<usize>,
+}
+
 impl Session {
     /// `buildContextEntries()` at `leaf`.
     pub fn context_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<u32>> {
@@ -318,11 +336,7 @@ impl Session {
     pub(crate) fn projected_entries(
         &mut self,
         leaf: &Leaf,
-    ) -> StoreResult<(
-        Vec<super::compaction::ProjectedEntry>,
-        super::compaction::BranchFacts,
-        bool,
-    )> {
+    ) -> StoreResult<(Vec<ProjectedEntry>, BranchFacts, bool)> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
         let selected = self.select_context_entries(&path.positions);
@@ -347,7 +361,7 @@ impl Session {
             } else if let Some(&edit) = record.id().and_then(|id| edits.get(id)) {
                 messages = self.apply_edit(edit, messages)?;
             }
-            out.push(super::compaction::ProjectedEntry {
+            out.push(ProjectedEntry {
                 value,
                 messages,
                 visible,
@@ -368,7 +382,7 @@ impl Session {
             .is_some_and(|&p| self.record(p).kind() == Kind::Compaction);
         Ok((
             out,
-            super::compaction::BranchFacts {
+            BranchFacts {
                 ids,
                 latest_invalidating,
             },

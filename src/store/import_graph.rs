@@ -6,14 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Cycles known and owned elsewhere, each listed with why it is still there. A cycle among
-/// some of a listed group's modules passes; any other fails. (One that is gone is only said,
-/// so that the change removing it does not have to land with this list's.)
-const KNOWN_CYCLES: &[(&[&str], &str)] = &[(
-    &["compaction", "context"],
-    "context.rs builds compaction's projected entries; compaction calls context's projection",
-)];
-
 /// Top-level modules of `store/` (files and folders) and what `mod.rs` re-exports from each.
 struct Store {
     modules: BTreeSet<String>,
@@ -263,10 +255,6 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 fn the_store_modules_depend_on_each_other_one_way() {
     let graph = Store::read().graph();
     let found = cycles(&graph);
-    let known: Vec<Vec<String>> = KNOWN_CYCLES
-        .iter()
-        .map(|(members, _)| members.iter().map(|m| m.to_string()).collect())
-        .collect();
     let edges = |group: &[String]| {
         group
             .iter()
@@ -277,18 +265,12 @@ fn the_store_modules_depend_on_each_other_one_way() {
             .collect::<Vec<_>>()
             .join("; ")
     };
-    for group in &found {
-        assert!(
-            known
-                .iter()
-                .any(|k| group.iter().all(|member| k.contains(member))),
-            "store/ modules import each other in a circle: {}",
-            edges(group)
-        );
-    }
-    for group in known.iter().filter(|k| !found.contains(k)) {
-        eprintln!("the known cycle {group:?} is gone or smaller: take it out of KNOWN_CYCLES");
-    }
+    let circles: Vec<String> = found.iter().map(|group| edges(group)).collect();
+    assert!(
+        circles.is_empty(),
+        "store/ modules import each other in a circle: {}",
+        circles.join(" | ")
+    );
 }
 
 #[test]

@@ -25,7 +25,6 @@ pub use estimate::{CompactionRules, ContextEstimate};
 pub use files::FileOps;
 pub use plan::Detail;
 pub use prepare::{CompactionSettings, CutPoint, ModelOptions, ModelRequest, Preparation};
-pub use projected::{BranchFacts, ProjectedEntry};
 
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;

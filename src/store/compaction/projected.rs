@@ -8,19 +8,10 @@ use crate::format::profile::Profile;
 
 use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
 use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal, Window};
+use crate::store::context::{BranchFacts, ProjectedEntry};
 use crate::store::system_message::current_system_message;
 
 const RULES: CompactionRules = CompactionRules::Pi16;
-
-/// One entry of `projection.entries`: the entry as stored and the messages it projects to.
-#[derive(Debug, Clone)]
-pub struct ProjectedEntry {
-    pub value: JsValue,
-    pub messages: Vec<JsValue>,
-    /// `sessionEntryToContextMessages(entry).length > 0`: it shows in the context unless an
-    /// edit removes it.
-    pub visible: bool,
-}
 
 impl ProjectedEntry {
     fn kind(&self) -> Option<std::borrow::Cow<'_, str>> {
@@ -82,14 +73,6 @@ fn is_turn_start_message(m: &JsValue) -> bool {
 
 fn is_turn_start(e: &ProjectedEntry) -> bool {
     !e.is("compaction") && e.messages.iter().any(is_turn_start_message)
-}
-
-/// The branch (root to leaf) as `estimateProjectedContextTokens` reads it: ids, and the index
-/// of the latest `context_edit` or `compaction`.
-#[derive(Debug, Clone, Default)]
-pub struct BranchFacts {
-    pub ids: Vec<Option<String>>,
-    pub latest_invalidating: Option<usize>,
 }
 
 /// `estimateProjectedContextTokens(projection, branch)`: the last assistant usage counts only
