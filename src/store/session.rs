@@ -83,7 +83,7 @@ impl Session {
             .naming(path)),
             LoadOutcome::Loaded(loaded) => {
                 let mut session = Session::from_parts(
-                    path,
+                    Some(path.to_path_buf()),
                     options,
                     loaded.header,
                     loaded.index,
@@ -149,8 +149,13 @@ impl Session {
                 );
                 file.append_line(&header.stringify())?;
                 file.set_indexed(file.len(), 1);
-                let mut session =
-                    Session::from_parts(path, options, header, Index::default(), Vec::new());
+                let mut session = Session::from_parts(
+                    Some(path.to_path_buf()),
+                    options,
+                    header,
+                    Index::default(),
+                    Vec::new(),
+                );
                 session.file = Some(file);
                 return Ok(session);
             }
@@ -174,7 +179,8 @@ impl Session {
             persisted,
             ..
         } = *loaded;
-        let mut session = Session::from_parts(path, options, header, index, Vec::new());
+        let mut session =
+            Session::from_parts(Some(path.to_path_buf()), options, header, index, Vec::new());
         session.persisted = persisted;
         match migrated_lines {
             None => session.file = Some(file),
@@ -221,23 +227,9 @@ impl Session {
             new.parent_session.as_deref(),
             new.metadata.as_ref(),
         );
-        let mut session = Session {
-            options,
-            header,
-            index: Index::default(),
-            leaf: Leaf::Null,
-            path: new.path,
-            file: None,
-            flushed: false,
-            read_only: false,
-            warnings: Vec::new(),
-            persisted: None,
-            stats_memo: Default::default(),
-            defer_sync: false,
-            tree_memo: Default::default(),
-            shape_memo: Default::default(),
-            foreign: Vec::new(),
-        };
+        let mut session =
+            Session::from_parts(new.path, options, header, Index::default(), Vec::new());
+        session.flushed = false;
         if session.options.profile.rules().first_write == FirstWrite::AtOnce
             && let Some(path) = &session.path
         {
@@ -250,8 +242,9 @@ impl Session {
         Ok(session)
     }
 
+    /// A session over `index` (flushed: what it holds is what the file at `path` holds).
     fn from_parts(
-        path: &Path,
+        path: Option<PathBuf>,
         options: SessionOptions,
         header: JsValue,
         index: Index,
@@ -263,7 +256,7 @@ impl Session {
             header,
             index,
             leaf,
-            path: Some(path.to_path_buf()),
+            path,
             file: None,
             flushed: true,
             read_only: false,
@@ -640,6 +633,20 @@ impl Session {
         self.check_appendable(&entry)?;
         let id = self.new_entry_id();
         let timestamp = self.options.ids.now_iso();
+        let mut entry = entry;
+        if let NewEntry::Compaction {
+            first_kept_entry_id,
+            system_message,
+            ..
+        } = &mut entry
+            && self.options.profile.rules().compaction_keeps_itself
+        {
+            // `firstKeptEntryId ?? id`: a compaction that keeps nothing points at itself.
+            if matches!(first_kept_entry_id, None | Some(JsValue::Null)) {
+                *first_kept_entry_id = Some(JsValue::from(id.as_str()));
+            }
+            *system_message = self.current_system_message(&timestamp)?.map(Box::new);
+        }
         let entry = match entry {
             NewEntry::ContextEdit {
                 target_id,
@@ -647,29 +654,6 @@ impl Session {
             } => NewEntry::ContextEdit {
                 replacement: self.checked_context_edit(&target_id, replacement)?,
                 target_id,
-            },
-            NewEntry::Compaction {
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                retained_tail,
-                details,
-                usage,
-                from_hook,
-                system_message: _,
-            } if self.options.profile.rules().compaction_keeps_itself => NewEntry::Compaction {
-                summary,
-                // `firstKeptEntryId ?? id`: a compaction that keeps nothing points at itself.
-                first_kept_entry_id: match first_kept_entry_id {
-                    None | Some(JsValue::Null) => Some(JsValue::from(id.as_str())),
-                    some => some,
-                },
-                tokens_before,
-                retained_tail,
-                details,
-                usage,
-                from_hook,
-                system_message: self.current_system_message(&timestamp)?.map(Box::new),
             },
             NewEntry::SessionInfo { name } => {
                 let text = name.as_str().ok_or_else(|| {

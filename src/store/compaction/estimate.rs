@@ -66,8 +66,32 @@ pub struct Malformed(pub String);
 
 type Result<T> = std::result::Result<T, Malformed>;
 
-fn role(message: &JsValue) -> Option<std::borrow::Cow<'_, str>> {
+pub(super) fn role(message: &JsValue) -> Option<std::borrow::Cow<'_, str>> {
     message.get("role").and_then(JsValue::as_str)
+}
+
+/// A message a cut may land on (pi's `findValidCutPoints`, in every version): not a tool
+/// result, not a system message.
+pub(super) fn is_cut_point_role(role: Option<&str>) -> bool {
+    matches!(
+        role,
+        Some(
+            "user"
+                | "assistant"
+                | "bashExecution"
+                | "custom"
+                | "branchSummary"
+                | "compactionSummary"
+        )
+    )
+}
+
+/// A message a turn starts at (pi's `isTurnStart` reading of a message).
+pub(super) fn is_turn_start_role(role: Option<&str>) -> bool {
+    matches!(
+        role,
+        Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
+    )
 }
 
 /// `value.length` for a value pi reads as a string.

@@ -219,40 +219,17 @@ impl ProfileRules {
         out.into_iter().next()
     }
 
-    fn role_of(m: &JsValue) -> Option<std::borrow::Cow<'_, str>> {
-        m.get("role").and_then(JsValue::as_str)
-    }
-
     fn is_cut_point(&self, e: &PathEntry) -> bool {
         if self.harness() {
             return e.is("branch_summary")
                 || e.is("custom_message")
-                || matches!(
-                    e.message_role().as_deref(),
-                    Some(
-                        "bashExecution"
-                            | "custom"
-                            | "branchSummary"
-                            | "compactionSummary"
-                            | "user"
-                            | "assistant"
-                    )
-                );
+                || estimate::is_cut_point_role(e.message_role().as_deref());
         }
         !e.is("compaction")
-            && self.projection(e).iter().any(|m| {
-                matches!(
-                    Self::role_of(m).as_deref(),
-                    Some(
-                        "user"
-                            | "assistant"
-                            | "bashExecution"
-                            | "custom"
-                            | "branchSummary"
-                            | "compactionSummary"
-                    )
-                )
-            })
+            && self
+                .projection(e)
+                .iter()
+                .any(|m| estimate::is_cut_point_role(estimate::role(m).as_deref()))
     }
 
     fn is_turn_start(&self, e: &PathEntry) -> bool {
@@ -262,14 +239,10 @@ impl ProfileRules {
                 || matches!(e.message_role().as_deref(), Some("user" | "bashExecution"));
         }
         !e.is("compaction")
-            && self.projection(e).iter().any(|m| {
-                matches!(
-                    Self::role_of(m).as_deref(),
-                    Some(
-                        "user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
-                    )
-                )
-            })
+            && self
+                .projection(e)
+                .iter()
+                .any(|m| estimate::is_turn_start_role(estimate::role(m).as_deref()))
     }
 
     /// The tokens an entry adds in the cut search; `None` for an entry the search skips.

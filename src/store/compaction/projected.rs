@@ -6,7 +6,7 @@
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
 
-use super::estimate::{self, CompactionRules, ContextEstimate, Malformed};
+use super::estimate::{self, CompactionRules, ContextEstimate, Malformed, role};
 use super::prepare::{CompactionSettings, CutPoint, Preparation, Refusal, Window};
 use crate::store::context::{BranchFacts, ProjectedEntry};
 use crate::store::system_message::current_system_message;
@@ -46,29 +46,12 @@ impl ProjectedEntry {
     }
 }
 
-fn role(m: &JsValue) -> Option<std::borrow::Cow<'_, str>> {
-    m.get("role").and_then(JsValue::as_str)
-}
-
 fn is_cut_point_message(m: &JsValue) -> bool {
-    matches!(
-        role(m).as_deref(),
-        Some(
-            "user"
-                | "assistant"
-                | "bashExecution"
-                | "custom"
-                | "branchSummary"
-                | "compactionSummary"
-        )
-    )
+    estimate::is_cut_point_role(role(m).as_deref())
 }
 
 fn is_turn_start_message(m: &JsValue) -> bool {
-    matches!(
-        role(m).as_deref(),
-        Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
-    )
+    estimate::is_turn_start_role(role(m).as_deref())
 }
 
 fn is_turn_start(e: &ProjectedEntry) -> bool {
