@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::format::profile::{Listing as ProfileListing, Profile};
+use crate::format::profile::Profile;
 use crate::ops;
 use crate::repo::search::{NameFilter, SearchQuery, SearchSort};
 use crate::repo::{CachePolicy, HarnessListing, ListField, ListSelection, render};
@@ -106,14 +106,8 @@ pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
     let input = ops::ListInput {
         profile: Some(args.profile),
         project: (!args.all).then(|| cwd.clone()),
-        session_dir: match args.profile.rules().listing {
-            // The harness reads its sessions root, as given.
-            ProfileListing::HarnessHeaders => args.session_dir,
-            ProfileListing::SessionInfo { .. } => {
-                ops::cli_session_dir(&scope, args.profile, &cwd, args.session_dir)
-                    .map_err(op_failed(None))?
-            }
-        },
+        session_dir: ops::cli_session_dir(&scope, args.profile, &cwd, args.session_dir)
+            .map_err(op_failed(None))?,
         refines_rows: query.is_some() || args.named || args.fields.is_some(),
         selection: ListSelection {
             query,

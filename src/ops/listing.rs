@@ -97,14 +97,14 @@ pub fn find_by_id(
 
 /// The sessions directory pi's command line reads: the flag, else
 /// `$PI_CODING_AGENT_SESSION_DIR` (tilde-expanded), else `sessionDir` of settings.json as the
-/// profile's pi reads it.
+/// profile's pi reads it. The harness reads its sessions root as given.
 pub fn cli_session_dir(
     scope: &Scope,
     profile: Profile,
     cwd: &str,
     flag: Option<String>,
 ) -> Result<Option<String>, OpError> {
-    if flag.is_some() {
+    if flag.is_some() || profile.rules().listing == ListingRule::HarnessHeaders {
         return Ok(flag);
     }
     let env = scope.repo.env();
