@@ -7,8 +7,9 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use support::process::run_bounded;
 use support::python;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
@@ -32,36 +33,12 @@ fn the_python_client_suite_passes() {
         support::notice(String::from_utf8_lossy(&output.stdout).trim());
     }
     // Bounded: a client that hangs fails the test instead of holding up the suite.
-    let log_path = support::root().join("target/python-client/pytest.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = venv
-        .python()
-        .args(["-m", "pytest", "-q", "-rfEs"])
-        .env("PI_SESSION_BIN", BIN)
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("run pytest");
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let stdout = std::fs::read_to_string(&log_path).unwrap_or_default();
-    assert!(
-        status.is_some(),
-        "the Python client's tests ran over 600 s and were killed:\n{stdout}"
-    );
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "the Python client's tests failed:\n{stdout}"
+    let stdout = run_bounded(
+        "the Python client's tests",
+        venv.python()
+            .args(["-m", "pytest", "-q", "-rfEs"])
+            .env("PI_SESSION_BIN", BIN),
+        Duration::from_secs(600),
     );
     let summary = stdout.lines().last().unwrap_or_default();
     // No test of the client may be skipped: the summary counts passes (and warnings) only.
@@ -135,5 +112,38 @@ fn the_python_types_narrow_on_pi_tags() {
     assert!(
         report.contains("Found 5 errors"),
         "only the marked lines fail:\n{report}"
+    );
+}
+
+#[test]
+fn a_client_run_that_overruns_its_bound_is_killed_and_fails() {
+    let started = std::time::Instant::now();
+    let overrun = std::panic::catch_unwind(|| {
+        run_bounded(
+            "a sleeper",
+            std::process::Command::new("sleep").arg("30"),
+            Duration::from_millis(300),
+        )
+    });
+    let message = *overrun
+        .expect_err("a run over its bound must fail")
+        .downcast::<String>()
+        .unwrap();
+    assert!(message.contains("a sleeper ran over"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not killed in time"
+    );
+    let failed = std::panic::catch_unwind(|| {
+        run_bounded(
+            "a failing run",
+            std::process::Command::new("sh").args(["-c", "echo said; exit 3"]),
+            Duration::from_secs(30),
+        )
+    });
+    let message = *failed.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.contains("a failing run failed") && message.contains("said"),
+        "{message}"
     );
 }

@@ -23,6 +23,7 @@ pub mod listing;
 pub mod memory;
 pub mod oracle;
 pub mod pipe;
+pub mod process;
 pub mod python;
 pub mod schema_check;
 pub mod traffic;
