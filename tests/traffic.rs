@@ -9,17 +9,18 @@
 //! method, hook or notification (`support::traffic::problems`).
 //!
 //! `harness = false`: the proxy must own `main` (the test harness would print on stdout, which
-//! is the protocol's). The tests below are run by a small runner with libtest's summary line;
-//! `cargo test --test traffic NAME` runs those whose name contains NAME.
+//! is the protocol's). Otherwise `main` hands the tests to libtest-mimic, which takes libtest's
+//! options and prints its lines.
 
 mod support;
 
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use libtest_mimic::{Arguments, Trial};
 use serde_json::json;
+use support::process::run_bounded;
 use support::traffic::{self, Recording, Seen, Side};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
@@ -28,112 +29,39 @@ fn main() {
     if let Some(dir) = std::env::var_os(traffic::RECORD_DIR) {
         traffic::proxy(Path::new(&dir), Path::new(BIN));
     }
-    let tests: [(&str, fn()); 5] = [
-        (
+    // One at a time, as they always ran: the clients' suites each keep two cores busy.
+    let mut args = Arguments::from_args();
+    args.test_threads.get_or_insert(1);
+    // A panic fails its test, as under libtest.
+    let trial = |name: &str, test: fn()| {
+        Trial::test(name, move || {
+            test();
+            Ok(())
+        })
+    };
+    let tests = vec![
+        trial(
             "a_planted_mismatch_fails_naming_the_method_the_message_and_the_schema_path",
             a_planted_mismatch_fails_naming_the_method_the_message_and_the_schema_path,
         ),
-        (
+        trial(
             "the_proxy_passes_both_framings_through_unchanged_and_records_them",
             the_proxy_passes_both_framings_through_unchanged_and_records_them,
         ),
-        (
+        trial(
             "a_real_lsp_clients_traffic_fits_the_schema",
             a_real_lsp_clients_traffic_fits_the_schema,
         ),
-        (
+        trial(
             "the_typescript_clients_traffic_fits_the_schema",
             the_typescript_clients_traffic_fits_the_schema,
         ),
-        (
+        trial(
             "the_python_clients_traffic_fits_the_schema",
             the_python_clients_traffic_fits_the_schema,
         ),
     ];
-    run(&tests);
-}
-
-/// libtest's essentials: substring filters, `--exact`, `--skip`, `--list`, `--ignored` (none
-/// is); other options are accepted and ignored (their values too). One line per test and the
-/// summary line the CI script sums.
-fn run(tests: &[(&str, fn())]) {
-    const TAKES_A_VALUE: [&str; 6] = [
-        "--test-threads",
-        "--format",
-        "--color",
-        "--logfile",
-        "--shuffle-seed",
-        "-Z",
-    ];
-    let mut args = std::env::args().skip(1);
-    let (mut filters, mut skips) = (Vec::new(), Vec::new());
-    let (mut exact, mut list, mut only_ignored) = (false, false, false);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--exact" => exact = true,
-            "--list" => list = true,
-            "--ignored" => only_ignored = true,
-            "--skip" => skips.extend(args.next()),
-            option if TAKES_A_VALUE.contains(&option) => {
-                args.next();
-            }
-            option if option.starts_with('-') => {}
-            filter => filters.push(filter.to_owned()),
-        }
-    }
-    let matches = |name: &str, pattern: &String| {
-        if exact {
-            name == pattern
-        } else {
-            name.contains(pattern.as_str())
-        }
-    };
-    let chosen: Vec<&(&str, fn())> = tests
-        .iter()
-        .filter(|(name, _)| {
-            !only_ignored
-                && (filters.is_empty() || filters.iter().any(|f| matches(name, f)))
-                && !skips.iter().any(|s| matches(name, s))
-        })
-        .collect();
-    if list {
-        for (name, _) in &chosen {
-            println!("{name}: test");
-        }
-        return;
-    }
-    let plural = if chosen.len() == 1 { "" } else { "s" };
-    println!("\nrunning {} test{plural}", chosen.len());
-    let started = Instant::now();
-    let mut failed = Vec::new();
-    for (name, test) in &chosen {
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(test));
-        println!(
-            "test {name} ... {}",
-            if outcome.is_ok() { "ok" } else { "FAILED" }
-        );
-        if outcome.is_err() {
-            failed.push(*name);
-        }
-    }
-    let result = if failed.is_empty() { "ok" } else { "FAILED" };
-    if !failed.is_empty() {
-        println!("\nfailures:");
-        for name in &failed {
-            println!("    {name}");
-        }
-    }
-    println!(
-        "\ntest result: {result}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out; \
-         finished in {:.2}s\n",
-        chosen.len() - failed.len(),
-        failed.len(),
-        tests.len() - chosen.len(),
-        started.elapsed().as_secs_f64()
-    );
-    if !failed.is_empty() {
-        std::process::exit(101);
-    }
+    libtest_mimic::run(&args, tests).exit();
 }
 
 /// A fresh folder for one test's recordings (`target/traffic/NAME`).
@@ -155,40 +83,6 @@ fn through_proxy(command: &mut Command, dir: &Path) {
     command
         .env("PI_SESSION_BIN", link)
         .env(traffic::RECORD_DIR, dir);
-}
-
-/// Runs `command` to its end within `limit`; panics with its output unless it succeeds.
-fn run_bounded(what: &str, command: &mut Command, limit: Duration) -> String {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let mut child = command
-        .stdout(log.reopen().unwrap())
-        .stderr(log.reopen().unwrap())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
-    assert!(
-        status.is_some(),
-        "{what} ran over {limit:?} and was killed:\n{output}"
-    );
-    assert!(
-        status.unwrap().success(),
-        "{what} failed ({}):\n{output}",
-        status.unwrap()
-    );
-    output
 }
 
 /// Checks every recording in `dir`; panics listing each problem. Returns what was seen.
