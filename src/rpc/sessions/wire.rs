@@ -558,7 +558,8 @@ pub struct InfoResult {
 pub struct Empty {}
 
 /// Declares the params of a listing: its own members, then what every listing selects (one
-/// list of members, documented once; serde's `flatten` would lose `deny_unknown_fields`).
+/// list of members, documented once; serde's `flatten` would lose `deny_unknown_fields`), and
+/// `selection()`, those members as one value.
 macro_rules! listing_params {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$doc:meta])* pub $member:ident: $ty:ty,)* }) => {
         $(#[$meta])*
@@ -581,6 +582,20 @@ macro_rules! listing_params {
             pub offset: Option<u64>,
             /// At most this many rows; default: all.
             pub limit: Option<u64>,
+        }
+
+        impl $name {
+            /// What the listing selects, beside where it looks.
+            pub fn selection(&self) -> ListSelectionParams {
+                ListSelectionParams {
+                    fields: self.fields.clone(),
+                    query: self.query.clone(),
+                    sort: self.sort,
+                    name_filter: self.name_filter,
+                    offset: self.offset,
+                    limit: self.limit,
+                }
+            }
         }
     };
 }
@@ -679,25 +694,6 @@ impl ListSelectionParams {
             || self.limit.is_some()
     }
 }
-
-macro_rules! selection_of {
-    ($t:ty) => {
-        impl $t {
-            pub fn selection(&self) -> ListSelectionParams {
-                ListSelectionParams {
-                    fields: self.fields.clone(),
-                    query: self.query.clone(),
-                    sort: self.sort,
-                    name_filter: self.name_filter,
-                    offset: self.offset,
-                    limit: self.limit,
-                }
-            }
-        }
-    };
-}
-selection_of!(ListParams);
-selection_of!(ListAllParams);
 
 /// `session/continueRecent`: pi's `--continue`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
