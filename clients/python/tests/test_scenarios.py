@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from typing import NamedTuple
 
@@ -13,7 +14,7 @@ import pytest
 from scenario import two_turns, user
 
 import pi_session
-from pi_session import Client, ConnectionClosed, RpcError, schema
+from pi_session import CancelledWithResult, Client, ConnectionClosed, RpcError, schema
 
 LIMIT = 10.0  # seconds any single step may take before the test fails instead of hanging
 
@@ -190,6 +191,51 @@ async def test_cancelling_the_awaiting_task_cancels_the_request_and_its_hook(
     await asyncio.wait_for(held.hook_cancelled.wait(), LIMIT)
     # -32800 means nothing changed; the connection goes on.
     assert (await client.session.get_info(sessionId=held.session))["leafId"] == held.ids[3]
+
+
+async def test_a_change_cancelled_after_it_started_ends_cancelled_with_its_result(
+    client: Client,
+) -> None:
+    await client.initialize()
+    session, ids = await two_turns(client)
+    # Cancelled once the server has answered but before the awaiting task has resumed: the
+    # change happened, so the task must end cancelled and carry the answer.
+    seen: list[asyncio.CancelledError] = []
+
+    async def append_one() -> schema.AppendResult:
+        try:
+            return await client.session.append(session_id=session, entry=user("late", 9))
+        except asyncio.CancelledError as cancelled:
+            seen.append(cancelled)
+            raise
+
+    append = asyncio.create_task(append_one())
+    while not client._pending:
+        await asyncio.sleep(0)
+    (answer,) = client._pending.values()
+    while not answer.done():
+        await asyncio.sleep(0)
+    append.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await append
+    assert append.cancelled()  # asyncio's contract: the task ends cancelled
+    # From Python 3.12 a subclass; 3.11's asyncio.timeout recognises only CancelledError itself.
+    assert isinstance(seen[0], CancelledWithResult) == (sys.version_info >= (3, 12))
+    made = seen[0].result  # type: ignore[attr-defined]
+    info = await client.session.get_info(sessionId=session)
+    assert info["leafId"] == made["entryId"] and made["entryId"] not in ids
+    # asyncio.timeout turns it into TimeoutError, as for any cancellation.
+    with pytest.raises(TimeoutError) as timed_out:
+        async with asyncio.timeout(0.001):
+            await client.session.append(session_id=session, entry=user("y" * 8_000_000, 10))
+    cause = timed_out.value.__cause__
+    assert isinstance(cause, asyncio.CancelledError)
+    after = await client.session.get_info(sessionId=session)
+    # Whether that change happened is told by the cancellation it carries.
+    if after["leafId"] != made["entryId"]:
+        assert cause.result["entryId"] == after["leafId"]  # type: ignore[attr-defined]
+    else:
+        assert not hasattr(cause, "result")
 
 
 async def test_a_timed_out_hook_is_cancelled_and_the_method_goes_on(client: Client) -> None:

@@ -21,7 +21,7 @@ from .entries import (
     tool_result_message,
     user_message,
 )
-from .errors import BinaryNotFound, ConnectionClosed, RpcError
+from .errors import BinaryNotFound, CancelledWithResult, ConnectionClosed, RpcError
 
 __all__ = [
     "BIN_ENV",
@@ -31,6 +31,7 @@ __all__ = [
     "METHODS",
     "NOTIFICATIONS",
     "PROTOCOL_TITLE",
+    "CancelledWithResult",
     "Client",
     "ConnectionClosed",
     "RpcError",

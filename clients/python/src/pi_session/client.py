@@ -24,6 +24,7 @@ from .errors import (
     BinaryNotFound,
     ConnectionClosed,
     RpcError,
+    cancelled_with_result,
 )
 from .schema import InitializeParams, InitializeResult
 
@@ -298,8 +299,8 @@ class Client(Requests):
         `ConnectionClosed` when the server's output ends first. Cancelling the awaiting task
         sends `$/cancelRequest` and waits (up to 5 s) for the server's answer to it: `-32800`
         (it changed nothing) or no answer re-raises the cancellation; a result means the change
-        had started and finished, and is returned (the cancellation is absorbed, as the
-        protocol's "answers normally"). Top-level snake_case param names become camelCase."""
+        had started and finished: the task still ends cancelled, with a `CancelledError` whose
+        `result` is the server's answer (`CancelledWithResult` from Python 3.12 on). Top-level snake_case param names become camelCase."""
         if self._closed is not None:
             raise self._closed
         if isinstance(params, Mapping):
@@ -316,15 +317,13 @@ class Client(Requests):
             # Shielded: cancelling this task must leave the future to the server's answer.
             return await asyncio.shield(future)
         except asyncio.CancelledError:
-            if future.done() or self._closed is not None or self._closing:
+            if self._closed is not None or self._closing:
                 raise
-            self._write({"jsonrpc": "2.0", "method": "$/cancelRequest",
-                         "params": {"id": request_id}})
-            # The answer still comes (the future stays registered, so it is not a stray).
-            try:
+            if not future.done():
+                self._write({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                             "params": {"id": request_id}})
+                # The answer still comes (the future stays registered, so it is not a stray).
                 await asyncio.wait({future}, timeout=CANCEL_ANSWER_WAIT)
-            except asyncio.CancelledError:
-                raise
             if not future.done() or future.cancelled():
                 raise
             error = future.exception()
@@ -332,7 +331,8 @@ class Client(Requests):
                 if not (isinstance(error, RpcError) and error.code == REQUEST_CANCELLED):
                     log.debug("pi-session: cancelled %s answered %s", method, error)
                 raise
-            return future.result()
+            # The change happened: the task still ends cancelled, carrying the answer.
+            raise cancelled_with_result(method, future.result()) from None
         finally:
             self._pending.pop(request_id, None)
 

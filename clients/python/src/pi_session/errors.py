@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 # JSON-RPC's codes and the protocol's own (protocol/protocol.md, "Errors").
@@ -43,3 +45,29 @@ class ConnectionClosed(ConnectionError):
 class BinaryNotFound(FileNotFoundError):
     """No pi-session binary: not given, no `PI_SESSION_BIN`, none installed beside this Python
     nor on `PATH`."""
+
+
+class CancelledWithResult(asyncio.CancelledError):
+    """The awaiting task was cancelled, but the server had already made the change and
+    answered it (a change that has started is never stopped half-way). The task still ends
+    cancelled, as asyncio's contract asks (`asyncio.timeout` and `TaskGroup` rely on it);
+    `result` is the server's answer, so a caller that catches this can tell the change
+    happened. See `cancelled_with_result` for Python 3.11."""
+
+    def __init__(self, method: str, result: Any) -> None:
+        super().__init__(f"{method} was cancelled after the server made the change")
+        self.method = method
+        self.result = result
+
+
+def cancelled_with_result(method: str, result: Any) -> asyncio.CancelledError:
+    """The cancellation a request ends with when its change happened anyway. Python 3.11's
+    `asyncio.timeout` and `TaskGroup` recognise only `CancelledError` itself (3.12 accepts
+    subclasses), so there it is a plain `CancelledError` carrying the same `method` and
+    `result` attributes; from 3.12 on, a `CancelledWithResult`."""
+    if sys.version_info >= (3, 12):
+        return CancelledWithResult(method, result)
+    plain = asyncio.CancelledError(f"{method} was cancelled after the server made the change")
+    plain.method = method  # type: ignore[attr-defined]
+    plain.result = result  # type: ignore[attr-defined]
+    return plain
