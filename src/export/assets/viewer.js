@@ -728,11 +728,11 @@
     return parts.join("\n");
   }
 
-  // Lowered chunk texts kept for the next search, up to a budget of characters.
+  // Chunk texts kept for the next search, up to a budget of characters.
   var SCAN_KEPT = 64 * 1024 * 1024;
   var scanCache = new Map();
-  var scanKept = 0;
   var scanPending = new Map();
+  var scanKept = 0;
   function scanText(c) {
     var known = scanCache.get(c);
     if (known) return Promise.resolve(known);
@@ -740,46 +740,63 @@
     if (pending) return pending;
     pending = unpack(chunkList[c].element).then(function (text) {
       scanPending.delete(c);
-      var scan = { text: text, lower: text.toLowerCase() };
       if (scanKept + text.length <= SCAN_KEPT) {
-        scanCache.set(c, scan);
+        scanCache.set(c, text);
         scanKept += text.length;
       }
-      return scan;
+      return text;
     });
     scanPending.set(c, pending);
     return pending;
   }
 
-  // The lines of `lower` holding `needle`, added to `found`.
-  function linesWith(lower, needle, found) {
+  // The lines of `text` where `find` (a global RegExp) matches, added to `found`.
+  function linesMatching(text, find, found) {
     var line = 0;
     var lineStart = 0;
-    var at = lower.indexOf(needle);
-    while (at >= 0) {
-      for (var nl = lower.indexOf("\n", lineStart); nl >= 0 && nl < at; nl = lower.indexOf("\n", lineStart)) {
+    find.lastIndex = 0;
+    for (var match = find.exec(text); match; match = find.exec(text)) {
+      var at = match.index;
+      for (var nl = text.indexOf("\n", lineStart); nl >= 0 && nl < at; nl = text.indexOf("\n", lineStart)) {
         line++;
         lineStart = nl + 1;
       }
       found.add(line);
-      var end = lower.indexOf("\n", at);
+      var end = text.indexOf("\n", at);
       if (end < 0) break;
-      at = lower.indexOf(needle, end + 1);
+      find.lastIndex = end + 1;
     }
   }
+
+  function literal(text) {
+    return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
+  }
+
+  // The finder of a lowered query in raw JSON text: its JSON-escaped form, ignoring case.
+  // ASCII queries use the engine's case-insensitive search (several times faster than
+  // lowering every chunk); others compare lowered text.
+  function finder(query) {
+    var needle = JSON.stringify(query).slice(1, -1);
+    if (/^[\x20-\x7e]*$/.test(needle)) {
+      var find = new RegExp(literal(needle), "gi");
+      return function (text, found) { linesMatching(text, find, found); };
+    }
+    var lowered = new RegExp(literal(needle), "g");
+    return function (text, found) { linesMatching(text.toLowerCase(), lowered, found); };
+  }
+
+  var ESCAPES = /\\u|\\\//g;
 
   // The positions of chunk `c` whose text holds `query` (lowered). A line can hold it only if
   // its raw JSON holds it JSON-escaped, or the line escapes characters as \uXXXX or \/: those
   // lines are parsed and their text checked; no other line is.
-  function scanChunk(c, query, needle) {
-    return scanText(c).then(function (scan) {
+  function scanChunk(c, query, find) {
+    return scanText(c).then(function (text) {
       var candidates = new Set();
-      linesWith(scan.lower, needle, candidates);
-      if (candidates.size === 0 && scan.lower.indexOf("\\u") < 0 && scan.lower.indexOf("\\/") < 0) return [];
-      linesWith(scan.lower, "\\u", candidates);
-      linesWith(scan.lower, "\\/", candidates);
+      find(text, candidates);
+      linesMatching(text, ESCAPES, candidates);
       if (candidates.size === 0) return [];
-      var lines = scan.text.split("\n");
+      var lines = text.split("\n");
       var positions = chunkList[c].positions;
       var found = [];
       candidates.forEach(function (line) {
@@ -815,7 +832,7 @@
       drawTree();
       return Promise.resolve();
     }
-    var needle = JSON.stringify(query).slice(1, -1);
+    var find = finder(query);
     var found = [];
     searchStatus.textContent = "Searching…";
     return allChunks.then(function () {
@@ -826,7 +843,7 @@
         var at = c++;
         // The next chunks inflate while this one is scanned.
         for (var ahead = at + 1; ahead < Math.min(at + 3, chunkList.length); ahead++) scanText(ahead);
-        return scanChunk(at, query, needle).then(function (positions) {
+        return scanChunk(at, query, find).then(function (positions) {
           for (var i = 0; i < positions.length; i++) found.push(positions[i]);
           if (at % 16 === 15) {
             searchStatus.textContent = "Searching… " + Math.round(100 * c / chunkList.length) + "% (" + found.length + " so far)";
