@@ -251,7 +251,7 @@ fn group_thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -574,10 +574,10 @@ fn html_export_of_a_generated_session_reaches_every_entry_by_link_and_search() {
     let mut searched = serde_json::Map::new();
     for &position in &checked {
         let text = phrase(&session.entry_value(position).unwrap());
-        if let Some(word) = text.split(' ').max_by_key(|w| w.chars().count()) {
-            if !word.is_empty() {
-                searched.insert(id_of(&session, position), json!(word));
-            }
+        if let Some(word) = text.split(' ').max_by_key(|w| w.chars().count())
+            && !word.is_empty()
+        {
+            searched.insert(id_of(&session, position), json!(word));
         }
     }
     assert!(searched.len() * 2 > checked.len(), "most entries have text");
