@@ -2,8 +2,11 @@
 //! (the release binary, a fresh process), with no persisted index and with a current one,
 //! beside pi's own HTML export of the same file (`exportFromFile` of the oracle's
 //! pi-coding-agent 0.82.1, pi's `--export`), in the same run. Then each page is opened in
-//! headless chromium (the test suite's driver, `tests/browser/time-open.mjs`) and timed until
-//! its conversation is on screen (ours: the first rendered entry; pi's: its first message).
+//! headless chromium (the test suite's driver, `tests/browser/time-open.mjs`) and timed from
+//! the navigation until its conversation is on screen (ours: the first rendered entry; pi's:
+//! its first message), and on ours an in-page search (`BENCH_QUERY`, default `compaction`) is
+//! timed once the document is read. The page's size is set beside the session's own
+//! `gzip -9` (the goal: at most 1.4 times).
 //!
 //! `cargo bench --bench export_html`; `BENCH_SIZE` (default 100MB) picks the generated file,
 //! `BENCH_RUNS` (default 3) the runs of each side, `BENCH_OPEN_RUNS` (default 3) the browser
@@ -88,6 +91,12 @@ fn main() {
     if let Some(pi) = pi {
         rows.push(("pi 0.82.1 (exportFromFile)", pi, size(&pi_out)));
     }
+    let gzip9 = gzip9_len(&file);
+    println!(
+        "the session's own gzip -9: {:.1} MB; our page is {:.2}x that",
+        gzip9 as f64 / 1e6,
+        size(&ours_out) * 1e6 / gzip9 as f64
+    );
     for (name, (wall, rss), page) in rows {
         let ratio = pi.map_or(String::new(), |pi| format!("{:.1}x", pi.0 / wall));
         println!(
@@ -119,16 +128,18 @@ fn main() {
         pages.push(("pi 0.82.1", pi_out.clone(), "#messages > *"));
     }
     println!("\nopening in headless chromium until the conversation shows (best of {open_runs}):");
+    let query = std::env::var("BENCH_QUERY").unwrap_or_else(|_| "compaction".into());
     for (name, page, selector) in pages {
         let mut best = f64::INFINITY;
+        let mut search = f64::INFINITY;
+        let mut status = String::new();
         for _ in 0..open_runs {
-            let output = Command::new("node")
-                .arg(&driver)
-                .arg(&chromium)
-                .arg(&page)
-                .arg(selector)
-                .output()
-                .expect("node runs");
+            let mut command = Command::new("node");
+            command.arg(&driver).arg(&chromium).arg(&page).arg(selector);
+            if name == "pi-session" {
+                command.arg(&query);
+            }
+            let output = command.output().expect("node runs");
             assert!(
                 output.status.success(),
                 "{name}: {}",
@@ -147,6 +158,10 @@ fn main() {
                     serde_json::json!([]),
                     "requests left our page"
                 );
+                if let Some(ms) = report["searchMs"].as_f64() {
+                    search = search.min(ms / 1000.0);
+                    status = report["searchStatus"].as_str().unwrap_or_default().into();
+                }
             }
         }
         if best.is_finite() {
@@ -154,6 +169,32 @@ fn main() {
         } else {
             println!("{name:<28} not shown within 300 s");
         }
+        if search.is_finite() {
+            println!(
+                "{:<28} {search:>8.3} s  ({query:?}: {status})",
+                "  in-page search"
+            );
+        }
+    }
+}
+
+/// The size of `file` as `gzip -9` writes it.
+fn gzip9_len(file: &Path) -> u64 {
+    let mut encoder = flate2::write::GzEncoder::new(Counted(0), flate2::Compression::best());
+    std::io::copy(&mut std::fs::File::open(file).unwrap(), &mut encoder).unwrap();
+    encoder.finish().unwrap().0
+}
+
+/// Counts the bytes written to it.
+struct Counted(u64);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

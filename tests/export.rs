@@ -47,6 +47,23 @@ fn session(dir: &Path) -> PathBuf {
     file
 }
 
+/// The page's packed skeleton, read back: base64, then gzip, then JSON.
+fn skeleton(page: &str) -> Value {
+    use base64::Engine;
+    use std::io::Read;
+    let open = "<script type=\"application/octet-stream\" id=\"pi-skeleton\">";
+    let start = page.find(open).expect("a skeleton element") + open.len();
+    let end = start + page[start..].find("</script>").unwrap();
+    let gzip = base64::engine::general_purpose::STANDARD
+        .decode(&page[start..end])
+        .unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gzip[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 #[test]
 fn export_writes_html_named_after_the_session_in_the_current_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -60,7 +77,12 @@ fn export_writes_html_named_after_the_session_in_the_current_directory() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains("<title>Test layout</title>"));
     assert!(page.contains("script-src 'sha256-"));
-    assert!(page.contains("\"labels\":{\"u3\":\"the good one\"}"));
+    // The session is packed (gzip in base64); its skeleton carries the labels.
+    assert_eq!(
+        skeleton(&page)["labels"],
+        json!({"u3": "the good one"}),
+        "the skeleton's labels"
+    );
     // Only the output itself is written, private to its owner as the session is.
     let names: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
     assert_eq!(names.len(), 1);

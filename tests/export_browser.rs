@@ -1,9 +1,16 @@
 //! The HTML export in a real browser (headless chromium through puppeteer-core), on files pi
 //! wrote, generated sessions with many branches and hostile text: every entry on the selected
-//! path shown with its text, one tree node per entry, clicking a node on another branch shows
-//! that branch, `#leaf=` opens there, search finds text, nothing in the session runs, and no
-//! request leaves the page. And the JSONL export opened by pi's own SessionManager gives pi's
-//! context of that branch.
+//! path shown with its text, one tree row per entry (the tree is virtual: read screen by
+//! screen, and the DOM never holds more than the rows on screen), clicking a node on another
+//! branch shows that branch, `#leaf=` opens there, search finds text, every entry of a
+//! generated session reached by `#leaf=` and by search, nothing in the session runs, the
+//! Content-Security-Policy blocks nothing (the page never tries), and no request leaves the
+//! page. And the JSONL export opened by pi's own SessionManager gives pi's context of that
+//! branch.
+//!
+//! The generated session is 2 MB; `PI_SESSION_EXPORT_BROWSER_SIZE` (`100MB`, `1GB`, ...) and
+//! `PI_SESSION_EXPORT_BROWSER_SEED` pick another, and `PI_SESSION_EXPORT_BROWSER_SAMPLE=N`
+//! checks every N-th entry's reach instead of all (for the largest sizes).
 
 mod support;
 
@@ -151,7 +158,15 @@ fn assert_inert(report: &Value, what: &str) {
         "{what}: requests left the page"
     );
     assert_eq!(report["errors"], json!([]), "{what}: script errors");
+    assert_eq!(
+        report["cspViolations"],
+        json!([]),
+        "{what}: the page tried what its Content-Security-Policy forbids"
+    );
 }
+
+/// The viewer's rows beyond the screen (its `OVERSCAN`, each side, plus one part-shown row).
+const OVERSCAN_ROWS: u64 = 2 * 4 + 1;
 
 /// The whole tree (one node per entry), the leaf's path with every entry's text, the active
 /// path marked.
@@ -162,7 +177,23 @@ fn assert_shows_session(session: &Session, report: &Value, what: &str) {
         .collect();
     tree.sort();
     all.sort();
-    assert_eq!(tree, all, "{what}: one tree node per entry");
+    assert_eq!(tree, all, "{what}: one tree row per entry");
+    assert_eq!(report["treeRows"], json!(session.len()), "{what}: rows");
+    let said = format!("{} rows in the tree", group_thousands(session.len()));
+    assert_eq!(
+        report["treeHead"],
+        json!(said),
+        "{what}: the page says how many"
+    );
+    // Only the rows on screen are in the DOM, at the opening and while scrolling.
+    let screen = report["treeScreenRows"].as_u64().unwrap();
+    for key in ["treeNodesAtOpen", "treeMostNodes"] {
+        let nodes = report[key].as_u64().unwrap();
+        assert!(
+            nodes <= screen + OVERSCAN_ROWS,
+            "{what}: {key} {nodes} tree nodes in the DOM for {screen} rows on screen"
+        );
+    }
     let active = path_ids(session, session.leaf());
     assert_eq!(
         strings(&report["pathIds"]),
@@ -216,8 +247,25 @@ fn html_exports_of_real_sessions_show_every_entry_of_the_path() {
     }
 }
 
+fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A generated session with many branches (1 MB), in `dir`.
 fn generated(dir: &Path, name: &str) -> PathBuf {
+    generated_of(dir, name, "1MB", "7")
+}
+
+/// A generated session of `size` from `seed`, with many branches and small images.
+fn generated_of(dir: &Path, name: &str, size: &str, seed: &str) -> PathBuf {
     let oracle = oracle("export_browser").expect("the generator runs on the oracle's Node");
     let file = dir.join(name);
     let args: Vec<&std::ffi::OsStr> = [
@@ -225,9 +273,9 @@ fn generated(dir: &Path, name: &str) -> PathBuf {
         "--out",
         path_str(&file),
         "--size",
-        "1MB",
+        size,
         "--seed",
-        "7",
+        seed,
         "--branch-every",
         "4",
         "--image-rate",
@@ -406,17 +454,22 @@ fn html_export_keeps_hostile_session_text_inert_and_shows_it_as_text() {
     let session = open(&file);
     let html = export(&file, "html", &dir.path().join("hostile.html"), None);
     let page = std::fs::read_to_string(&html).unwrap();
-    // One script element per inline script, and the data element, in which the session's
-    // text never holds a `<`: nothing the session said can open or close an element there.
+    // One script element per inline script, and the packed elements (base64: no `<`), so
+    // nothing the session said can open or close an element.
+    let packed = packed_texts(&page);
     assert_eq!(
         page.matches("</script>").count(),
-        4,
+        3 + packed.len(),
         "script elements in the page"
     );
-    let data_start = page.find("id=\"pi-session-data\">").unwrap();
-    let data_end = data_start + page[data_start..].find("</script>").unwrap();
-    assert!(!page[data_start + 1..data_end].contains('<'));
-    assert!(page.contains("default-src 'none'"), "the page's CSP");
+    assert!(packed.len() >= 3, "skeleton, first chunk, a chunk");
+    for text in &packed {
+        assert!(
+            text.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        );
+    }
+    assert_csp(&page);
     let spec = json!({"texts": expected_texts(&session, session.leaf()), "bodyText": true});
     let report = browser.check(&html, &spec);
     assert_shows_session(&session, &report, "hostile");
@@ -433,6 +486,121 @@ fn html_export_keeps_hostile_session_text_inert_and_shows_it_as_text() {
         report["title"].as_str().unwrap().contains("<script>"),
         "the session name as text: {}",
         report["title"]
+    );
+}
+
+/// The text of every packed element (`<script type="application/octet-stream" …>`).
+fn packed_texts(page: &str) -> Vec<&str> {
+    let open = "<script type=\"application/octet-stream\"";
+    page.match_indices(open)
+        .map(|(at, _)| {
+            let start = at + page[at..].find('>').unwrap() + 1;
+            let end = start + page[start..].find("</script>").unwrap();
+            &page[start..end]
+        })
+        .collect()
+}
+
+/// The page's policy: nothing by default, scripts only by their hashes, one per inline script.
+fn assert_csp(page: &str) {
+    let at = page
+        .find("http-equiv=\"Content-Security-Policy\" content=\"")
+        .unwrap();
+    let rest = &page[at..];
+    let start = rest.find("content=\"").unwrap() + "content=\"".len();
+    let csp = &rest[start..start + rest[start..].find('"').unwrap()];
+    assert!(csp.starts_with("default-src 'none';"), "{csp}");
+    let scripts = csp
+        .split(';')
+        .find_map(|d| d.trim().strip_prefix("script-src "))
+        .unwrap();
+    let sources: Vec<&str> = scripts.split_whitespace().collect();
+    assert_eq!(sources.len(), 3, "{csp}");
+    assert!(sources.iter().all(|s| s.starts_with("'sha256-")), "{csp}");
+    assert!(
+        !csp.contains("unsafe-eval") && !csp.contains("connect-src"),
+        "{csp}"
+    );
+}
+
+/// The gzip -9 size of a file, as `gzip -9` makes it.
+fn gzip9_len(file: &Path) -> u64 {
+    let mut encoder = flate2::write::GzEncoder::new(Counted(0), flate2::Compression::best());
+    std::io::copy(&mut std::fs::File::open(file).unwrap(), &mut encoder).unwrap();
+    encoder.finish().unwrap().0
+}
+
+/// Counts the bytes written to it.
+struct Counted(u64);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn html_export_of_a_generated_session_reaches_every_entry_by_link_and_search() {
+    let browser = browser();
+    let size = std::env::var("PI_SESSION_EXPORT_BROWSER_SIZE").unwrap_or_else(|_| "2MB".into());
+    let seed = std::env::var("PI_SESSION_EXPORT_BROWSER_SEED").unwrap_or_else(|_| "29".into());
+    let every: usize = std::env::var("PI_SESSION_EXPORT_BROWSER_SAMPLE")
+        .map(|n| {
+            n.parse()
+                .expect("PI_SESSION_EXPORT_BROWSER_SAMPLE: a number")
+        })
+        .unwrap_or(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = generated_of(dir.path(), "reach.jsonl", &size, &seed);
+    let session = open(&file);
+    let html = export(&file, "html", &dir.path().join("reach.html"), None);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_csp(&page);
+    // The packed session costs at most 1.4 times the file's own gzip -9.
+    let packed: usize = packed_texts(&page).iter().map(|t| t.len()).sum();
+    let gzip = gzip9_len(&file);
+    assert!(
+        packed as f64 <= 1.4 * gzip as f64,
+        "packed {packed} bytes for a gzip -9 of {gzip}"
+    );
+    drop(page);
+    let checked: Vec<u32> = (0..session.len() as u32).step_by(every).collect();
+    let reach: Vec<String> = checked.iter().map(|&p| id_of(&session, p)).collect();
+    // Each entry searched by the longest word of its text.
+    let mut searched = serde_json::Map::new();
+    for &position in &checked {
+        let text = phrase(&session.entry_value(position).unwrap());
+        if let Some(word) = text.split(' ').max_by_key(|w| w.chars().count())
+            && !word.is_empty()
+        {
+            searched.insert(id_of(&session, position), json!(word));
+        }
+    }
+    assert!(searched.len() * 2 > checked.len(), "most entries have text");
+    let spec = json!({
+        "texts": expected_texts(&session, session.leaf()),
+        "reach": reach,
+        "reachSearch": searched,
+    });
+    let report = browser.check(&html, &spec);
+    let what = format!("generated {size}");
+    assert_shows_session(&session, &report, &what);
+    assert_inert(&report, &what);
+    assert_eq!(
+        report["unreached"],
+        json!([]),
+        "{what}: #leaf= reaches them"
+    );
+    assert_eq!(report["unfound"], json!([]), "{what}: search finds them");
+    println!(
+        "{what}: {} entries, {} reached by #leaf=, {} by search; packed {packed} bytes, gzip -9 {gzip}",
+        session.len(),
+        reach.len(),
+        searched.len()
     );
 }
 

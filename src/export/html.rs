@@ -1,7 +1,9 @@
-//! The HTML page: a fixed skeleton, the session as JSON data in a
-//! `<script type="application/json">` (never executed; `<` written `\u003c` so no text can end
-//! the element), and the vendored libraries with the viewer's script inline. The viewer renders
-//! the tree at once and the conversation lazily, so a 100 MB session opens in seconds.
+//! The HTML page: a fixed skeleton of markup, then the session packed (see [`packed`]): the
+//! tree's skeleton, then the chunk holding the last page of the path the page opens at, then
+//! the vendored libraries with the viewer's script inline, then every other entry in chunks of
+//! about a megabyte. The viewer runs as soon as what it first shows has been read, while the
+//! browser still reads the rest; it decodes a chunk when an entry in it is shown or searched.
+//! The session streams from the store to the output: nothing holds its whole text.
 //!
 //! Session text is never markup: the viewer sets it as text, renders Markdown with raw HTML
 //! shown as text, and the page's Content-Security-Policy lets only the inline scripts whose
@@ -9,12 +11,19 @@
 
 use std::io::Write;
 
-use crate::format::json;
-use crate::inspect::row_indents;
 use crate::store::{Session, StoreResult};
 
 use super::assets;
 use super::output::write_error;
+use super::packed::PackedElement;
+use super::skeleton;
+
+/// The entries the viewer shows of a path at first, its last ones (the viewer's `PAGE`).
+const FIRST_PAGE: usize = 150;
+
+/// Entries' JSON per chunk (before compression): big enough that a search decodes few
+/// elements, small enough that showing one entry decodes little.
+const CHUNK_BYTES: u64 = 1 << 20;
 
 /// Writes the page for `session`, opening at `selected` (a position; `None`: no entry).
 pub fn write_page(
@@ -49,18 +58,100 @@ pub fn write_page(
     head.push_str(assets::VIEWER_CSS);
     head.push_str("</style>\n</head>\n<body>\n");
     head.push_str(SKELETON);
-    head.push_str("<script type=\"application/json\" id=\"pi-session-data\">");
     out.write_all(head.as_bytes()).map_err(write_error)?;
-    write_data(session, selected, &mut Escaping(out))?;
-    let mut tail = String::from("</script>\n");
-    for script in assets::SCRIPTS {
-        tail.push_str("<script>");
-        tail.push_str(script);
-        tail.push_str("</script>\n");
+
+    let first = first_chunk(session, selected);
+    let mut element = PackedElement::open(out, "id=\"pi-skeleton\"").map_err(write_error)?;
+    skeleton::write(session, selected, &first, &mut element)?;
+    element.finish().map_err(write_error)?;
+    let mut element = PackedElement::open(out, "id=\"pi-chunk-first\"").map_err(write_error)?;
+    let mut line = String::new();
+    for (i, &position) in first.iter().enumerate() {
+        write_entry(session, position, i > 0, &mut line, &mut element)?;
     }
-    tail.push_str("</body>\n</html>\n");
-    out.write_all(tail.as_bytes()).map_err(write_error)?;
+    element.finish().map_err(write_error)?;
+
+    let mut scripts = String::new();
+    for script in assets::SCRIPTS {
+        scripts.push_str("<script>");
+        scripts.push_str(script);
+        scripts.push_str("</script>\n");
+    }
+    out.write_all(scripts.as_bytes()).map_err(write_error)?;
+
+    write_chunks(session, &first, out)?;
+    out.write_all(b"</body>\n</html>\n").map_err(write_error)?;
     Ok(())
+}
+
+/// The positions the first chunk holds: the last page of the path to `selected`.
+fn first_chunk(session: &Session, selected: Option<u32>) -> Vec<u32> {
+    let Some(selected) = selected else {
+        return Vec::new();
+    };
+    let mut path = Vec::new();
+    let mut at = Some(selected);
+    while let Some(position) = at {
+        if path.len() == FIRST_PAGE || path.contains(&position) {
+            break;
+        }
+        path.push(position);
+        at = session.parent_position(position);
+    }
+    path.reverse();
+    path
+}
+
+/// Every entry not in `first`, in order, in chunks of about [`CHUNK_BYTES`]; each chunk
+/// element names the first position it covers (`data-from`); it covers the positions up to
+/// the next chunk's.
+fn write_chunks(session: &Session, first: &[u32], out: &mut dyn Write) -> StoreResult<()> {
+    let mut in_first = vec![false; session.len()];
+    for &position in first {
+        in_first[position as usize] = true;
+    }
+    let mut line = String::new();
+    let mut position = 0;
+    let n = session.len() as u32;
+    while position < n {
+        let from = position;
+        let attributes = format!("class=\"pi-chunk\" data-from=\"{from}\"");
+        let mut element = PackedElement::open(out, &attributes).map_err(write_error)?;
+        let mut lines = 0;
+        while position < n && element.raw_len() < CHUNK_BYTES {
+            if !in_first[position as usize] {
+                write_entry(session, position, lines > 0, &mut line, &mut element)?;
+                lines += 1;
+            }
+            position += 1;
+        }
+        element.finish().map_err(write_error)?;
+    }
+    Ok(())
+}
+
+/// One entry's JSON as one line of a chunk (`newline`: after another).
+fn write_entry(
+    session: &Session,
+    position: u32,
+    newline: bool,
+    line: &mut String,
+    out: &mut dyn Write,
+) -> StoreResult<()> {
+    line.clear();
+    if newline {
+        line.push('\n');
+    }
+    session.write_entry_json(position, line)?;
+    // JSON holds a raw line break only as whitespace between tokens; a space reads the same
+    // and keeps one entry per line.
+    let start = usize::from(newline);
+    if memchr::memchr(b'\n', &line.as_bytes()[start..]).is_some() {
+        let json = line[start..].replace('\n', " ");
+        line.truncate(start);
+        line.push_str(&json);
+    }
+    out.write_all(line.as_bytes()).map_err(write_error)
 }
 
 /// The page around the data; the viewer fills it.
@@ -73,7 +164,8 @@ const SKELETON: &str = r#"<div id="app">
 <div id="search-status" aria-live="polite"></div>
 </header>
 <div id="results" hidden></div>
-<div id="tree" role="tree" aria-label="Session tree"></div>
+<div id="tree-head"></div>
+<div id="tree" role="tree" aria-label="Session tree"><div id="tree-rows"></div></div>
 </aside>
 <main id="main">
 <div id="path-head"></div>
@@ -82,124 +174,6 @@ const SKELETON: &str = r#"<div id="app">
 </div>
 <noscript><p class="noscript">This page shows the session with its built-in script; allow scripts for this file to see it.</p></noscript>
 "#;
-
-/// The session as one JSON document: `{format, file, header, name, leaf, selected, ids,
-/// parents, rows, previews, labels, entries}`. Entries are their lines' own bytes; positions
-/// index `ids`, `parents` and `entries`; `rows` is the tree, `[position, indent, ...]` in
-/// pre-order.
-fn write_data(session: &Session, selected: Option<u32>, out: &mut dyn Write) -> StoreResult<()> {
-    let mut text = String::with_capacity(1 << 20);
-    let flush = |text: &mut String, out: &mut dyn Write| -> StoreResult<()> {
-        out.write_all(text.as_bytes()).map_err(write_error)?;
-        text.clear();
-        Ok(())
-    };
-    text.push_str("{\"format\":1,\"file\":");
-    let file = session
-        .path()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
-    push_opt_string(&mut text, file.as_deref());
-    text.push_str(",\"header\":");
-    session.reported_header().write_compact(&mut text);
-    text.push_str(",\"name\":");
-    push_opt_string(&mut text, session.session_name().as_deref());
-    let leaf = session.leaf_path(session.leaf()).positions.last().copied();
-    text.push_str(",\"leaf\":");
-    push_opt_position(&mut text, leaf);
-    text.push_str(",\"selected\":");
-    push_opt_position(&mut text, selected);
-    let n = session.len() as u32;
-    text.push_str(",\"ids\":[");
-    for position in 0..n {
-        if position > 0 {
-            text.push(',');
-        }
-        push_opt_string(&mut text, session.record(position).id());
-    }
-    text.push_str("],\"parents\":[");
-    for position in 0..n {
-        if position > 0 {
-            text.push(',');
-        }
-        push_opt_position(&mut text, session.parent_position(position));
-    }
-    text.push_str("],\"rows\":[");
-    let rows = session.tree_rows();
-    let indents = row_indents(&rows);
-    for (i, (row, indent)) in rows.iter().zip(indents).enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(&format!("{},{indent}", row.position));
-    }
-    text.push_str("],\"previews\":[");
-    let facts = session.tree_facts()?;
-    for position in 0..n {
-        if position > 0 {
-            text.push(',');
-        }
-        json::write_string(facts.preview(position), &mut text);
-    }
-    text.push_str("],\"labels\":{");
-    for (i, (target, label, _)) in session.labels().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        json::write_string(target, &mut text);
-        text.push(':');
-        label.write_compact(&mut text);
-    }
-    text.push_str("},\"entries\":[");
-    flush(&mut text, out)?;
-    for position in 0..n {
-        if position > 0 {
-            text.push(',');
-        }
-        session.write_entry_json(position, &mut text)?;
-        if text.len() > 1 << 20 {
-            flush(&mut text, out)?;
-        }
-    }
-    text.push_str("]}");
-    flush(&mut text, out)
-}
-
-fn push_opt_string(text: &mut String, value: Option<&str>) {
-    match value {
-        Some(value) => json::write_string(value, text),
-        None => text.push_str("null"),
-    }
-}
-
-fn push_opt_position(text: &mut String, value: Option<u32>) {
-    match value {
-        Some(value) => text.push_str(&value.to_string()),
-        None => text.push_str("null"),
-    }
-}
-
-/// Writes JSON text into a script element: every `<` as `\u003c` (JSON text has `<` only
-/// inside strings, where the escape reads back as the same character), so neither `</script>`
-/// nor `<!--` can appear.
-struct Escaping<'a>(&'a mut dyn Write);
-
-impl Write for Escaping<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut rest = buf;
-        while let Some(at) = memchr::memchr(b'<', rest) {
-            self.0.write_all(&rest[..at])?;
-            self.0.write_all(b"\\u003c")?;
-            rest = &rest[at + 1..];
-        }
-        self.0.write_all(rest)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
 
 /// Text as HTML text or attribute value.
 pub fn escape_html(text: &str) -> String {
@@ -220,18 +194,6 @@ pub fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn export_data_cannot_close_its_script_element() {
-        let mut out = Vec::new();
-        Escaping(&mut out)
-            .write_all(br#"{"t":"</script><script>alert(1)</script><!--"}"#)
-            .unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(!text.contains('<'), "{text}");
-        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(back["t"], "</script><script>alert(1)</script><!--");
-    }
 
     #[test]
     fn export_titles_are_escaped() {

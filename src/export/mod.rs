@@ -9,6 +9,8 @@ mod html;
 mod jsonl;
 mod markdown;
 mod output;
+mod packed;
+mod skeleton;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

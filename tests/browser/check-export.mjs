@@ -11,6 +11,10 @@
 //   "search": TEXT?,     type TEXT in the search box, report the results' entry ids
 //   "texts": {ID: TEXT}, entries whose rendered text must contain TEXT (checked after
 //                        scrolling each into view)
+//   "reach": [ID],       set #leaf=ID for each in turn: each must be shown as the target
+//   "reachSearch": {ID: TEXT}, search TEXT for each in turn: ID must be among the results
+//   "tree": bool         scroll the whole (virtual) tree and report every row's entry id
+//                        (default true)
 //   "timing": bool       report how long the page took to first show the conversation
 // }
 import { readFileSync } from "node:fs";
@@ -31,7 +35,9 @@ const report = {
 const browser = await puppeteer.launch({
   executablePath: chromium,
   headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  protocolTimeout: 1800000,
 });
 
 async function open(url) {
@@ -52,6 +58,13 @@ async function open(url) {
     await dialog.dismiss();
   });
   page.on("pageerror", (error) => report.errors.push(String(error)));
+  // Anything the Content-Security-Policy blocked: the page must never try.
+  await page.evaluateOnNewDocument(() => {
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation", (event) => {
+      window.__violations.push(event.violatedDirective + " " + event.blockedURI);
+    });
+  });
   page.on("console", (message) => {
     if (message.type() === "error") report.errors.push(message.text());
   });
@@ -76,15 +89,61 @@ const conversationIds = (page) =>
     return [...document.querySelectorAll("#conversation article[data-entry-id]")].map((n) => n.getAttribute("data-entry-id"));
   });
 
+// The search's results, every page of them asked for (until `until` is among them).
+const allResults = (page, until) =>
+  page.evaluate(async (until) => {
+    const ids = () => [...document.querySelectorAll("#results .result")].map((n) => n.getAttribute("data-entry-id"));
+    for (let more; !ids().includes(until) && (more = document.querySelector("#results .more-results")); ) {
+      const before = ids().length;
+      more.click();
+      while (ids().length === before) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return ids();
+  }, until);
+
 async function pwned(page) {
   return page.evaluate(() => window.__pwned ?? null);
 }
 
 const { page, elapsed } = await open(pageUrl);
 if (spec.timing) report.firstRenderMs = elapsed;
-report.treeIds = await page.$$eval("#tree [data-entry-id]", (nodes) => nodes.map((n) => n.getAttribute("data-entry-id")));
+// The tree is virtual: only the rows on screen exist. Its rows are read screen by screen.
+report.treeRows = await page.$eval("#tree-head", (n) => Number(n.getAttribute("data-rows")));
+report.treeHead = await page.$eval("#tree-head", (n) => n.textContent);
+const readTree = () =>
+  page.evaluate(async () => {
+    const tree = document.getElementById("tree");
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    const rows = new Map();
+    const active = new Set();
+    let most = 0;
+    tree.scrollTop = 0;
+    for (let step = 0; step < 1e7; step++) {
+      await frame();
+      await frame();
+      const nodes = [...tree.querySelectorAll(".node")];
+      most = Math.max(most, nodes.length);
+      for (const n of nodes) {
+        rows.set(Number(n.getAttribute("data-row")), n.getAttribute("data-entry-id"));
+        if (n.classList.contains("active")) active.add(n.getAttribute("data-entry-id"));
+      }
+      const before = tree.scrollTop;
+      tree.scrollTop = before + tree.clientHeight;
+      if (tree.scrollTop === before) break;
+    }
+    tree.scrollTop = 0;
+    const ordered = [...rows.keys()].sort((a, b) => a - b).map((r) => rows.get(r));
+    return { ids: ordered, active: [...active], mostNodes: most, screenRows: Math.ceil(tree.clientHeight / 24) };
+  });
+report.treeNodesAtOpen = await page.$$eval("#tree .node", (nodes) => nodes.length);
+if (spec.tree !== false) {
+  const tree = await readTree();
+  report.treeIds = tree.ids;
+  report.activeIds = tree.active;
+  report.treeMostNodes = tree.mostNodes;
+  report.treeScreenRows = tree.screenRows;
+}
 report.pathIds = await conversationIds(page);
-report.activeIds = await page.$$eval("#tree .node.active", (nodes) => nodes.map((n) => n.getAttribute("data-entry-id")));
 report.title = await page.$eval("#title", (node) => node.textContent);
 
 // Every entry named in `texts`: the conversation is read screen by screen from the top, as a
@@ -133,15 +192,28 @@ if (spec.texts) {
 }
 
 if (spec.click) {
-  await page.evaluate((id) => {
-    const node = [...document.querySelectorAll("#tree .node")].find((n) => n.getAttribute("data-entry-id") === id);
-    node.scrollIntoView({ block: "center" });
+  // Scrolled to, screen by screen, as a reader would, then clicked.
+  const node = await page.evaluateHandle(async (id) => {
+    const tree = document.getElementById("tree");
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    tree.scrollTop = 0;
+    for (;;) {
+      await frame();
+      await frame();
+      const node = [...tree.querySelectorAll(".node")].find((n) => n.getAttribute("data-entry-id") === id);
+      if (node) {
+        node.scrollIntoView({ block: "center" });
+        await frame();
+        await frame();
+        return [...tree.querySelectorAll(".node")].find((n) => n.getAttribute("data-entry-id") === id);
+      }
+      const before = tree.scrollTop;
+      tree.scrollTop = before + tree.clientHeight;
+      if (tree.scrollTop === before) return null;
+    }
   }, spec.click);
-  const node = await page.evaluateHandle(
-    (id) => [...document.querySelectorAll("#tree .node")].find((n) => n.getAttribute("data-entry-id") === id),
-    spec.click,
-  );
   await node.click();
+  await page.waitForFunction((id) => document.getElementById("conversation").getAttribute("data-shown") === id, { timeout: 60000 }, spec.click);
   report.clickedPathIds = await conversationIds(page);
   report.clickedHash = await page.evaluate(() => location.hash);
   report.clickedSelected = await page.$eval("#tree .node.selected", (n) => n.getAttribute("data-entry-id"));
@@ -149,10 +221,45 @@ if (spec.click) {
 
 if (spec.search) {
   await page.type("#search", spec.search);
-  await page.waitForFunction(() => !document.querySelector("#results").hidden, { timeout: 10000 });
-  report.searchIds = await page.$$eval("#results .result", (nodes) => nodes.map((n) => n.getAttribute("data-entry-id")));
+  await page.waitForFunction((q) => document.getElementById("search-status").getAttribute("data-done") === q.trim().toLowerCase(), { timeout: 120000 }, spec.search);
+  report.searchIds = await allResults(page, null);
   report.searchStatus = await page.$eval("#search-status", (n) => n.textContent);
 }
+
+// #leaf=ID for every entry named: each becomes the shown target, its text rendered.
+if (spec.reach) {
+  report.unreached = await page.evaluate(async (wanted) => {
+    const conversation = document.getElementById("conversation");
+    const failed = [];
+    for (const id of wanted) {
+      location.hash = "#leaf=" + encodeURIComponent(id);
+      const started = Date.now();
+      while (conversation.getAttribute("data-shown") !== id && Date.now() - started < 30000) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const target = conversation.querySelector(".entry.target");
+      if (!target || target.getAttribute("data-entry-id") !== id || !target.classList.contains("filled")) failed.push(id);
+    }
+    return failed;
+  }, spec.reach);
+}
+
+// A search for each entry's text: the entry is among the results (every page of them).
+if (spec.reachSearch) {
+  report.unfound = [];
+  for (const [id, text] of Object.entries(spec.reachSearch)) {
+    await page.evaluate((text) => {
+      const input = document.getElementById("search");
+      input.value = text;
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    }, text);
+    await page.waitForFunction((q) => document.getElementById("search-status").getAttribute("data-done") === q.trim().toLowerCase(), { timeout: 120000 }, text);
+    const found = await allResults(page, id);
+    if (!found.includes(id)) report.unfound.push({ id, text, status: await page.$eval("#search-status", (n) => n.textContent) });
+  }
+}
+
+report.cspViolations = await page.evaluate(() => window.__violations);
 
 // Whatever the session holds, nothing it says ran: the flag hostile text would set is unset.
 report.pwned = await pwned(page);
@@ -162,6 +269,7 @@ if (spec.hash) {
   const { page: second } = await open(pageUrl + "#leaf=" + encodeURIComponent(spec.hash));
   report.hashPathIds = await conversationIds(second);
   report.hashTarget = await second.$eval("#conversation .entry.target", (n) => n.getAttribute("data-entry-id"));
+  report.cspViolations.push(...(await second.evaluate(() => window.__violations)));
   report.pwned = report.pwned ?? (await pwned(second));
 }
 
