@@ -1,0 +1,303 @@
+//! The whole store at once: one index of every entry of every session, for search and usage
+//! figures across sessions. Derived data: deleting it costs one rebuild.
+//!
+//! - `files`: which session files the store holds;
+//! - `change`: what happened to a file since it was indexed (new, grew, replaced, gone);
+//! - `extract`: what is kept of an entry, read through the store's own reader and profile;
+//! - `fold`, `query`: text folded once in Rust, queries cut into pieces;
+//! - `backend`: the interface every backend implements; `sqlite`: the embedded one.
+
+pub mod backend;
+pub mod change;
+pub mod extract;
+pub mod files;
+pub mod fold;
+pub mod query;
+pub mod sqlite;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::format::profile::Profile;
+use crate::store::{Session, SessionOptions};
+
+pub use backend::{
+    Backend, CatalogError, CatalogResult, FileUpdate, HitRow, SearchSpec, SessionFacts, UsageRow,
+};
+use change::{Change, Observed};
+use files::StoreFile;
+
+/// The database file of `profile`'s index in the index directory.
+pub fn database_path(index_dir: &Path, profile: Profile) -> PathBuf {
+    index_dir.join(format!("store-index-{}.sqlite3", profile.name()))
+}
+
+/// How the first build shows its progress (a bar on a terminal; nothing elsewhere).
+pub trait Progress: Sync {
+    /// `bytes` of session files are about to be read.
+    fn start(&self, files: u64, bytes: u64);
+    fn advance(&self, bytes: u64);
+    fn finish(&self);
+}
+
+/// Shows nothing.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn start(&self, _: u64, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// What bringing the index up to date did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    pub files: u64,
+    pub new: u64,
+    pub grew: u64,
+    pub replaced: u64,
+    pub removed: u64,
+    /// Entries read and filed in this run.
+    pub entries_indexed: u64,
+    /// Session files that could not be read (path: reason); they are left out.
+    pub skipped: Vec<String>,
+}
+
+/// The store index of one profile.
+pub struct Catalog {
+    backend: Box<dyn Backend + Send>,
+    /// Why the database file could not be used, when the index lives in memory instead.
+    pub note: Option<String>,
+}
+
+impl Catalog {
+    /// The index in `index_dir` (`None`: in memory, read from scratch). A database file that
+    /// cannot be used (read-only directory, locked past the wait, not creatable) leaves the
+    /// index in memory, with the reason in `note`; one that is not ours or damaged is rebuilt.
+    pub fn open(index_dir: Option<&Path>, profile: Profile) -> CatalogResult<Catalog> {
+        let Some(dir) = index_dir else {
+            return Ok(Catalog {
+                backend: Box::new(sqlite::Sqlite::in_memory()?),
+                note: None,
+            });
+        };
+        let path = database_path(dir, profile);
+        match sqlite::Sqlite::open(&path) {
+            Ok(db) => Ok(Catalog {
+                backend: Box::new(db),
+                note: None,
+            }),
+            Err(e) => Ok(Catalog {
+                backend: Box::new(sqlite::Sqlite::in_memory()?),
+                note: Some(format!("{e}; answering from a scan of the files instead")),
+            }),
+        }
+    }
+
+    /// Brings the index up to date with the session files under `root`, read as `options`
+    /// says (profile, persisted per-session index).
+    pub fn sync(
+        &mut self,
+        root: &Path,
+        options: &SessionOptions,
+        progress: &dyn Progress,
+    ) -> CatalogResult<SyncReport> {
+        let mut report = SyncReport::default();
+        let files = files::store_files(root, |dir, e| {
+            report
+                .skipped
+                .push(format!("{}: cannot read the directory: {e}", dir.display()));
+        });
+        report.files = files.len() as u64;
+        let known: HashMap<PathBuf, change::FileStamp> = self
+            .backend
+            .known_files()?
+            .into_iter()
+            .map(|k| (k.path, k.stamp))
+            .collect();
+        let listed: std::collections::HashSet<&Path> =
+            files.iter().map(|f| f.path.as_path()).collect();
+        let mut changed = false;
+        for path in known.keys().filter(|p| !listed.contains(p.as_path())) {
+            self.backend.remove(path)?;
+            report.removed += 1;
+            changed = true;
+        }
+        let mut work = Vec::new();
+        for file in files {
+            let previous = known.get(&file.path).copied();
+            match change::detect(&file.path, previous.as_ref()) {
+                Ok((Change::Unchanged, _)) => {}
+                Ok((Change::Gone, _)) => {
+                    if previous.is_some() {
+                        self.backend.remove(&file.path)?;
+                        report.removed += 1;
+                        changed = true;
+                    }
+                }
+                Ok((change, Some(observed))) => work.push((file, change, observed, previous)),
+                Ok((_, None)) => {}
+                Err(e) => report.skipped.push(format!("{}: {e}", file.path.display())),
+            }
+        }
+        if work.is_empty() {
+            if changed {
+                self.backend.link_copies()?;
+            }
+            return Ok(report);
+        }
+        let bytes: u64 = work
+            .iter()
+            .map(|(_, change, observed, previous)| match change {
+                Change::Grew { .. } => observed.size - previous.map_or(0, |p| p.size),
+                _ => observed.size,
+            })
+            .sum();
+        progress.start(work.len() as u64, bytes);
+        // Files are read and folded on one thread while this one writes (SQLite has one
+        // writer): a bounded channel keeps at most a few files' rows in memory.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Read>(4);
+        let outcome = std::thread::scope(|scope| -> CatalogResult<()> {
+            scope.spawn(move || {
+                for (file, change, observed, previous) in work {
+                    let read = read_file(&file, change, observed, previous, options);
+                    if sender.send(read).is_err() {
+                        return;
+                    }
+                }
+            });
+            for read in receiver {
+                progress.advance(read.bytes);
+                match read.outcome {
+                    Ok(update) => {
+                        let rows = update.rows.len() as u64;
+                        if self.backend.apply(&update)? {
+                            changed = true;
+                            report.entries_indexed += rows;
+                            match read.change {
+                                Change::New => report.new += 1,
+                                Change::Grew { .. } => report.grew += 1,
+                                _ => report.replaced += 1,
+                            }
+                        }
+                    }
+                    Err(reason) => report.skipped.push(reason),
+                }
+            }
+            Ok(())
+        });
+        progress.finish();
+        outcome?;
+        if changed {
+            self.backend.link_copies()?;
+        }
+        Ok(report)
+    }
+
+    pub fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
+        self.backend.search(spec)
+    }
+
+    pub fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
+        self.backend.usage(project)
+    }
+}
+
+/// One file read for the writer.
+struct Read {
+    change: Change,
+    bytes: u64,
+    outcome: Result<FileUpdate, String>,
+}
+
+fn read_file(
+    file: &StoreFile,
+    change: Change,
+    observed: Observed,
+    previous: Option<change::FileStamp>,
+    options: &SessionOptions,
+) -> Read {
+    let (from, replace, bytes) = match change {
+        Change::Grew { from_entry } => (
+            from_entry,
+            false,
+            observed.size - previous.map_or(0, |p| p.size),
+        ),
+        _ => (0, true, observed.size),
+    };
+    let outcome = read_update(file, observed, previous, from, replace, options);
+    Read {
+        change,
+        bytes,
+        outcome,
+    }
+}
+
+fn read_update(
+    file: &StoreFile,
+    observed: Observed,
+    previous: Option<change::FileStamp>,
+    from: u64,
+    replace: bool,
+    options: &SessionOptions,
+) -> Result<FileUpdate, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", file.path.display());
+    let session =
+        Session::open_read_only(&file.path, options.clone()).map_err(|e| failed(&e.message))?;
+    for warning in session.warnings() {
+        tracing::debug!("{}: {}", file.path.display(), warning.message);
+    }
+    let len = session.len() as u64;
+    // Fewer entries than indexed: the reading changed under us; read it all again.
+    let (from, replace) = if from > len {
+        (0, true)
+    } else {
+        (from, replace)
+    };
+    let mut rows = Vec::with_capacity((len - from) as usize);
+    for position in from as u32..len as u32 {
+        rows.push(extract::entry_row(&session, position).map_err(|e| failed(&e.message))?);
+    }
+    let on_path = session
+        .on_leaf_path()
+        .iter()
+        .enumerate()
+        .filter(|(_, on)| **on)
+        .map(|(i, _)| i as u32)
+        .collect();
+    let header = session.header();
+    let parent_path = header
+        .get("parentSession")
+        .and_then(|p| p.as_str())
+        .map(|p| p.into_owned())
+        .filter(|p| !p.is_empty());
+    let parent_file_id = parent_path.as_deref().map(|p| {
+        let name = Path::new(p)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match name.split_once('_') {
+            Some((_, id)) => id.to_string(),
+            None => name,
+        }
+    });
+    let facts = SessionFacts {
+        path: file.path.clone(),
+        project: file.project.clone(),
+        session_id: session.session_id().into_owned(),
+        cwd: session.cwd().into_owned(),
+        name: session.session_name(),
+        parent_path,
+        parent_file_id,
+    };
+    let stamp = change::stamp(&file.path, observed, len).map_err(|e| failed(&e))?;
+    Ok(FileUpdate {
+        facts,
+        previous,
+        stamp,
+        replace,
+        rows,
+        on_path,
+    })
+}
