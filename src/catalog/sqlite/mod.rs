@@ -491,7 +491,6 @@ impl Backend for Sqlite {
             conditions = conditions.join(" AND "),
         );
         let mut statement = self.conn.prepare(&sql).map_err(failed("searching"))?;
-        let scanned = text.score == "NULL";
         let hits = statement
             .query_map(params_from_iter(values.iter()), |r| {
                 let snippet: String = r.get(8)?;
@@ -504,11 +503,7 @@ impl Backend for Sqlite {
                     role: r.get(5)?,
                     timestamp_ms: r.get(6)?,
                     on_path: r.get(7)?,
-                    snippet: if scanned {
-                        fts::scan_snippet(&snippet, &spec.pieces)
-                    } else {
-                        snippet
-                    },
+                    snippet: fts::snippet(&snippet, &spec.pieces),
                     score: r.get(9)?,
                 })
             })
