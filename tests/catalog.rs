@@ -620,10 +620,6 @@ fn a_damaged_locked_or_unwritable_index_is_rebuilt_or_bypassed() {
     // a scan, saying why.
     let holder = rusqlite::Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&store.files()[0])
-        .unwrap();
     let started = Instant::now();
     // A file that grew needs a write.
     append_user_message(&store.files()[0], "lockedwrite");
@@ -634,9 +630,18 @@ fn a_damaged_locked_or_unwritable_index_is_rebuilt_or_bypassed() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("answering from a scan"),
+        "says why: {stderr}"
+    );
     let found: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(found["hits"].as_array().unwrap().len(), 1, "{found}");
     drop(holder);
+    // Released: the persisted index catches up.
+    let found = store.json(&["search", "lockedwrite", "--json"]);
+    assert_eq!(found["index"]["grew"], 1);
+    assert_eq!(found["note"], Value::Null);
     // An index directory that cannot be made (its parent is a file).
     let mut blocked = store.command(&args);
     let not_a_dir = store.agent.parent().unwrap().join("plain-file");
@@ -770,6 +775,46 @@ fn killed_while_indexing_leaves_a_usable_index() {
         );
         assert_eq!(after["sessions"], expected["sessions"]);
     }
+}
+
+#[test]
+fn two_processes_indexing_one_store_agree() {
+    let Some(oracle) = support::oracle("catalog concurrent") else {
+        panic!("the store needs the oracle");
+    };
+    let store = Store::generated(oracle, 20, &[]);
+    let args = ["stats", "--json", "-z", "UTC", "--by", "session"];
+    let expected = scanned(&store, &args);
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            store
+                .command(&args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let got: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(got["sessions"], expected["sessions"]);
+    }
+    // Each entry filed once: a third run reads nothing and answers the same.
+    let after = store.json(&args);
+    assert_eq!(after["sessions"], expected["sessions"]);
+    let search = store.json(&["search", "parser", "--json", "--limit", "100000"]);
+    let keys = hit_keys(&search);
+    assert_eq!(
+        keys.len(),
+        search["hits"].as_array().unwrap().len(),
+        "no hit twice"
+    );
 }
 
 #[test]

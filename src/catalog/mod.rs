@@ -195,6 +195,14 @@ impl Catalog {
         Ok(report)
     }
 
+    /// The same index, in memory, read from scratch: what answers when the database file
+    /// fails midway (locked past the wait, disk full), with the reason in `note`.
+    pub fn in_memory_instead(&mut self, why: &CatalogError) -> CatalogResult<()> {
+        self.backend = Box::new(sqlite::Sqlite::in_memory()?);
+        self.note = Some(format!("{why}; answering from a scan of the files instead"));
+        Ok(())
+    }
+
     pub fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
         self.backend.search(spec)
     }

@@ -99,9 +99,18 @@ pub(crate) fn caught_up(
     }
     let root = scope.repo.env().io_path(&scope.repo.env().sessions_root());
     let options = config.session_options(profile);
-    let report = catalog
-        .sync(&root, &options, progress)
-        .map_err(store_index_failed)?;
+    let report = match catalog.sync(&root, &options, progress) {
+        Ok(report) => report,
+        Err(e) if catalog.note.is_none() => {
+            // The database file failed midway: what was filed stays for the next run.
+            catalog.in_memory_instead(&e).map_err(store_index_failed)?;
+            tracing::warn!("{}", catalog.note.as_deref().unwrap_or_default());
+            catalog
+                .sync(&root, &options, progress)
+                .map_err(store_index_failed)?
+        }
+        Err(e) => return Err(store_index_failed(e)),
+    };
     for skipped in &report.skipped {
         tracing::warn!("left out of the store index: {skipped}");
     }

@@ -162,8 +162,9 @@ impl Sqlite {
         fts::check(&self.conn)?;
         self.conn.execute_batch(SCHEMA)?;
         self.conn.execute_batch(fts::CREATE)?;
+        // Written once: an open that finds it writes nothing (a reader is never made to wait).
         self.conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('version', ?1)",
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('version', ?1)",
             params![version_text()],
         )?;
         Ok(())
