@@ -38,6 +38,8 @@ pub type CatalogResult<T> = Result<T, CatalogError>;
 pub struct KnownFile {
     pub path: PathBuf,
     pub stamp: FileStamp,
+    /// Entries whose text is in the text index (the first ones; at most `stamp.entries`).
+    pub text_entries: u64,
 }
 
 /// What the index keeps of a session as a whole.
@@ -64,8 +66,14 @@ pub struct FileUpdate {
     /// store at once never file an entry twice.
     pub previous: Option<FileStamp>,
     pub stamp: FileStamp,
+    /// The text progress this update was computed against (see `previous`).
+    pub previous_text: u64,
     pub replace: bool,
+    /// New entries (their text fields unused: text comes in `texts`).
     pub rows: Vec<EntryRow>,
+    /// Text of the entries from `previous_text` (0 when `replace`) on, when the text index is
+    /// brought up to date too: (position, body, thinking), folded.
+    pub texts: Option<Vec<(u32, String, String)>>,
     /// Positions of the entries on the path to the leaf, ascending.
     pub on_path: Vec<u32>,
 }

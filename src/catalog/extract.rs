@@ -35,8 +35,9 @@ pub struct EntryRow {
     pub thinking: String,
 }
 
-/// The row of the entry at `position`.
-pub fn entry_row(session: &Session, position: u32) -> StoreResult<EntryRow> {
+/// The row of the entry at `position`; its text only `with_text` (folding costs more than
+/// the figures).
+pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResult<EntryRow> {
     let record = session.record(position);
     let value = session.entry_value(position)?;
     let mut usage = SessionStats::default();
@@ -55,6 +56,30 @@ pub fn entry_row(session: &Session, position: u32) -> StoreResult<EntryRow> {
     };
     let mut body = String::new();
     let mut thinking = String::new();
+    if !with_text {
+        // The facts filters need, without the text.
+        if record.kind() == Kind::Message {
+            let message = value.get("message").unwrap_or(&JsValue::Null);
+            let text = |key: &str| {
+                message
+                    .get(key)
+                    .and_then(JsValue::as_str)
+                    .map(|s| s.into_owned())
+            };
+            row.role = text("role");
+            row.provider = text("provider");
+            row.model = text("model");
+            row.tools = text("toolName").into_iter().collect();
+            let mut unused = (String::new(), String::new());
+            content_text(
+                message.get("content"),
+                &mut unused.0,
+                &mut unused.1,
+                &mut row.tools,
+            );
+        }
+        return Ok(row);
+    }
     match record.kind() {
         Kind::Message => {
             let message = value.get("message").unwrap_or(&JsValue::Null);

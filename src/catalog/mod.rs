@@ -101,11 +101,13 @@ impl Catalog {
     }
 
     /// Brings the index up to date with the session files under `root`, read as `options`
-    /// says (profile, persisted per-session index).
+    /// says (profile, persisted per-session index). The figures always; the text index too
+    /// `with_text` (a search): `stats` does not wait for the folding and the FTS insert.
     pub fn sync(
         &mut self,
         root: &Path,
         options: &SessionOptions,
+        with_text: bool,
         progress: &dyn Progress,
     ) -> CatalogResult<SyncReport> {
         let mut report = SyncReport::default();
@@ -115,11 +117,11 @@ impl Catalog {
                 .push(format!("{}: cannot read the directory: {e}", dir.display()));
         });
         report.files = files.len() as u64;
-        let known: HashMap<PathBuf, change::FileStamp> = self
+        let known: HashMap<PathBuf, (change::FileStamp, u64)> = self
             .backend
             .known_files()?
             .into_iter()
-            .map(|k| (k.path, k.stamp))
+            .map(|k| (k.path, (k.stamp, k.text_entries)))
             .collect();
         let listed: std::collections::HashSet<&Path> =
             files.iter().map(|f| f.path.as_path()).collect();
@@ -132,8 +134,22 @@ impl Catalog {
         let mut work = Vec::new();
         for file in files {
             let previous = known.get(&file.path).copied();
-            match change::detect(&file.path, previous.as_ref()) {
-                Ok((Change::Unchanged, _)) => {}
+            let stamp = previous.map(|(stamp, _)| stamp);
+            let text_entries = previous.map_or(0, |(_, text)| text);
+            let job = |change, observed| Job {
+                file: file.clone(),
+                change,
+                observed,
+                previous: stamp,
+                previous_text: text_entries,
+                with_text,
+            };
+            match change::detect(&file.path, stamp.as_ref()) {
+                Ok((Change::Unchanged, Some(observed))) => {
+                    if with_text && stamp.is_some_and(|s| text_entries < s.entries) {
+                        work.push(job(Change::Unchanged, observed));
+                    }
+                }
                 Ok((Change::Gone, _)) => {
                     if previous.is_some() {
                         self.backend.remove(&file.path)?;
@@ -141,7 +157,7 @@ impl Catalog {
                         changed = true;
                     }
                 }
-                Ok((change, Some(observed))) => work.push((file, change, observed, previous)),
+                Ok((change, Some(observed))) => work.push(job(change, observed)),
                 Ok((_, None)) => {}
                 Err(e) => report.skipped.push(format!("{}: {e}", file.path.display())),
             }
@@ -152,21 +168,19 @@ impl Catalog {
             }
             return Ok(report);
         }
-        let bytes: u64 = work
-            .iter()
-            .map(|(_, change, observed, previous)| match change {
-                Change::Grew { .. } => observed.size - previous.map_or(0, |p| p.size),
-                _ => observed.size,
-            })
-            .sum();
+        let bytes: u64 = work.iter().map(Job::bytes).sum();
         progress.start(work.len() as u64, bytes);
         // Files are read and folded on one thread while this one writes (SQLite has one
         // writer): a bounded channel keeps at most a few files' rows in memory.
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Read>(4);
         let outcome = std::thread::scope(|scope| -> CatalogResult<()> {
             scope.spawn(move || {
-                for (file, change, observed, previous) in work {
-                    let read = read_file(&file, change, observed, previous, options);
+                for job in work {
+                    let read = Read {
+                        change: job.change,
+                        bytes: job.bytes(),
+                        outcome: job.read(options),
+                    };
                     if sender.send(read).is_err() {
                         return;
                     }
@@ -178,11 +192,12 @@ impl Catalog {
                     Ok(update) => {
                         let rows = update.rows.len() as u64;
                         if self.backend.apply(&update)? {
-                            changed = true;
+                            changed |= !update.rows.is_empty() || update.replace;
                             report.entries_indexed += rows;
                             match read.change {
                                 Change::New => report.new += 1,
                                 Change::Grew { .. } => report.grew += 1,
+                                Change::Unchanged => {}
                                 _ => report.replaced += 1,
                             }
                         }
@@ -209,10 +224,11 @@ impl Catalog {
         root: &Path,
         options: &SessionOptions,
         progress: &dyn Progress,
+        with_text: bool,
         mut query: impl FnMut(&mut dyn Backend) -> CatalogResult<T>,
     ) -> CatalogResult<(T, SyncReport)> {
         let mut attempt = |catalog: &mut Catalog| -> CatalogResult<(T, SyncReport)> {
-            let report = catalog.sync(root, options, progress)?;
+            let report = catalog.sync(root, options, with_text, progress)?;
             Ok((query(catalog.backend.as_mut())?, report))
         };
         let error = match attempt(self) {
@@ -258,61 +274,90 @@ struct Read {
     outcome: Result<FileUpdate, String>,
 }
 
-fn read_file(
-    file: &StoreFile,
+/// One file to read: what changed, what the index holds of it.
+struct Job {
+    file: StoreFile,
     change: Change,
     observed: Observed,
     previous: Option<change::FileStamp>,
-    options: &SessionOptions,
-) -> Read {
-    let (from, replace, bytes) = match change {
-        Change::Grew { from_entry } => (
-            from_entry,
-            false,
-            observed.size - previous.map_or(0, |p| p.size),
-        ),
-        _ => (0, true, observed.size),
-    };
-    let outcome = read_update(file, observed, previous, from, replace, options);
-    Read {
-        change,
-        bytes,
-        outcome,
+    previous_text: u64,
+    with_text: bool,
+}
+
+impl Job {
+    /// The bytes this job reads anew (for the progress bar).
+    fn bytes(&self) -> u64 {
+        match (self.change, self.previous) {
+            (Change::Grew { .. }, Some(p))
+                if !self.with_text || self.previous_text >= p.entries =>
+            {
+                self.observed.size - p.size
+            }
+            _ => self.observed.size,
+        }
+    }
+
+    fn read(&self, options: &SessionOptions) -> Result<FileUpdate, String> {
+        let file = &self.file;
+        let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", file.path.display());
+        let session =
+            Session::open_read_only(&file.path, options.clone()).map_err(|e| failed(&e.message))?;
+        for warning in session.warnings() {
+            tracing::debug!("{}: {}", file.path.display(), warning.message);
+        }
+        let len = session.len() as u64;
+        // Which entries are new, and up to where the file is taken.
+        let (mut rows_from, mut upto, mut replace) = match (self.change, self.previous) {
+            (Change::Grew { from_entry }, _) => (from_entry, len, false),
+            // Only the text was missing: the entries the index holds, no more.
+            (Change::Unchanged, Some(p)) => (p.entries, p.entries.min(len), false),
+            _ => (0, len, true),
+        };
+        if rows_from > upto {
+            // Fewer entries than indexed: the reading changed under us; read it all again.
+            (rows_from, upto, replace) = (0, len, true);
+        }
+        let text_from = if replace { 0 } else { self.previous_text };
+        let mut rows = Vec::with_capacity((upto - rows_from) as usize);
+        let mut texts = self.with_text.then(Vec::new);
+        let first = rows_from.min(if self.with_text { text_from } else { rows_from });
+        for position in first as u32..upto as u32 {
+            let wants_text = self.with_text && u64::from(position) >= text_from;
+            let row = extract::entry_row(&session, position, wants_text)
+                .map_err(|e| failed(&e.message))?;
+            if let Some(texts) = texts.as_mut().filter(|_| wants_text) {
+                texts.push((position, row.body.clone(), row.thinking.clone()));
+            }
+            if u64::from(position) >= rows_from {
+                rows.push(row);
+            }
+        }
+        let stamp = match (self.change, self.previous) {
+            (Change::Unchanged, Some(p)) => p,
+            _ => change::stamp(&file.path, self.observed, upto).map_err(|e| failed(&e))?,
+        };
+        let on_path = session
+            .on_leaf_path()
+            .iter()
+            .take(upto as usize)
+            .enumerate()
+            .filter(|(_, on)| **on)
+            .map(|(i, _)| i as u32)
+            .collect();
+        Ok(FileUpdate {
+            facts: facts(file, &session),
+            previous: self.previous,
+            previous_text: self.previous_text,
+            stamp,
+            replace,
+            rows,
+            texts,
+            on_path,
+        })
     }
 }
 
-fn read_update(
-    file: &StoreFile,
-    observed: Observed,
-    previous: Option<change::FileStamp>,
-    from: u64,
-    replace: bool,
-    options: &SessionOptions,
-) -> Result<FileUpdate, String> {
-    let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", file.path.display());
-    let session =
-        Session::open_read_only(&file.path, options.clone()).map_err(|e| failed(&e.message))?;
-    for warning in session.warnings() {
-        tracing::debug!("{}: {}", file.path.display(), warning.message);
-    }
-    let len = session.len() as u64;
-    // Fewer entries than indexed: the reading changed under us; read it all again.
-    let (from, replace) = if from > len {
-        (0, true)
-    } else {
-        (from, replace)
-    };
-    let mut rows = Vec::with_capacity((len - from) as usize);
-    for position in from as u32..len as u32 {
-        rows.push(extract::entry_row(&session, position).map_err(|e| failed(&e.message))?);
-    }
-    let on_path = session
-        .on_leaf_path()
-        .iter()
-        .enumerate()
-        .filter(|(_, on)| **on)
-        .map(|(i, _)| i as u32)
-        .collect();
+fn facts(file: &StoreFile, session: &Session) -> SessionFacts {
     let header = session.header();
     let parent_path = header
         .get("parentSession")
@@ -329,7 +374,7 @@ fn read_update(
             None => name,
         }
     });
-    let facts = SessionFacts {
+    SessionFacts {
         path: file.path.clone(),
         project: file.project.clone(),
         session_id: session.session_id().into_owned(),
@@ -337,14 +382,5 @@ fn read_update(
         name: session.session_name(),
         parent_path,
         parent_file_id,
-    };
-    let stamp = change::stamp(&file.path, observed, len).map_err(|e| failed(&e))?;
-    Ok(FileUpdate {
-        facts,
-        previous,
-        stamp,
-        replace,
-        rows,
-        on_path,
-    })
+    }
 }

@@ -91,6 +91,7 @@ pub(crate) fn ask<T>(
     scope: &Scope,
     profile: Profile,
     progress: &dyn Progress,
+    with_text: bool,
     query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
 ) -> Result<(T, SyncReport, Option<String>), OpError> {
     let config = &scope.config;
@@ -102,7 +103,7 @@ pub(crate) fn ask<T>(
     let root = scope.repo.env().io_path(&scope.repo.env().sessions_root());
     let options = config.session_options(profile);
     let (answer, report) = catalog
-        .answer(&root, &options, progress, query)
+        .answer(&root, &options, progress, with_text, query)
         .map_err(store_index_failed)?;
     for skipped in &report.skipped {
         tracing::warn!("left out of the store index: {skipped}");
@@ -149,7 +150,9 @@ pub fn search(
         limit: input.limit.unwrap_or(DEFAULT_LIMIT),
         offset: input.offset,
     };
-    let (hits, index, note) = ask(scope, profile, progress, |backend| backend.search(&spec))?;
+    let (hits, index, note) = ask(scope, profile, progress, true, |backend| {
+        backend.search(&spec)
+    })?;
     let hits = hits
         .into_iter()
         .map(|h| SearchHit {

@@ -230,7 +230,7 @@ pub fn stats(
         .map(|cwd| project_of(scope, cwd))
         .transpose()?;
     let profile = scope.profile(input.scope.profile);
-    let (rows, index, note) = ask(scope, profile, progress, |backend| {
+    let (rows, index, note) = ask(scope, profile, progress, false, |backend| {
         backend.usage(project.as_deref())
     })?;
     let mut groups: BTreeMap<String, (Figures, BTreeMap<String, Figures>)> = BTreeMap::new();

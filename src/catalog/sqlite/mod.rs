@@ -17,7 +17,7 @@ use super::change::FileStamp;
 use super::fold::FOLD_VERSION;
 
 /// Bumped when the tables change: an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How long a write waits for another process's transaction before giving up.
 const BUSY_WAIT: Duration = Duration::from_secs(5);
@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     parent_file_id TEXT,
     parent_row INTEGER,
     dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    entries INTEGER NOT NULL, head_hash INTEGER NOT NULL, tail_hash INTEGER NOT NULL
+    entries INTEGER NOT NULL, head_hash INTEGER NOT NULL, tail_hash INTEGER NOT NULL,
+    text_entries INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_session_id ON sessions(session_id);
 CREATE TABLE IF NOT EXISTS entries (
@@ -171,12 +172,17 @@ impl Sqlite {
         Ok(())
     }
 
-    fn session_row(tx: &Transaction<'_>, path: &str) -> rusqlite::Result<Option<(i64, FileStamp)>> {
+    fn session_row(
+        tx: &Transaction<'_>,
+        path: &str,
+    ) -> rusqlite::Result<Option<(i64, FileStamp, u64)>> {
         tx.prepare_cached(
-            "SELECT id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash
+            "SELECT id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash, text_entries
              FROM sessions WHERE path = ?1",
         )?
-        .query_row(params![path], |r| Ok((r.get(0)?, stamp_of(r, 1)?)))
+        .query_row(params![path], |r| {
+            Ok((r.get(0)?, stamp_of(r, 1)?, r.get::<_, i64>(8)? as u64))
+        })
         .optional()
     }
 }
@@ -231,7 +237,8 @@ impl Backend for Sqlite {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT path, dev, ino, size, mtime_ns, entries, head_hash, tail_hash FROM sessions",
+                "SELECT path, dev, ino, size, mtime_ns, entries, head_hash, tail_hash, text_entries
+                 FROM sessions",
             )
             .map_err(failed("reading the store index"))?;
         let rows = statement
@@ -239,6 +246,7 @@ impl Backend for Sqlite {
                 Ok(KnownFile {
                     path: PathBuf::from(r.get::<_, String>(0)?),
                     stamp: stamp_of(r, 1)?,
+                    text_entries: r.get::<_, i64>(8)? as u64,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -255,14 +263,22 @@ impl Backend for Sqlite {
             .map_err(fail)?;
         let path = path_text(&update.facts.path);
         let existing = Sqlite::session_row(&tx, &path).map_err(fail)?;
-        if existing.as_ref().map(|(_, s)| s) != update.previous.as_ref() {
+        let held = existing.as_ref().map(|(_, s, text)| (*s, *text));
+        let expected = update.previous.map(|s| (s, update.previous_text));
+        if held != expected {
             // Another process brought this file up to date meanwhile.
             return Ok(false);
         }
         let facts = &update.facts;
         let stamp = &update.stamp;
+        // Entries whose text is filed once this update is.
+        let text_entries = match &update.texts {
+            Some(_) => stamp.entries,
+            None if update.replace => 0,
+            None => update.previous_text,
+        };
         let session = match existing {
-            Some((id, _)) => {
+            Some((id, _, _)) => {
                 if update.replace {
                     fts::delete_session(&tx, id).map_err(fail)?;
                     tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
@@ -271,7 +287,8 @@ impl Backend for Sqlite {
                 tx.execute(
                     "UPDATE sessions SET project = ?2, session_id = ?3, cwd = ?4, name = ?5,
                        parent_path = ?6, parent_file_id = ?7, dev = ?8, ino = ?9, size = ?10,
-                       mtime_ns = ?11, entries = ?12, head_hash = ?13, tail_hash = ?14
+                       mtime_ns = ?11, entries = ?12, head_hash = ?13, tail_hash = ?14,
+                       text_entries = ?15
                      WHERE id = ?1",
                     params![
                         id,
@@ -287,7 +304,8 @@ impl Backend for Sqlite {
                         stamp.mtime_ns,
                         stamp.entries as i64,
                         stamp.head_hash as i64,
-                        stamp.tail_hash as i64
+                        stamp.tail_hash as i64,
+                        text_entries as i64
                     ],
                 )
                 .map_err(fail)?;
@@ -296,8 +314,9 @@ impl Backend for Sqlite {
             None => {
                 tx.execute(
                     "INSERT INTO sessions(path, project, session_id, cwd, name, parent_path,
-                       parent_file_id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                       parent_file_id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash,
+                       text_entries)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                     params![
                         path,
                         facts.project,
@@ -312,7 +331,8 @@ impl Backend for Sqlite {
                         stamp.mtime_ns,
                         stamp.entries as i64,
                         stamp.head_hash as i64,
-                        stamp.tail_hash as i64
+                        stamp.tail_hash as i64,
+                        text_entries as i64
                     ],
                 )
                 .map_err(fail)?;
@@ -363,8 +383,15 @@ impl Backend for Sqlite {
                         u.cost_total
                     ])
                     .map_err(fail)?;
-                let rid = tx.last_insert_rowid();
-                fts::insert(&tx, rid, &row.body, &row.thinking).map_err(fail)?;
+            }
+            let mut rid_of = tx
+                .prepare_cached("SELECT rid FROM entries WHERE session = ?1 AND pos = ?2")
+                .map_err(fail)?;
+            for (position, body, thinking) in update.texts.iter().flatten() {
+                let rid: i64 = rid_of
+                    .query_row(params![session, position], |r| r.get(0))
+                    .map_err(fail)?;
+                fts::insert(&tx, rid, body, thinking).map_err(fail)?;
             }
         }
         // The path: only entries whose status changed are written.
@@ -398,7 +425,7 @@ impl Backend for Sqlite {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
-        if let Some((id, _)) = Sqlite::session_row(&tx, &path_text(path)).map_err(fail)? {
+        if let Some((id, _, _)) = Sqlite::session_row(&tx, &path_text(path)).map_err(fail)? {
             fts::delete_session(&tx, id).map_err(fail)?;
             tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
                 .map_err(fail)?;
