@@ -320,6 +320,80 @@ fn search_equals_a_brute_force_reading_on_the_real_files() {
 }
 
 #[test]
+fn search_filters_equal_the_reference() {
+    let Some(oracle) = support::oracle("catalog filters") else {
+        panic!("the generated store needs the oracle");
+    };
+    let store = Store::generated(oracle, 21, &[]);
+    let reference = store.reference(Profile::PiCli);
+    let all: Vec<&RefEntry> = reference.values().flatten().collect();
+    let project = |e: &RefEntry| {
+        e.path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    type Filter = Box<dyn Fn(&RefEntry) -> bool>;
+    let cases: Vec<(Vec<&str>, Filter)> = vec![
+        (
+            vec!["--cwd", "/work/beta"],
+            Box::new(move |e| project(e) == "--work-beta--"),
+        ),
+        (
+            vec!["--model", "gpt-5"],
+            Box::new(|e| e.model.as_deref() == Some("gpt-5")),
+        ),
+        (
+            vec!["--model", "openai/gpt-5"],
+            Box::new(|e| e.model.as_deref() == Some("gpt-5")),
+        ),
+        (
+            vec!["--tool", "bash"],
+            Box::new(|e| e.tools.iter().any(|t| t == "bash")),
+        ),
+        (
+            vec!["--role", "toolResult", "--tool", "read"],
+            Box::new(|e| {
+                e.role.as_deref() == Some("toolResult") && e.tools.iter().any(|t| t == "read")
+            }),
+        ),
+        (
+            vec!["--since", "2000-01-01", "--until", "2100-01-01"],
+            Box::new(|e| e.timestamp_ms.is_some()),
+        ),
+        (vec!["--until", "2000-01-01"], Box::new(|_| false)),
+    ];
+    let mut compared = 0;
+    let mut non_empty = 0;
+    for query in ["parser", "a", "\"/src/\"", "creme brulee"] {
+        let pieces = reference::pieces(query);
+        for (flags, keep) in &cases {
+            let mut args = vec!["search", "--json", "--limit", "1000000"];
+            args.extend(flags.iter().copied());
+            args.extend(["--", query]);
+            let got = hit_keys(&store.json(&args));
+            let expected: BTreeSet<Key> = all
+                .iter()
+                .filter(|e| reference::matches(e, &pieces, false) && keep(e))
+                .map(|e| (e.path.clone(), e.line, e.on_path))
+                .collect();
+            assert_eq!(got, expected, "{query:?} {flags:?}");
+            compared += 1;
+            non_empty += usize::from(!expected.is_empty());
+        }
+    }
+    // Every filter but the empty range found something for some query.
+    assert!(
+        non_empty >= 2 * (cases.len() - 1),
+        "only {non_empty} non-empty answers"
+    );
+    support::count("catalog search filters", compared);
+}
+
+#[test]
 fn a_search_hit_carries_what_a_front_end_needs() {
     let Some(oracle) = support::oracle("catalog hit") else {
         panic!("the generated store needs the oracle");

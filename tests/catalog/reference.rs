@@ -26,6 +26,10 @@ pub struct RefEntry {
     pub thinking: String,
     pub assistant_usage: Option<[f64; 5]>,
     pub tool_calls: u64,
+    pub model: Option<String>,
+    /// Tools called (toolCall names) or answered (toolName).
+    pub tools: Vec<String>,
+    pub timestamp_ms: Option<f64>,
 }
 
 pub fn fold(text: &str) -> String {
@@ -68,7 +72,12 @@ fn join(parts: &mut String, piece: &str) {
     parts.push_str(piece);
 }
 
-fn content(value: Option<&JsValue>, body: &mut String, thinking: &mut String, calls: &mut u64) {
+fn content(
+    value: Option<&JsValue>,
+    body: &mut String,
+    thinking: &mut String,
+    calls: &mut Vec<String>,
+) {
     let Some(value) = value else { return };
     if let Some(s) = value.as_str() {
         join(body, &s);
@@ -79,7 +88,7 @@ fn content(value: Option<&JsValue>, body: &mut String, thinking: &mut String, ca
             Some("text") => join(body, &text(block.get("text")).unwrap_or_default()),
             Some("thinking") => join(thinking, &text(block.get("thinking")).unwrap_or_default()),
             Some("toolCall") => {
-                *calls += 1;
+                calls.push(text(block.get("name")).unwrap_or_default());
                 join(body, &text(block.get("name")).unwrap_or_default());
                 if let Some(arguments) = block.get("arguments") {
                     join(body, &arguments.stringify());
@@ -131,16 +140,20 @@ pub fn read_file(file: &Path, profile: Profile) -> Vec<RefEntry> {
     for (i, value) in values.iter().enumerate() {
         let mut body = String::new();
         let mut thinking = String::new();
-        let mut calls = 0;
+        let mut calls = Vec::new();
         let role;
         let mut assistant_usage = None;
+        let mut model = None;
+        let mut tools = Vec::new();
         match text(value.get("type")).as_deref() {
             Some("message") => {
                 let message = value.get("message").unwrap_or(&JsValue::Null);
                 role = text(message.get("role"));
+                model = text(message.get("model"));
                 let mut main = String::new();
                 if let Some(name) = text(message.get("toolName")) {
                     join(&mut body, &name);
+                    tools.push(name);
                 }
                 if let Some(command) = text(message.get("command")) {
                     join(&mut body, &command);
@@ -172,7 +185,7 @@ pub fn read_file(file: &Path, profile: Profile) -> Vec<RefEntry> {
             }
             Some("custom_message") => {
                 role = Some("custom_message".into());
-                let mut unused = 0;
+                let mut unused = Vec::new();
                 content(value.get("content"), &mut body, &mut thinking, &mut unused);
             }
             Some("label") => {
@@ -194,7 +207,12 @@ pub fn read_file(file: &Path, profile: Profile) -> Vec<RefEntry> {
             body: fold(&body),
             thinking: fold(&thinking),
             assistant_usage,
-            tool_calls: calls,
+            tool_calls: calls.len() as u64,
+            model,
+            tools: tools.into_iter().chain(calls).collect(),
+            timestamp_ms: text(value.get("timestamp"))
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+                .map(|t| t.timestamp_millis() as f64),
         });
     }
     entries
