@@ -58,6 +58,8 @@ pub struct TextSql {
     pub snippet: &'static str,
     pub score: &'static str,
     pub order: &'static str,
+    /// The same order over the chosen page (`page.score`, `page.ts`, `page.rid`).
+    pub page_order: &'static str,
 }
 
 pub fn text_sql(matched: bool) -> TextSql {
@@ -67,6 +69,7 @@ pub fn text_sql(matched: bool) -> TextSql {
             snippet: "rtrim(entry_text.body || char(10) || entry_text.thinking, char(10))",
             score: "bm25(entry_text)",
             order: "bm25(entry_text), e.rid",
+            page_order: "page.score, page.rid",
         }
     } else {
         TextSql {
@@ -74,6 +77,7 @@ pub fn text_sql(matched: bool) -> TextSql {
             snippet: "rtrim(entry_text.body || char(10) || entry_text.thinking, char(10))",
             score: "NULL",
             order: "e.ts_ms DESC, e.rid",
+            page_order: "page.ts DESC, page.rid",
         }
     }
 }

@@ -516,16 +516,24 @@ impl Backend for Sqlite {
         }
         let limit = bind(Value::Integer(spec.limit.min(i64::MAX as u64) as i64));
         let offset = bind(Value::Integer(spec.offset.min(i64::MAX as u64) as i64));
+        // The page is chosen first (ids and ranks only), then its rows and text are read: a
+        // sort over every match carrying its whole text made common words slow.
         let sql = format!(
             "SELECT s.path, s.session_id, s.name, e.entry_id, e.line, COALESCE(e.role, e.kind),
-               e.ts_ms, e.on_path, {snippet}, {score}
-             FROM {from} JOIN sessions s ON s.id = e.session
-             WHERE {conditions}
-             ORDER BY {order} LIMIT ?{limit} OFFSET ?{offset}",
+               e.ts_ms, e.on_path, {snippet}, page.score
+             FROM (SELECT e.rid AS rid, {score} AS score, e.ts_ms AS ts
+                   FROM {from} JOIN sessions s ON s.id = e.session
+                   WHERE {conditions}
+                   ORDER BY {order} LIMIT ?{limit} OFFSET ?{offset}) AS page
+             JOIN entries e ON e.rid = page.rid
+             JOIN sessions s ON s.id = e.session
+             JOIN entry_text ON entry_text.rowid = page.rid
+             ORDER BY {page_order}",
             snippet = text.snippet,
             score = text.score,
             from = text.from,
             order = text.order,
+            page_order = text.page_order,
             conditions = conditions.join(" AND "),
         );
         let mut statement = self.conn.prepare(&sql).map_err(failed("searching"))?;
