@@ -11,6 +11,7 @@
 //! [`Session::tree_rows`], ...), list sessions directories with a [`Repo`], or serve the
 //! JSON-RPC sidecar with [`serve_stdio`]. Everything else is internal.
 
+mod catalog;
 mod cli;
 mod export;
 mod format;
@@ -40,6 +41,9 @@ pub mod internal {
     }
     pub mod ops {
         pub use crate::ops::*;
+    }
+    pub mod catalog {
+        pub use crate::catalog::*;
     }
     pub mod inspect {
         pub use crate::inspect::{LeafChoice, ReplayOutcome, check_file};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 mod follow;
 mod list;
+mod store;
 mod test;
 
 use crate::format::json;
@@ -156,6 +157,12 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Search every session of the store (a persisted SQLite index, brought up to date first):
+    /// words anywhere, case and accents ignored, "quoted phrases" as written.
+    Search(store::SearchArgs),
+    /// Usage figures across the store (assistant messages, tool calls, tokens, cost) by day,
+    /// week, month, model, project or session; each message copied by a fork counted once.
+    Stats(store::StatsArgs),
     /// Play transcripts (protocol/transcripts.md) against a fresh `pi-session --stdio` each
     /// and report every failed expectation: file, line, message and member.
     Test(test::TestArgs),
@@ -401,6 +408,8 @@ fn try_main() -> Result<ExitCode, Failure> {
             emit(&(doc.stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Search(args) => store::search(&scope, args),
+        Command::Stats(args) => store::stats(&scope, args),
         Command::Test(args) => test::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

@@ -21,7 +21,9 @@ mod export;
 mod listing;
 mod navigate;
 mod ports;
+mod search;
 mod sessions;
+mod stats;
 
 pub use compact::{
     BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
@@ -38,10 +40,12 @@ pub use navigate::{
     BeforeTree, ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree,
 };
 pub use ports::{HookReply, Hooks, Local, SessionAccess, Turn};
+pub use search::{DEFAULT_LIMIT, SearchHit, SearchInput, SearchOutput, StoreScope, search};
 pub use sessions::{
     BeforeFork, CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, Scope,
     continue_recent, create, delete, fork, fork_file, fork_from, open,
 };
+pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,235 @@
+//! The store index side by side with ccusage, as processes: a store generated once under
+//! `target/bench/store-index/` by `tests/oracle/gen-session.mjs` (one file of `BENCH_BIG`,
+//! default 200MB, and `BENCH_COUNT` files of 2MB, default 60, in one project), then
+//!
+//! - the first index build (`stats`, no index yet), its MB/s of session file and of text;
+//! - `stats --by day` warm, beside `ccusage pi daily --json --offline` on the same store;
+//! - `search`, 10 rare and 10 common queries, warm, top 20;
+//! - the database's size against the text it indexes.
+//!
+//! Best wall time and peak memory of `BENCH_RUNS` (default 3) fresh processes each. Needs Node
+//! and npm (ccusage 19.0.3 is installed into target/ccusage when missing).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[path = "support/side_by_side.rs"]
+mod side_by_side;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
+const CCUSAGE: &str = "19.0.3";
+
+const RARE: [&str; 10] = [
+    "zqxj",
+    "\"exit code 137\"",
+    "segfault",
+    "kubectl",
+    "flamegraph",
+    "deadlock detected",
+    "wasm32",
+    "proptest",
+    "borrowck",
+    "tokio::select",
+];
+const COMMON: [&str; 10] = [
+    "the", "error", "file", "test", "function", "return", "read", "line", "value", "use",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn store() -> PathBuf {
+    let big = std::env::var("BENCH_BIG").unwrap_or_else(|_| "200MB".into());
+    let count = std::env::var("BENCH_COUNT").unwrap_or_else(|_| "60".into());
+    let agent = root().join(format!("target/bench/store-index/{big}-{count}/agent"));
+    let project = agent.join("sessions/--home-dev-project--");
+    if !project.exists() {
+        std::fs::create_dir_all(&project).unwrap();
+        let generator = root().join("tests/oracle/gen-session.mjs");
+        let big_file =
+            project.join("2026-01-01T00-00-00-000Z_0b1e0000-0000-4000-8000-000000000000.jsonl");
+        for args in [
+            vec![
+                "file",
+                "--out",
+                big_file.to_str().unwrap(),
+                "--size",
+                &big,
+                "--seed",
+                "3",
+            ],
+            vec![
+                "dir",
+                "--out",
+                project.to_str().unwrap(),
+                "--count",
+                &count,
+                "--size",
+                "2MB",
+                "--seed",
+                "5",
+            ],
+        ] {
+            let status = Command::new("node")
+                .arg(&generator)
+                .args(&args)
+                .arg("--quiet")
+                .status()
+                .expect("node runs the session generator");
+            assert!(status.success(), "gen-session.mjs {args:?} failed");
+        }
+    }
+    agent
+}
+
+fn ccusage_main() -> PathBuf {
+    let dir = root().join("target/ccusage");
+    let main = dir.join("node_modules/ccusage/dist/main.node.js");
+    if !main.exists() {
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .arg(format!("ccusage@{CCUSAGE}"))
+            .status()
+            .expect("npm runs");
+        assert!(status.success(), "npm install ccusage@{CCUSAGE} failed");
+    }
+    main
+}
+
+fn ours(agent: &Path, index: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env("HOME", agent.parent().unwrap())
+        .env("PI_CODING_AGENT_DIR", agent)
+        .env("PI_SESSION_INDEX_DIR", index);
+    command
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+                    _ => e.metadata().map_or(0, |m| m.len()),
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn row(what: &str, (wall, rss): (f64, i64)) {
+    println!("{what:<44} {wall:>9.3} s {:>10.1} MB", rss as f64 / 1024.0);
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+fn main() {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let agent = store();
+    let sessions = agent.join("sessions");
+    let store_bytes = dir_bytes(&sessions);
+    let index = root().join("target/bench/store-index/cache");
+    println!(
+        "store: {} ({:.1} MB), best of {runs} runs, load before: {}",
+        sessions.display(),
+        store_bytes as f64 / 1e6,
+        load()
+    );
+    let first = side_by_side::best_after(
+        runs,
+        || {
+            let _ = std::fs::remove_dir_all(&index);
+        },
+        || ours(&agent, &index, &["stats", "--json", "-q", "-z", "UTC"]),
+    );
+    let db = index.join("store-index-pi-cli.sqlite3");
+    let db_bytes = std::fs::metadata(&db).map_or(0, |m| m.len());
+    let text_bytes: u64 = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row(
+            "SELECT coalesce(sum(length(CAST(body AS BLOB)) + length(CAST(thinking AS BLOB))), 0) FROM entry_text",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap() as u64
+    };
+    row("first index build (stats, no index)", first);
+    println!(
+        "  {:.1} MB/s of session file, {:.1} MB/s of text ({:.1} MB); database {:.1} MB = {:.2}x the text",
+        store_bytes as f64 / 1e6 / first.0,
+        text_bytes as f64 / 1e6 / first.0,
+        text_bytes as f64 / 1e6,
+        db_bytes as f64 / 1e6,
+        db_bytes as f64 / text_bytes.max(1) as f64
+    );
+    let warm = side_by_side::best(runs, || {
+        ours(&agent, &index, &["stats", "--json", "-z", "UTC"])
+    });
+    row("stats --by day, warm", warm);
+    let main = ccusage_main();
+    let ccusage = side_by_side::best(runs, || {
+        let mut command = Command::new("node");
+        command
+            .arg(&main)
+            .args([
+                "pi",
+                "daily",
+                "--json",
+                "--offline",
+                "-z",
+                "UTC",
+                "--pi-path",
+            ])
+            .arg(&sessions);
+        command
+    });
+    row(
+        &format!("ccusage {CCUSAGE} pi daily --json --offline"),
+        ccusage,
+    );
+    println!(
+        "  stats warm is {:.1}x faster than ccusage, at {:.2} of its memory",
+        ccusage.0 / warm.0,
+        warm.1 as f64 / ccusage.1.max(1) as f64
+    );
+    for (name, queries) in [("rare", RARE), ("common", COMMON)] {
+        let mut walls: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                side_by_side::best(runs, || {
+                    ours(
+                        &agent,
+                        &index,
+                        &["search", "--json", "--limit", "20", "--", q],
+                    )
+                })
+                .0
+            })
+            .collect();
+        walls.sort_by(f64::total_cmp);
+        println!(
+            "search, 10 {name} queries, top 20, warm: p50 {:.1} ms, max {:.1} ms",
+            walls[walls.len() / 2] * 1e3,
+            walls[walls.len() - 1] * 1e3
+        );
+    }
+    println!("load after: {}", load());
+}

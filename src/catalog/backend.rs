@@ -1,0 +1,145 @@
+//! The one interface every store-index backend implements: SQLite embedded (`sqlite`), and
+//! later PostgreSQL for a team. Everything above it (syncing, search, figures) is written
+//! against this trait only.
+
+use std::path::PathBuf;
+
+use super::change::FileStamp;
+use super::extract::EntryRow;
+use super::query::Piece;
+
+/// Why the index could not answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogError {
+    pub message: String,
+    /// The database is damaged (not a database, corrupt pages): rebuilding it is the cure.
+    pub damaged: bool,
+}
+
+impl CatalogError {
+    pub fn new(message: impl Into<String>) -> CatalogError {
+        CatalogError {
+            message: message.into(),
+            damaged: false,
+        }
+    }
+}
+
+impl std::fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type CatalogResult<T> = Result<T, CatalogError>;
+
+/// A session file the index holds.
+#[derive(Debug, Clone)]
+pub struct KnownFile {
+    pub path: PathBuf,
+    pub stamp: FileStamp,
+    /// Entries whose text is in the text index (the first ones; at most `stamp.entries`).
+    pub text_entries: u64,
+}
+
+/// What the index keeps of a session as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct SessionFacts {
+    pub path: PathBuf,
+    pub project: String,
+    pub session_id: String,
+    pub cwd: String,
+    pub name: Option<String>,
+    /// The header's `parentSession` (a fork's, a clone's or `forkFrom`'s source) as written.
+    pub parent_path: Option<String>,
+    /// The session id in that source's file name, to find it when the file moved.
+    pub parent_file_id: Option<String>,
+}
+
+/// One file brought up to date: its entries from `rows[0].position` on (all of them when
+/// `replace`), and which entries are now on the current path.
+#[derive(Debug)]
+pub struct FileUpdate {
+    pub facts: SessionFacts,
+    /// The stamp this update was computed against (`None`: the file was new). The backend
+    /// applies the update only if it still holds that stamp, so two processes indexing one
+    /// store at once never file an entry twice.
+    pub previous: Option<FileStamp>,
+    pub stamp: FileStamp,
+    /// The text progress this update was computed against (see `previous`).
+    pub previous_text: u64,
+    pub replace: bool,
+    /// New entries (their text fields unused: text comes in `texts`).
+    pub rows: Vec<EntryRow>,
+    /// Text of the entries from `previous_text` (0 when `replace`) on, when the text index is
+    /// brought up to date too: (position, body, thinking), folded.
+    pub texts: Option<Vec<(u32, String, String)>>,
+    /// Positions of the entries on the path to the leaf, ascending.
+    pub on_path: Vec<u32>,
+}
+
+/// What a search asks the backend for (pieces already folded; filters as values).
+#[derive(Debug, Clone, Default)]
+pub struct SearchSpec {
+    pub pieces: Vec<Piece>,
+    pub thinking: bool,
+    pub project: Option<String>,
+    pub role: Option<String>,
+    pub since_ms: Option<f64>,
+    pub until_ms: Option<f64>,
+    pub model: Option<String>,
+    pub tool: Option<String>,
+    pub on_path_only: bool,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// One matching entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitRow {
+    pub session_path: PathBuf,
+    pub session_id: String,
+    pub session_name: Option<String>,
+    pub entry_id: Option<String>,
+    pub line: u64,
+    pub role: Option<String>,
+    pub timestamp_ms: Option<f64>,
+    pub on_path: bool,
+    pub snippet: String,
+    /// bm25 (lower is better); `None` when found by the scan for short pieces.
+    pub score: Option<f64>,
+}
+
+/// An entry that carries figures, for grouping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageRow {
+    pub session_path: PathBuf,
+    pub session_id: String,
+    pub project: String,
+    pub timestamp_ms: Option<f64>,
+    pub model: Option<String>,
+    pub assistant: bool,
+    pub tool_calls: u64,
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub cost: f64,
+    /// Copied from a session up its `parentSession` chain (counted there).
+    pub copied: bool,
+}
+
+/// A store-index backend.
+pub trait Backend {
+    /// Every file the index holds, with its stamp.
+    fn known_files(&mut self) -> CatalogResult<Vec<KnownFile>>;
+    /// Files one update, atomically; `false` when another process changed it meanwhile.
+    fn apply(&mut self, update: &FileUpdate) -> CatalogResult<bool>;
+    /// Forgets a file that is gone.
+    fn remove(&mut self, path: &std::path::Path) -> CatalogResult<()>;
+    /// Resolves each session's source and marks the entries copied from up its chain.
+    fn link_copies(&mut self) -> CatalogResult<()>;
+    fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>>;
+    /// The entries carrying figures, of one project or all.
+    fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>>;
+}

@@ -1,0 +1,197 @@
+//! What the store index keeps of one entry, read from the session as its profile reads it:
+//! the facts filtering and figures need, and the entry's searchable text, folded.
+
+use crate::format::entry::Kind;
+use crate::format::json::JsValue;
+use crate::store::{Session, SessionStats, StoreResult};
+
+use super::fold::fold;
+
+/// A tool result's text is indexed up to this many bytes (the rest of a long output is
+/// rarely what is searched for, and would make the index as large as the store).
+pub const TOOL_RESULT_TEXT_MAX: usize = 8 * 1024;
+
+/// One entry as the index holds it.
+#[derive(Debug, Clone, Default)]
+pub struct EntryRow {
+    pub position: u32,
+    pub line: u64,
+    pub entry_id: Option<String>,
+    pub parent_id: Option<String>,
+    /// The entry's `type` (`message`, `compaction`, ...; `None` for unknown kinds).
+    pub kind: Option<&'static str>,
+    /// `message.role` for messages.
+    pub role: Option<String>,
+    pub timestamp_ms: Option<f64>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Tools called (assistant) or answered (tool result).
+    pub tools: Vec<String>,
+    /// What pi's `getSessionStats` counts for this entry.
+    pub usage: SessionStats,
+    /// Searchable text, folded.
+    pub body: String,
+    /// Thinking text, folded (searched only on request).
+    pub thinking: String,
+}
+
+/// The row of the entry at `position`; its text only `with_text` (folding costs more than
+/// the figures).
+pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResult<EntryRow> {
+    let record = session.record(position);
+    let value = session.entry_value(position)?;
+    let mut usage = SessionStats::default();
+    let pi16_usage = session.profile().rules().pi16_entries;
+    usage.count(record, || Ok(value.clone()), pi16_usage)?;
+    let millis = record.timestamp_millis();
+    let mut row = EntryRow {
+        position,
+        line: record.line(),
+        entry_id: record.id().map(str::to_string),
+        parent_id: record.parent().into_id().map(str::to_string),
+        kind: record.kind().type_name(),
+        timestamp_ms: millis.is_finite().then_some(millis),
+        usage,
+        ..EntryRow::default()
+    };
+    let mut body = String::new();
+    let mut thinking = String::new();
+    if !with_text {
+        // The facts filters need, without the text.
+        if record.kind() == Kind::Message {
+            let message = value.get("message").unwrap_or(&JsValue::Null);
+            let text = |key: &str| {
+                message
+                    .get(key)
+                    .and_then(JsValue::as_str)
+                    .map(|s| s.into_owned())
+            };
+            row.role = text("role");
+            row.provider = text("provider");
+            row.model = text("model");
+            row.tools = text("toolName").into_iter().collect();
+            let mut unused = (String::new(), String::new());
+            content_text(
+                message.get("content"),
+                &mut unused.0,
+                &mut unused.1,
+                &mut row.tools,
+            );
+        }
+        return Ok(row);
+    }
+    match record.kind() {
+        Kind::Message => {
+            let message = value.get("message").unwrap_or(&JsValue::Null);
+            let text = |key: &str| {
+                message
+                    .get(key)
+                    .and_then(JsValue::as_str)
+                    .map(|s| s.into_owned())
+            };
+            row.role = text("role");
+            row.provider = text("provider");
+            row.model = text("model");
+            let is_result = row.role.as_deref() == Some("toolResult");
+            if let Some(name) = text("toolName") {
+                add(&mut body, &name);
+                row.tools.push(name);
+            }
+            if let Some(command) = text("command") {
+                add(&mut body, &command);
+            }
+            let mut content = String::new();
+            content_text(
+                message.get("content"),
+                &mut content,
+                &mut thinking,
+                &mut row.tools,
+            );
+            if let Some(output) = text("output") {
+                add(&mut content, &output);
+            }
+            if is_result || row.role.as_deref() == Some("bashExecution") {
+                cut(&mut content, TOOL_RESULT_TEXT_MAX);
+            }
+            add(&mut body, &content);
+        }
+        Kind::Compaction | Kind::BranchSummary => {
+            if let Some(summary) = value.get("summary").and_then(JsValue::as_str) {
+                add(&mut body, &summary);
+            }
+        }
+        Kind::CustomMessage => {
+            content_text(
+                value.get("content"),
+                &mut body,
+                &mut thinking,
+                &mut row.tools,
+            );
+        }
+        Kind::Label => {
+            if let Some(label) = value.get("label").and_then(JsValue::as_str) {
+                add(&mut body, &label);
+            }
+        }
+        Kind::SessionInfo => {
+            if let Some(name) = value.get("name").and_then(JsValue::as_str) {
+                add(&mut body, &name);
+            }
+        }
+        _ => {}
+    }
+    row.body = fold(&body);
+    row.thinking = fold(&thinking);
+    Ok(row)
+}
+
+/// The text of a message's `content` (a string, or blocks): text, tool calls (name and
+/// arguments), thinking apart.
+fn content_text(
+    content: Option<&JsValue>,
+    body: &mut String,
+    thinking: &mut String,
+    tools: &mut Vec<String>,
+) {
+    let Some(content) = content else { return };
+    if let Some(text) = content.as_str() {
+        add(body, &text);
+        return;
+    }
+    for block in content.as_array().unwrap_or_default() {
+        let field = |key: &str| block.get(key).and_then(JsValue::as_str);
+        match field("type").as_deref() {
+            Some("text") => add(body, &field("text").unwrap_or_default()),
+            Some("thinking") => add(thinking, &field("thinking").unwrap_or_default()),
+            Some("toolCall") => {
+                let name = field("name").unwrap_or_default().into_owned();
+                add(body, &name);
+                if let Some(arguments) = block.get("arguments") {
+                    add(body, &arguments.stringify());
+                }
+                tools.push(name);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn add(out: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(text);
+}
+
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}

@@ -1,0 +1,594 @@
+//! The embedded backend: one SQLite database (WAL) per profile. The tables other than the text
+//! are plain SQL a server database can hold as written (see docs/store-index.md); the FTS5
+//! parts are in `fts`.
+
+mod fts;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params, params_from_iter};
+
+use super::backend::{
+    Backend, CatalogError, CatalogResult, FileUpdate, HitRow, KnownFile, SearchSpec, UsageRow,
+};
+use super::change::FileStamp;
+use super::fold::FOLD_VERSION;
+
+/// Bumped when the tables change: an index of another version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How long a write waits for another process's transaction before giving up.
+const BUSY_WAIT: Duration = Duration::from_secs(5);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    name TEXT,
+    parent_path TEXT,
+    parent_file_id TEXT,
+    parent_row INTEGER,
+    dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    entries INTEGER NOT NULL, head_hash INTEGER NOT NULL, tail_hash INTEGER NOT NULL,
+    text_entries INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_session_id ON sessions(session_id);
+CREATE TABLE IF NOT EXISTS entries (
+    rid INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL,
+    pos INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    entry_id TEXT,
+    parent_id TEXT,
+    kind TEXT,
+    role TEXT,
+    ts_ms REAL,
+    provider TEXT,
+    model TEXT,
+    tools TEXT NOT NULL,
+    assistant INTEGER NOT NULL,
+    has_usage INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    input REAL NOT NULL, output REAL NOT NULL, cache_read REAL NOT NULL,
+    cache_write REAL NOT NULL, cost REAL NOT NULL,
+    on_path INTEGER NOT NULL,
+    copied INTEGER NOT NULL,
+    UNIQUE (session, pos)
+);
+CREATE INDEX IF NOT EXISTS entries_session_id ON entries(session, entry_id);
+CREATE INDEX IF NOT EXISTS entries_figures ON entries(has_usage, session);
+";
+
+/// The SQLite store index.
+pub struct Sqlite {
+    conn: Connection,
+}
+
+fn failed(what: &str) -> impl Fn(rusqlite::Error) -> CatalogError + '_ {
+    move |e| error(what, e)
+}
+
+/// `e` while doing `what`, marked damaged when SQLite says the file is.
+fn error(what: &str, e: rusqlite::Error) -> CatalogError {
+    use rusqlite::ErrorCode::*;
+    let damaged = matches!(e.sqlite_error_code(), Some(NotADatabase | DatabaseCorrupt));
+    CatalogError {
+        message: format!("{what}: {e}"),
+        damaged,
+    }
+}
+
+impl Sqlite {
+    /// The index at `path`, made when missing; one that is not a current index of ours
+    /// (another schema, another folding, not SQLite at all) is deleted and made anew. Damage
+    /// deeper in the file shows when a page is read (`CatalogError::damaged`): no check reads
+    /// the whole database on open, which would cost a second per hundred megabytes.
+    pub fn open(path: &Path) -> CatalogResult<Sqlite> {
+        match Sqlite::open_once(path) {
+            Ok(db) => Ok(db),
+            Err(Reopen::Rebuild(why)) => {
+                tracing::warn!("store index {}: {why}; rebuilding it", path.display());
+                delete(path);
+                Sqlite::open_once(path).map_err(|e| match e {
+                    Reopen::Rebuild(m) | Reopen::Fail(m) => CatalogError::new(m),
+                })
+            }
+            Err(Reopen::Fail(message)) => Err(CatalogError::new(message)),
+        }
+    }
+
+    /// An index held in memory only (`--no-index`, or when no database file is usable).
+    pub fn in_memory() -> CatalogResult<Sqlite> {
+        let conn = Connection::open_in_memory().map_err(failed("in-memory index"))?;
+        let db = Sqlite { conn };
+        db.create().map_err(failed("in-memory index"))?;
+        Ok(db)
+    }
+
+    fn open_once(path: &Path) -> Result<Sqlite, Reopen> {
+        let fail = |e: rusqlite::Error| classify(path, e);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Reopen::Fail(format!("cannot make the directory {}: {e}", dir.display()))
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(fail)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::debug!("store index {}: journal mode {mode}", path.display());
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+            .map_err(fail)?;
+        let db = Sqlite { conn };
+        let has_meta: bool = db
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'meta'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(fail)?
+            > 0;
+        if has_meta {
+            let version: Option<String> = db
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(fail)?;
+            if version.as_deref() != Some(&version_text()) {
+                return Err(Reopen::Rebuild(format!(
+                    "made by another version ({})",
+                    version.as_deref().unwrap_or("none")
+                )));
+            }
+        }
+        db.create().map_err(fail)?;
+        Ok(db)
+    }
+
+    fn create(&self) -> rusqlite::Result<()> {
+        fts::check(&self.conn)?;
+        self.conn.execute_batch(SCHEMA)?;
+        self.conn.execute_batch(fts::CREATE)?;
+        // Written once: an open that finds it writes nothing (a reader is never made to wait).
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('version', ?1)",
+            params![version_text()],
+        )?;
+        Ok(())
+    }
+
+    fn session_row(
+        tx: &Transaction<'_>,
+        path: &str,
+    ) -> rusqlite::Result<Option<(i64, FileStamp, u64)>> {
+        tx.prepare_cached(
+            "SELECT id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash, text_entries
+             FROM sessions WHERE path = ?1",
+        )?
+        .query_row(params![path], |r| {
+            Ok((r.get(0)?, stamp_of(r, 1)?, r.get::<_, i64>(8)? as u64))
+        })
+        .optional()
+    }
+}
+
+/// Deletes the database at `path` and its journal files.
+pub fn delete(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(file));
+    }
+}
+
+enum Reopen {
+    /// Not a usable index of ours: delete it and make it again.
+    Rebuild(String),
+    /// The place itself is unusable (read-only, locked, ...).
+    Fail(String),
+}
+
+fn classify(path: &Path, e: rusqlite::Error) -> Reopen {
+    use rusqlite::ErrorCode::*;
+    let message = format!("store index {}: {e}", path.display());
+    match e.sqlite_error_code() {
+        Some(NotADatabase | DatabaseCorrupt) => Reopen::Rebuild(e.to_string()),
+        _ => Reopen::Fail(message),
+    }
+}
+
+fn version_text() -> String {
+    format!("schema {SCHEMA_VERSION}, fold {FOLD_VERSION}")
+}
+
+fn stamp_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileStamp> {
+    Ok(FileStamp {
+        dev: r.get::<_, i64>(at)? as u64,
+        ino: r.get::<_, i64>(at + 1)? as u64,
+        size: r.get::<_, i64>(at + 2)? as u64,
+        mtime_ns: r.get(at + 3)?,
+        entries: r.get::<_, i64>(at + 4)? as u64,
+        head_hash: r.get::<_, i64>(at + 5)? as u64,
+        tail_hash: r.get::<_, i64>(at + 6)? as u64,
+    })
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+impl Backend for Sqlite {
+    fn known_files(&mut self) -> CatalogResult<Vec<KnownFile>> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT path, dev, ino, size, mtime_ns, entries, head_hash, tail_hash, text_entries
+                 FROM sessions",
+            )
+            .map_err(failed("reading the store index"))?;
+        let rows = statement
+            .query_map([], |r| {
+                Ok(KnownFile {
+                    path: PathBuf::from(r.get::<_, String>(0)?),
+                    stamp: stamp_of(r, 1)?,
+                    text_entries: r.get::<_, i64>(8)? as u64,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(failed("reading the store index"))?;
+        Ok(rows)
+    }
+
+    fn apply(&mut self, update: &FileUpdate) -> CatalogResult<bool> {
+        let what = format!("indexing {}", update.facts.path.display());
+        let fail = |e: rusqlite::Error| error(&what, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let path = path_text(&update.facts.path);
+        let existing = Sqlite::session_row(&tx, &path).map_err(fail)?;
+        let held = existing.as_ref().map(|(_, s, text)| (*s, *text));
+        let expected = update.previous.map(|s| (s, update.previous_text));
+        if held != expected {
+            // Another process brought this file up to date meanwhile.
+            return Ok(false);
+        }
+        let facts = &update.facts;
+        let stamp = &update.stamp;
+        // Entries whose text is filed once this update is.
+        let text_entries = match &update.texts {
+            Some(_) => stamp.entries,
+            None if update.replace => 0,
+            None => update.previous_text,
+        };
+        let session = match existing {
+            Some((id, _, _)) => {
+                if update.replace {
+                    fts::delete_session(&tx, id).map_err(fail)?;
+                    tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
+                        .map_err(fail)?;
+                }
+                tx.execute(
+                    "UPDATE sessions SET project = ?2, session_id = ?3, cwd = ?4, name = ?5,
+                       parent_path = ?6, parent_file_id = ?7, dev = ?8, ino = ?9, size = ?10,
+                       mtime_ns = ?11, entries = ?12, head_hash = ?13, tail_hash = ?14,
+                       text_entries = ?15
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        facts.project,
+                        facts.session_id,
+                        facts.cwd,
+                        facts.name,
+                        facts.parent_path,
+                        facts.parent_file_id,
+                        stamp.dev as i64,
+                        stamp.ino as i64,
+                        stamp.size as i64,
+                        stamp.mtime_ns,
+                        stamp.entries as i64,
+                        stamp.head_hash as i64,
+                        stamp.tail_hash as i64,
+                        text_entries as i64
+                    ],
+                )
+                .map_err(fail)?;
+                id
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO sessions(path, project, session_id, cwd, name, parent_path,
+                       parent_file_id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash,
+                       text_entries)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    params![
+                        path,
+                        facts.project,
+                        facts.session_id,
+                        facts.cwd,
+                        facts.name,
+                        facts.parent_path,
+                        facts.parent_file_id,
+                        stamp.dev as i64,
+                        stamp.ino as i64,
+                        stamp.size as i64,
+                        stamp.mtime_ns,
+                        stamp.entries as i64,
+                        stamp.head_hash as i64,
+                        stamp.tail_hash as i64,
+                        text_entries as i64
+                    ],
+                )
+                .map_err(fail)?;
+                tx.last_insert_rowid()
+            }
+        };
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO entries(session, pos, line, entry_id, parent_id, kind, role,
+                       ts_ms, provider, model, tools, assistant, has_usage, tool_calls, input,
+                       output, cache_read, cache_write, cost, on_path, copied)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                       ?16, ?17, ?18, ?19, 0, 0)",
+                )
+                .map_err(fail)?;
+            for row in &update.rows {
+                let u = &row.usage;
+                let tools = if row.tools.is_empty() {
+                    String::new()
+                } else {
+                    format!("|{}|", row.tools.join("|"))
+                };
+                let has_usage = u.assistant_messages > 0
+                    || u.tool_calls > 0
+                    || u.total_tokens != 0.0
+                    || u.cost_total != 0.0;
+                insert
+                    .execute(params![
+                        session,
+                        row.position,
+                        row.line as i64,
+                        row.entry_id,
+                        row.parent_id,
+                        row.kind,
+                        row.role,
+                        row.timestamp_ms,
+                        row.provider,
+                        row.model,
+                        tools,
+                        u.assistant_messages as i64,
+                        has_usage,
+                        u.tool_calls as i64,
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_read_tokens,
+                        u.cache_write_tokens,
+                        u.cost_total
+                    ])
+                    .map_err(fail)?;
+            }
+            let mut rid_of = tx
+                .prepare_cached("SELECT rid FROM entries WHERE session = ?1 AND pos = ?2")
+                .map_err(fail)?;
+            for (position, body, thinking) in update.texts.iter().flatten() {
+                let rid: i64 = rid_of
+                    .query_row(params![session, position], |r| r.get(0))
+                    .map_err(fail)?;
+                fts::insert(&tx, rid, body, thinking).map_err(fail)?;
+            }
+        }
+        // The path: only entries whose status changed are written.
+        let was: HashSet<u32> = tx
+            .prepare_cached("SELECT pos FROM entries WHERE session = ?1 AND on_path = 1")
+            .and_then(|mut s| {
+                s.query_map(params![session], |r| r.get::<_, u32>(0))?
+                    .collect::<Result<_, _>>()
+            })
+            .map_err(fail)?;
+        let now: HashSet<u32> = update.on_path.iter().copied().collect();
+        {
+            let mut set = tx
+                .prepare_cached("UPDATE entries SET on_path = ?3 WHERE session = ?1 AND pos = ?2")
+                .map_err(fail)?;
+            for pos in was.difference(&now) {
+                set.execute(params![session, pos, 0]).map_err(fail)?;
+            }
+            for pos in now.difference(&was) {
+                set.execute(params![session, pos, 1]).map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)?;
+        Ok(true)
+    }
+
+    fn remove(&mut self, path: &Path) -> CatalogResult<()> {
+        let what = format!("removing {} from the store index", path.display());
+        let fail = |e: rusqlite::Error| error(&what, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        if let Some((id, _, _)) = Sqlite::session_row(&tx, &path_text(path)).map_err(fail)? {
+            fts::delete_session(&tx, id).map_err(fail)?;
+            tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
+                .map_err(fail)?;
+            tx.execute("DELETE FROM sessions WHERE id = ?1", params![id])
+                .map_err(fail)?;
+        }
+        tx.commit().map_err(fail)
+    }
+
+    fn link_copies(&mut self) -> CatalogResult<()> {
+        let fail = failed("linking forks to their sources");
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&fail)?;
+        // The source by its path, else by the session id its file name carries (moved files).
+        tx.execute_batch(
+            "UPDATE sessions SET parent_row = COALESCE(
+               (SELECT p.id FROM sessions p WHERE p.path = sessions.parent_path
+                  AND p.id <> sessions.id),
+               (SELECT min(p.id) FROM sessions p WHERE p.session_id = sessions.parent_file_id
+                  AND p.id <> sessions.id))
+             WHERE parent_path IS NOT NULL;
+             UPDATE sessions SET parent_row = NULL WHERE parent_path IS NULL;
+             UPDATE entries SET copied = 0 WHERE copied = 1;
+             WITH RECURSIVE up(session, ancestor) AS (
+               SELECT id, parent_row FROM sessions WHERE parent_row IS NOT NULL
+               UNION
+               SELECT up.session, s.parent_row FROM up JOIN sessions s ON s.id = up.ancestor
+               WHERE s.parent_row IS NOT NULL
+             )
+             UPDATE entries SET copied = 1
+             WHERE has_usage = 1 AND entry_id IS NOT NULL AND EXISTS (
+               SELECT 1 FROM up JOIN entries a ON a.session = up.ancestor
+                 AND a.entry_id = entries.entry_id
+               WHERE up.session = entries.session AND up.ancestor <> entries.session);",
+        )
+        .map_err(&fail)?;
+        tx.commit().map_err(&fail)
+    }
+
+    fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
+        let expression = fts::match_expression(&spec.pieces, spec.thinking);
+        let text = fts::text_sql(expression.is_some());
+        let mut conditions: Vec<String> = Vec::new();
+        let mut values: Vec<rusqlite::types::Value> = Vec::new();
+        let mut bind = |value: rusqlite::types::Value| {
+            values.push(value);
+            values.len()
+        };
+        use rusqlite::types::Value;
+        if let Some(expression) = expression {
+            let at = bind(Value::Text(expression));
+            conditions.push(format!("entry_text MATCH ?{at}"));
+        }
+        for piece in spec.pieces.iter().filter(|p| !p.indexed()) {
+            let at = bind(Value::Text(piece.text.clone()));
+            conditions.push(fts::contains(at, spec.thinking));
+        }
+        if let Some(project) = &spec.project {
+            let at = bind(Value::Text(project.clone()));
+            conditions.push(format!("s.project = ?{at}"));
+        }
+        if let Some(role) = &spec.role {
+            let at = bind(Value::Text(role.clone()));
+            conditions.push(format!("COALESCE(e.role, e.kind) = ?{at}"));
+        }
+        if let Some(since) = spec.since_ms {
+            let at = bind(Value::Real(since));
+            conditions.push(format!("e.ts_ms >= ?{at}"));
+        }
+        if let Some(until) = spec.until_ms {
+            let at = bind(Value::Real(until));
+            conditions.push(format!("e.ts_ms < ?{at}"));
+        }
+        if let Some(model) = &spec.model {
+            let at = bind(Value::Text(model.clone()));
+            conditions.push(format!(
+                "(e.model = ?{at} OR (e.provider || '/' || e.model) = ?{at})"
+            ));
+        }
+        if let Some(tool) = &spec.tool {
+            let at = bind(Value::Text(format!("|{tool}|")));
+            conditions.push(format!("instr(e.tools, ?{at}) > 0"));
+        }
+        if spec.on_path_only {
+            conditions.push("e.on_path = 1".into());
+        }
+        let limit = bind(Value::Integer(spec.limit.min(i64::MAX as u64) as i64));
+        let offset = bind(Value::Integer(spec.offset.min(i64::MAX as u64) as i64));
+        // The page is chosen first (ids and ranks only), then its rows and text are read: a
+        // sort over every match carrying its whole text made common words slow.
+        let sql = format!(
+            "SELECT s.path, s.session_id, s.name, e.entry_id, e.line, COALESCE(e.role, e.kind),
+               e.ts_ms, e.on_path, {snippet}, page.score
+             FROM (SELECT e.rid AS rid, {score} AS score, e.ts_ms AS ts
+                   FROM {from} JOIN sessions s ON s.id = e.session
+                   WHERE {conditions}
+                   ORDER BY {order} LIMIT ?{limit} OFFSET ?{offset}) AS page
+             JOIN entries e ON e.rid = page.rid
+             JOIN sessions s ON s.id = e.session
+             JOIN entry_text ON entry_text.rowid = page.rid
+             ORDER BY {page_order}",
+            snippet = text.snippet,
+            score = text.score,
+            from = text.from,
+            order = text.order,
+            page_order = text.page_order,
+            conditions = conditions.join(" AND "),
+        );
+        let mut statement = self.conn.prepare(&sql).map_err(failed("searching"))?;
+        let hits = statement
+            .query_map(params_from_iter(values.iter()), |r| {
+                let snippet: String = r.get(8)?;
+                Ok(HitRow {
+                    session_path: PathBuf::from(r.get::<_, String>(0)?),
+                    session_id: r.get(1)?,
+                    session_name: r.get(2)?,
+                    entry_id: r.get(3)?,
+                    line: r.get::<_, i64>(4)? as u64,
+                    role: r.get(5)?,
+                    timestamp_ms: r.get(6)?,
+                    on_path: r.get(7)?,
+                    snippet: fts::snippet(&snippet, &spec.pieces),
+                    score: r.get(9)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(failed("searching"))?;
+        Ok(hits)
+    }
+
+    fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT s.path, s.session_id, s.project, e.ts_ms, e.model, e.assistant,
+                   e.tool_calls, e.input, e.output, e.cache_read, e.cache_write, e.cost, e.copied
+                 FROM entries e JOIN sessions s ON s.id = e.session
+                 WHERE e.has_usage = 1 AND (?1 IS NULL OR s.project = ?1)
+                 ORDER BY e.session, e.pos",
+            )
+            .map_err(failed("reading figures"))?;
+        let rows = statement
+            .query_map(params![project], |r| {
+                Ok(UsageRow {
+                    session_path: PathBuf::from(r.get::<_, String>(0)?),
+                    session_id: r.get(1)?,
+                    project: r.get(2)?,
+                    timestamp_ms: r.get(3)?,
+                    model: r.get(4)?,
+                    assistant: r.get(5)?,
+                    tool_calls: r.get::<_, i64>(6)? as u64,
+                    input: r.get(7)?,
+                    output: r.get(8)?,
+                    cache_read: r.get(9)?,
+                    cache_write: r.get(10)?,
+                    cost: r.get(11)?,
+                    copied: r.get(12)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(failed("reading figures"))?;
+        Ok(rows)
+    }
+}
