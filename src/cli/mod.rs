@@ -41,7 +41,7 @@ struct Cli {
     stdio: bool,
 
     #[command(flatten)]
-    server: crate::rpc::StdioArgs,
+    server: crate::sidecar::StdioArgs,
 
     /// Neither use nor write the persisted index (also PI_SESSION_NO_INDEX=1).
     #[arg(long, global = true)]
@@ -310,7 +310,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
     let command = match cli.command {
         Some(command) if !cli.stdio => {
-            crate::rpc::logging::init_cli_logging();
+            crate::jsonrpc::logging::init_cli_logging();
             command
         }
         Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
@@ -411,7 +411,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
 }
 
-fn serve(args: crate::rpc::StdioArgs, config: ops::Config) -> ! {
+fn serve(args: crate::sidecar::StdioArgs, config: ops::Config) -> ! {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -422,7 +422,7 @@ fn serve(args: crate::rpc::StdioArgs, config: ops::Config) -> ! {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(crate::rpc::serve_stdio_with(args, Some(config)));
+    let code = runtime.block_on(crate::sidecar::serve_stdio_with(args, Some(config)));
     // Exit here rather than returning: the runtime would otherwise wait for the blocking
     // thread still reading stdin, which may never see end of input.
     std::process::exit(code);

@@ -1,14 +1,22 @@
-//! The `session/*` methods over the store: the registry of open sessions, the wire types,
-//! and the handlers.
+//! The session application: the `session/*` method table plugged into the JSON-RPC transport
+//! ([`crate::jsonrpc`]), translating wire types to `ops` and back; the registry of open
+//! sessions, the wire types, the handlers, the schema and the stdio entry point.
 
 mod answers;
 mod entry;
 mod error;
 mod handlers;
+mod memory;
 pub mod pi_format;
 mod registry;
+pub mod schema;
+pub mod session_server;
+mod stdio;
 mod watch;
 pub mod wire;
+
+pub(crate) use stdio::serve_stdio_with;
+pub use stdio::{StdioArgs, serve_stdio};
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -17,7 +25,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::profile::Profile;
-use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
+use crate::jsonrpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
 pub use registry::Registry;
 

@@ -548,7 +548,7 @@ mod tests {
         let text = format!(r#"{{"data": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
         let params = RawValue::from_string(text).unwrap();
         let error = parse_params::<Open>(Some(&params)).unwrap_err();
-        assert_eq!(error.code(), crate::rpc::error::code::INVALID_PARAMS);
+        assert_eq!(error.code(), crate::jsonrpc::error::code::INVALID_PARAMS);
         assert!(
             error.message().contains("recursion limit"),
             "{}",

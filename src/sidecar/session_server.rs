@@ -2,15 +2,13 @@
 //! its `session/*` method table over the generic JSON-RPC server. What `pi-session --stdio`
 //! serves and the transcript tests play against.
 
-use super::lifecycle::ServerOptions;
-use super::methods::Methods;
-use super::server::Server;
-pub use super::sessions::Sidecar;
+use crate::jsonrpc::{Methods, Server, ServerOptions};
+pub use super::Sidecar;
 
 /// The sidecar's methods beside the lifecycle.
 pub fn methods() -> Methods<Sidecar> {
     let mut methods = Methods::new();
-    super::sessions::register(&mut methods);
+    super::register(&mut methods);
     methods
 }
 

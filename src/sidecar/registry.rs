@@ -7,7 +7,7 @@ use crate::format::ids::IdSource;
 use crate::format::profile::Profile;
 use crate::ops::{Config, Scope};
 use crate::repo::Repo;
-use crate::rpc::{Deterministic, IntoRpcError, RpcError};
+use crate::jsonrpc::{Deterministic, IntoRpcError, RpcError};
 
 use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, StoreError};

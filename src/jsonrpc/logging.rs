@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 
 /// The environment variable holding the log filter (`tracing` directives, e.g. `debug` or
-/// `pi_session::rpc=trace`).
+/// `pi_session::jsonrpc=trace`).
 pub const LOG_ENV: &str = "PI_SESSION_LOG";
 
 /// The filter when [`LOG_ENV`] is unset or invalid.

@@ -10,7 +10,7 @@ use crate::format::profile::Profile;
 use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
-use crate::rpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
+use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
     TreeHookAnswer, TreeRequest, TreeWindow,
@@ -396,7 +396,7 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     // Freeing a large index and handing the memory back to the system takes time: off the loop.
     blocking(move || {
         drop(closed);
-        crate::rpc::release_freed_memory();
+        super::memory::release_freed_memory();
         Ok(())
     })
     .await?;

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::rpc::{Raw, RpcError, ServerHandle};
+use crate::jsonrpc::{Raw, RpcError, ServerHandle};
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
 use crate::store::{GoneReason, Session};
 
@@ -87,7 +87,7 @@ pub fn cursor_position(session: &Session, cursor: &str, member: &str) -> Result<
 /// Tells the client of the entries other programs appended that it was not told of yet (one
 /// `session_changed`, with at most a page of them). Called under the session's lock, by a
 /// request before its answer and by a watch.
-pub fn report_foreign<S: crate::rpc::ServerState>(
+pub fn report_foreign<S: crate::jsonrpc::ServerState>(
     server: &ServerHandle<S>,
     id: &str,
     session: &mut Session,

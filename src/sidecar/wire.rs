@@ -9,7 +9,7 @@ use crate::export::ExportFormat;
 use crate::format::profile::Profile;
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
-use crate::rpc::{Hook, ServerNotification};
+use crate::jsonrpc::{Hook, ServerNotification};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).

@@ -6,10 +6,8 @@ use std::path::PathBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
-use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
-use super::lifecycle::{Deterministic, ServerOptions};
-use super::logging::init_logging;
-use super::server::Signals;
+use crate::jsonrpc::logging::init_logging;
+use crate::jsonrpc::{DEFAULT_MAX_FRAME_BYTES, Deterministic, Framing, ServerOptions, Signals};
 use super::session_server;
 
 /// Command-line options of the stdio server (flatten into the binary's parser).
