@@ -14,9 +14,11 @@
 mod cli;
 mod export;
 mod format;
+#[cfg(test)]
+mod import_graph;
 mod inspect;
-mod ops;
 mod jsonrpc;
+mod ops;
 mod repo;
 mod sidecar;
 mod store;

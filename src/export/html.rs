@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use crate::format::json;
-use crate::inspect::row_indents;
+use crate::store::row_indents;
 use crate::store::{Session, StoreResult};
 
 use super::assets;

@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use std::sync::Arc;
 
 pub use super::entry_id::EntryId;
+use super::js_whitespace::is_js_whitespace;
 use super::json::{self, JsValue};
 use super::time::parse_date_millis;
 
@@ -368,20 +369,6 @@ pub fn is_blank(line: &[u8]) -> bool {
             Err(_) => false,
         },
     }
-}
-
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::error::RpcError;
+use super::outgoing::{Hook, ServerNotification};
 use super::request_context::{Answer, BoxFuture, RequestContext, ServerHandle, ServerState};
 
 /// Requests the lifecycle handles itself.
@@ -50,20 +51,6 @@ pub type SchemaOf = fn(&mut SchemaGenerator) -> Schema;
 
 fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
-}
-
-/// A hook (server -> client request), named by its params type: the name it travels under and
-/// the answer it expects (`null` is always an answer too). Declared with
-/// [`Methods::declare`], sent with [`RequestContext::ask`].
-pub trait Hook: serde::Serialize + JsonSchema {
-    const NAME: &'static str;
-    type Answer: DeserializeOwned + JsonSchema;
-}
-
-/// A server -> client notification, named by its params type. Declared with
-/// [`Methods::announce`], sent with [`ServerHandle::send`](super::ServerHandle::send).
-pub trait ServerNotification: serde::Serialize + JsonSchema {
-    const NAME: &'static str;
 }
 
 /// How a request runs beside the others.

@@ -20,20 +20,26 @@ mod lifecycle;
 pub(crate) mod logging;
 mod message;
 mod methods;
+mod outgoing;
 mod parent_watch;
 mod pressure;
 mod request_context;
 pub mod serial;
 mod server;
+mod stop;
 mod writer;
 
 pub use error::{IntoRpcError, RpcError};
-pub use framing::{DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, WireFraming, encode_frame};
+pub use framing::{
+    DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, WireFraming, encode_frame,
+};
 pub use hooks::HookOutcome;
 pub use lifecycle::{
     ClientSettings, Deterministic, InitializeParams, InitializeResult, PROTOCOL_VERSION,
     ServerOptions,
 };
-pub use methods::{Hook, Message, Methods, SchemaOf, ServerNotification};
+pub use methods::{Message, Methods, SchemaOf};
+pub use outgoing::{Hook, ServerNotification};
 pub use request_context::{BoxFuture, Nothing, Raw, RequestContext, ServerHandle, ServerState};
-pub use server::{ServeOutcome, Server, Signals, StopHandle, StopReason};
+pub use server::{ServeOutcome, Server, Signals};
+pub use stop::{StopHandle, StopReason};

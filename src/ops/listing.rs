@@ -8,7 +8,7 @@ use crate::repo::{HarnessListing, ListSelection, Listing, page};
 use crate::store::ErrorKind;
 
 use super::error::OpError;
-use super::sessions::Scope;
+use super::scope::Scope;
 
 #[derive(Debug, Clone, Default)]
 pub struct ListInput {

@@ -18,29 +18,33 @@ mod durable;
 mod edits;
 mod error;
 mod export;
+mod hooks;
 mod listing;
 mod navigate;
 mod ports;
+mod scope;
 mod sessions;
 
 pub use compact::{
-    BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
-    HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage, plan_document,
-    prepare_compaction,
+    CompactInput, Compacted, ContextUsage, PercentUsage, PrepareCompactionInput, compact,
+    context_usage, plan_document, prepare_compaction,
 };
 pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
-pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
-pub use navigate::{
-    BeforeTree, ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree,
+pub use hooks::{
+    BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
+    HookReply, Hooks,
 };
-pub use ports::{HookReply, Hooks, Local, SessionAccess, Turn};
+pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
+pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
+pub use ports::{Local, SessionAccess, Turn};
+pub use scope::Scope;
 pub use sessions::{
-    BeforeFork, CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, Scope,
-    continue_recent, create, delete, fork, fork_file, fork_from, open,
+    CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, continue_recent, create,
+    delete, fork, fork_file, fork_from, open,
 };
 
 #[cfg(test)]

@@ -9,8 +9,9 @@ use crate::store::{
 };
 
 use super::error::OpError;
-use super::ports::{HookReply, Hooks, SessionAccess, Turn};
-use super::sessions::Scope;
+use super::hooks::{BeforeTree, HookReply, Hooks};
+use super::ports::{SessionAccess, Turn};
+use super::scope::Scope;
 
 /// The caller's own model's answer to the branch summary request, as the front door read it
 /// (an answer it could not read is an error only when the answer is used).
@@ -29,15 +30,6 @@ pub struct NavigateInput {
     /// A finished summary (it wins over every other).
     pub summary: Option<SummaryInput>,
     pub model_summary: Option<ModelSummary>,
-}
-
-/// The `session_before_tree` hook's question (also `prepareTree`'s answer).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeforeTree {
-    /// pi's `preparation`.
-    pub preparation: JsValue,
-    /// The branch summary pi would make, and its request, when it would make one.
-    pub branch_summary: Option<JsValue>,
 }
 
 /// `prepareTree`: `None` when the target already is the leaf.

@@ -1,54 +1,17 @@
 //! Sessions as wholes: made, opened, forked, found again, deleted.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::format::ids::IdSource;
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
-use crate::repo::{Place, Repo, SessionRequest};
-use crate::store::{ErrorKind, ForkPosition, Session, SessionOptions};
+use crate::repo::{Place, SessionRequest};
+use crate::store::{ErrorKind, ForkPosition, Session};
 
-use super::config::Config;
 use super::durable;
 use super::error::OpError;
-use super::ports::{HookReply, Hooks, SessionAccess, Turn};
-
-/// What the operations work in: the configuration, the sessions directories, the ids and clock
-/// of new sessions and entries, and the profile of a request that names none.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub config: Arc<Config>,
-    pub repo: Repo,
-    pub ids: Arc<IdSource>,
-    pub default_profile: Profile,
-}
-
-impl Scope {
-    /// The command line's: the process's configuration, real ids, pi's default profile.
-    pub fn new(config: Config) -> Scope {
-        Scope {
-            repo: Repo::new(config.env.clone()),
-            config: Arc::new(config),
-            ids: Arc::new(IdSource::system()),
-            default_profile: Profile::default(),
-        }
-    }
-
-    /// The profile a request means: the one it names, else the default.
-    pub fn profile(&self, requested: Option<Profile>) -> Profile {
-        requested.unwrap_or(self.default_profile)
-    }
-
-    /// How a session of `profile` is opened here.
-    pub fn options(&self, profile: Profile, durable: bool) -> SessionOptions {
-        SessionOptions {
-            durable,
-            ids: self.ids.clone(),
-            ..self.config.session_options(profile)
-        }
-    }
-}
+use super::hooks::{BeforeFork, HookReply, Hooks};
+use super::ports::{SessionAccess, Turn};
+use super::scope::Scope;
 
 /// Where a new session's file goes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -166,13 +129,6 @@ pub fn continue_recent(
             create(scope, input)
         }
     }
-}
-
-/// The `session_before_fork` hook's question.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeforeFork {
-    pub entry_id: String,
-    pub position: ForkPosition,
 }
 
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 
 use super::pi_format::AnyEntry;
 use super::wire::{EntriesResult, ListResult, ListWarning};
-use crate::repo::{ListField, SessionInfo, rows};
 use crate::jsonrpc::{Raw, RpcError};
+use crate::repo::{ListField, SessionInfo, rows};
 use crate::store::Session;
 
 /// The part of `0..total` that `offset`/`limit` name (both optional: the whole by default).

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
+use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
 use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
-use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
     TreeHookAnswer, TreeRequest, TreeWindow,

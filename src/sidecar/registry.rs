@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::profile::Profile;
+use crate::jsonrpc::{Deterministic, IntoRpcError, RpcError};
 use crate::ops::{Config, Scope};
 use crate::repo::Repo;
-use crate::jsonrpc::{Deterministic, IntoRpcError, RpcError};
 
 use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, StoreError};

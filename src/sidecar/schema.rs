@@ -15,9 +15,9 @@ use schemars::r#gen::{SchemaGenerator, SchemaSettings};
 use schemars::schema::Schema;
 use serde_json::{Map, Value, json};
 
+use super::{SidecarCapabilities, SidecarSettings};
 use crate::jsonrpc::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
 use crate::jsonrpc::{Message, SchemaOf};
-use super::{SidecarCapabilities, SidecarSettings};
 
 /// `$/cancelRequest` params, in both directions.
 #[derive(JsonSchema)]

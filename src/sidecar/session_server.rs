@@ -2,8 +2,8 @@
 //! its `session/*` method table over the generic JSON-RPC server. What `pi-session --stdio`
 //! serves and the transcript tests play against.
 
-use crate::jsonrpc::{Methods, Server, ServerOptions};
 pub use super::Sidecar;
+use crate::jsonrpc::{Methods, Server, ServerOptions};
 
 /// The sidecar's methods beside the lifecycle.
 pub fn methods() -> Methods<Sidecar> {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
+use super::session_server;
 use crate::jsonrpc::logging::init_logging;
 use crate::jsonrpc::{DEFAULT_MAX_FRAME_BYTES, Deterministic, Framing, ServerOptions, Signals};
-use super::session_server;
 
 /// Command-line options of the stdio server (flatten into the binary's parser).
 #[derive(Debug, Clone, clap::Args)]

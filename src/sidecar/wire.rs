@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::export::ExportFormat;
 use crate::format::profile::Profile;
+use crate::jsonrpc::{Hook, ServerNotification};
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
-use crate::jsonrpc::{Hook, ServerNotification};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
