@@ -310,7 +310,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
     let command = match cli.command {
         Some(command) if !cli.stdio => {
-            crate::jsonrpc::logging::init_cli_logging();
+            crate::jsonrpc::logging::init_cli_logging(config.log_filter.as_deref());
             command
         }
         Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
@@ -422,7 +422,7 @@ fn serve(args: crate::sidecar::StdioArgs, config: ops::Config) -> ! {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(crate::sidecar::serve_stdio_with(args, Some(config)));
+    let code = runtime.block_on(crate::sidecar::serve_stdio_with(args, Ok(config)));
     // Exit here rather than returning: the runtime would otherwise wait for the blocking
     // thread still reading stdin, which may never see end of input.
     std::process::exit(code);

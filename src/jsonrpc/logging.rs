@@ -6,19 +6,16 @@ use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
 
-/// The environment variable holding the log filter (`tracing` directives, e.g. `debug` or
-/// `pi_session::jsonrpc=trace`).
-pub const LOG_ENV: &str = "PI_SESSION_LOG";
-
-/// The filter when [`LOG_ENV`] is unset or invalid.
+/// The filter when none is given or it is invalid.
 const DEFAULT_FILTER: &str = "warn";
 
-/// Sends `tracing` output to `log_file` (appended) or else to stderr, filtered by
-/// `PI_SESSION_LOG`. Fails only when the log file cannot be opened. Calling it again is
-/// harmless: the first subscriber stays.
-pub fn init_logging(log_file: Option<&Path>) -> std::io::Result<()> {
-    let filter =
-        EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+/// Sends `tracing` output to `log_file` (appended) or else to stderr, filtered by `filter`
+/// (`tracing` directives, from the configuration). Fails only when the log file cannot be
+/// opened. Calling it again is harmless: the first subscriber stays.
+pub fn init_logging(log_file: Option<&Path>, filter: Option<&str>) -> std::io::Result<()> {
+    let filter = filter
+        .and_then(|f| EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);
@@ -35,10 +32,10 @@ pub fn init_logging(log_file: Option<&Path>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// For command-line commands: logs to stderr only when `PI_SESSION_LOG` asks for them (their
-/// stderr carries the reading warnings, which must not be doubled by log lines).
-pub fn init_cli_logging() {
-    if std::env::var_os(LOG_ENV).is_some_and(|v| !v.is_empty()) {
-        let _ = init_logging(None);
+/// For command-line commands: logs to stderr only when a filter asks for them (their stderr
+/// carries the reading warnings, which must not be doubled by log lines).
+pub fn init_cli_logging(filter: Option<&str>) {
+    if filter.is_some_and(|f| !f.is_empty()) {
+        let _ = init_logging(None, filter);
     }
 }

@@ -152,7 +152,7 @@ impl SidecarCapabilities {
 }
 
 /// The sidecar's state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Sidecar {
     pub registry: Registry,
     /// The sessions watched for other programs' appends.
@@ -161,8 +161,9 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// A sidecar under `config` (the command line's, with its flags).
-    pub fn with_config(config: crate::ops::Config) -> Sidecar {
+    /// A sidecar under `config` (the command line's, with its flags), or the reason the
+    /// configuration could not be read (told to each method that needs it).
+    pub fn with_config(config: Result<crate::ops::Config, crate::repo::RepoError>) -> Sidecar {
         Sidecar {
             registry: Registry::with_config(config),
             watches: watch::Watches::default(),
@@ -173,6 +174,13 @@ impl Sidecar {
     /// The settings from `initialize` (the defaults before it).
     pub fn settings(&self) -> &SidecarSettings {
         self.settings.get_or_init(SidecarSettings::default)
+    }
+}
+
+/// A sidecar under this process's configuration.
+impl Default for Sidecar {
+    fn default() -> Self {
+        Sidecar::with_config(crate::ops::Config::from_process())
     }
 }
 

@@ -12,19 +12,16 @@ pub fn methods() -> Methods<Sidecar> {
     methods
 }
 
-/// The sidecar, ready to serve.
+/// The sidecar under the process's configuration, ready to serve.
 pub fn server(options: ServerOptions) -> Server<Sidecar> {
-    server_with(options, None)
+    Server::new(Sidecar::default(), methods(), options)
 }
 
-/// The sidecar under `config` (`None`: the process's, read at the first need).
+/// The sidecar under `config` (the command line's, with its flags), or the reason the
+/// configuration could not be read.
 pub(crate) fn server_with(
     options: ServerOptions,
-    config: Option<crate::ops::Config>,
+    config: Result<crate::ops::Config, crate::repo::RepoError>,
 ) -> Server<Sidecar> {
-    let sidecar = match config {
-        Some(config) => Sidecar::with_config(config),
-        None => Sidecar::default(),
-    };
-    Server::new(sidecar, methods(), options)
+    Server::new(Sidecar::with_config(config), methods(), options)
 }

@@ -47,7 +47,7 @@ pub use navigate::{
     NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
     decide, model_summary,
 };
-pub use options::{NewSession, SessionOptions};
+pub use options::{DEFAULT_INDEX_MAX_BYTES, NewSession, SessionOptions};
 pub use row_indents::row_indents;
 pub use session::Session;
 pub use stats::SessionStats;

@@ -39,7 +39,6 @@ pub const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
 pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 /// The most bytes the index directory may hold before the least recently written go.
 pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
-pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
 /// The extension of the tree facts filed beside an index (see [`tree_file`]).
 const TREE_EXTENSION: &str = "tree";
@@ -48,14 +47,6 @@ const TREE_EXTENSION: &str = "tree";
 const SAMPLE: u64 = 4096;
 /// Strided blocks between the head and the end.
 const STRIDES: u64 = 4;
-
-/// The bound on the index directory's size ([`ENV_MAX_BYTES`], read by the configuration).
-static MAX_BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-
-/// Sets the bound on the index directory's size for this process (the first call wins).
-pub fn bound_size(max_bytes: u64) {
-    let _ = MAX_BYTES.set(max_bytes);
-}
 
 /// The session file's identity when it was indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,7 +344,7 @@ pub fn save(
     let mut pieces = vec![head.as_slice()];
     pieces.extend(arrays);
     write_file(place, &place.file, &pieces);
-    prune_once(&place.dir);
+    prune_once(&place.dir, options.index_max_bytes);
 }
 
 /// The head, the block before `end`, and strided blocks between: never the whole file.
@@ -462,13 +453,9 @@ pub fn save_stats(place: &Place, generation: u64, records: usize, stats: &Sessio
 
 /// Once per process, after a write: removes the indexes of files that no longer exist, then
 /// the least recently written ones while the directory holds more than its bound.
-fn prune_once(dir: &Path) {
+fn prune_once(dir: &Path, max_bytes: u64) {
     static PRUNED: Once = Once::new();
-    PRUNED.call_once(|| prune(dir, max_bytes()));
-}
-
-fn max_bytes() -> u64 {
-    MAX_BYTES.get().copied().unwrap_or(DEFAULT_MAX_BYTES)
+    PRUNED.call_once(|| prune(dir, max_bytes));
 }
 
 /// See [`prune_once`]; public for tests.
