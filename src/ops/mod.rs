@@ -18,6 +18,7 @@ mod durable;
 mod edits;
 mod error;
 mod export;
+mod follow;
 mod hooks;
 mod listing;
 mod navigate;
@@ -34,6 +35,7 @@ pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
+pub use follow::{FollowEnd, Followed, Look, follow, look};
 pub use hooks::{
     BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
     HookReply, Hooks,

@@ -9,20 +9,18 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use crate::jsonrpc::{Raw, RpcError, ServerHandle};
+use crate::ops::{FollowEnd, Followed, Look};
+use crate::store::Session;
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
-use crate::store::{GoneReason, Session};
 
 use super::Sidecar;
 use super::registry::lock;
 use super::wire::{ChangedNotification, WatchEndReason, WatchEndedNotification};
 
-/// How long a watch lets a burst of appends gather before reading them: one notification
-/// for many appends, at a small cost in latency.
-const GATHER: Duration = Duration::from_millis(10);
 /// At most this many entries in one `session_changed` (the rest: `getEntries {since}`).
 const PAGE_ENTRIES: usize = 1000;
 /// At most about this many bytes of entries in one `session_changed` (at least one entry).
@@ -225,24 +223,27 @@ enum Looked {
 }
 
 async fn run(server: ServerHandle<Sidecar>, id: String, changes: Changes) {
-    loop {
-        changes.changed().await;
-        tokio::time::sleep(GATHER).await;
-        // After every change of the session queued before this look has been answered.
-        let turn = server.serial_queues().ticket(id.clone()).turn().await;
-        turn.earlier_answered().await;
-        server.output_room().await;
-        let Ok(cell) = server.state().registry.get(&id) else {
-            break;
-        };
-        let (looker, session_id) = (server.clone(), id.clone());
-        let looked = tokio::task::spawn_blocking(move || look(&looker, &session_id, &cell)).await;
-        drop(turn);
-        match looked {
-            Ok(Looked::Going) => {}
-            Ok(Looked::Ended) | Err(_) => break,
+    let followed = Followed::one(id, changes);
+    crate::ops::follow(&followed, |id| {
+        let server = server.clone();
+        async move {
+            // After every change of the session queued before this look has been answered.
+            let turn = server.serial_queues().ticket(id.clone()).turn().await;
+            turn.earlier_answered().await;
+            server.output_room().await;
+            let Ok(cell) = server.state().registry.get(&id) else {
+                return ControlFlow::Break(());
+            };
+            let looker = server.clone();
+            let looked = tokio::task::spawn_blocking(move || look(&looker, &id, &cell)).await;
+            drop(turn);
+            match looked {
+                Ok(Looked::Going) => ControlFlow::Continue(()),
+                Ok(Looked::Ended) | Err(_) => ControlFlow::Break(()),
+            }
         }
-    }
+    })
+    .await
 }
 
 fn look(server: &ServerHandle<Sidecar>, id: &str, cell: &super::registry::SessionCell) -> Looked {
@@ -259,31 +260,19 @@ fn look(server: &ServerHandle<Sidecar>, id: &str, cell: &super::registry::Sessio
         });
         Looked::Ended
     };
-    let gone = match session.file_gone() {
-        Ok(gone) => gone,
-        Err(e) => return ended(WatchEndReason::Error, e.message),
-    };
-    if let Some(gone) = &gone
-        && gone.reason == GoneReason::Truncated
-    {
-        return ended(WatchEndReason::Truncated, gone.message.clone());
-    }
-    // What the file held before it went away is still told.
-    if let Err(e) = session.follow_tail().map_err(RpcError::from) {
-        return ended(WatchEndReason::Error, error_text(e));
-    }
-    if let Err(e) = report_foreign(server, id, &mut session) {
-        return ended(WatchEndReason::Error, error_text(e));
-    }
-    match gone {
-        Some(gone) if gone.reason == GoneReason::Deleted => {
-            ended(WatchEndReason::Deleted, gone.message)
+    let looked = crate::ops::look(&mut session, RpcError::from, |session, _| {
+        report_foreign(server, id, session)
+    });
+    match looked {
+        Ok(Look::Going) => Looked::Going,
+        Ok(Look::Ended { reason, message }) => {
+            let reason = match reason {
+                FollowEnd::Truncated => WatchEndReason::Truncated,
+                FollowEnd::Deleted => WatchEndReason::Deleted,
+                FollowEnd::Replaced => WatchEndReason::Replaced,
+            };
+            ended(reason, message)
         }
-        Some(gone) => ended(WatchEndReason::Replaced, gone.message),
-        None => Looked::Going,
+        Err(e) => ended(WatchEndReason::Error, e.message().to_string()),
     }
-}
-
-fn error_text(e: RpcError) -> String {
-    e.message().to_string()
 }
