@@ -4,6 +4,7 @@
 
 use std::future::Future;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::json::JsValue;
@@ -26,7 +27,7 @@ pub struct BeforeFork {
 }
 
 /// Why a compaction runs (pi's `reason`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CompactReason {
     #[default]

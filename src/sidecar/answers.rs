@@ -3,7 +3,7 @@
 //! of values, and the slices that `offset`/`limit` ask for.
 
 use super::pi_format::AnyEntry;
-use super::wire::{EntriesResult, ListResult, ListWarning};
+use super::wire::{EntriesResult, ListResult, ListResultWarning};
 use crate::jsonrpc::{Raw, RpcError};
 use crate::repo::{ListField, SessionInfo, rows};
 use crate::store::Session;
@@ -54,7 +54,7 @@ pub fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError
 pub fn listing(
     sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
-    warnings: &[ListWarning],
+    warnings: &[ListResultWarning],
     total: Option<u64>,
 ) -> Result<Raw<ListResult>, RpcError> {
     let warnings = serde_json::to_string(warnings)

@@ -22,7 +22,19 @@ use super::answers;
 use super::Sidecar;
 use super::entry::new_entry;
 use super::registry::lock;
-use super::wire::*;
+use super::wire::{
+    AppendParams, AppendResult, BeforeCompactHook, BeforeForkHook, BeforeTreeHook, BranchParams,
+    BranchPathParams, BranchWithSummaryParams, CompactNotification, CompactParams, CompactResult,
+    CompactionPlanDocument, CompactionSettingsParam, ContextDocument, ContextEntriesParams,
+    ContextEstimateDocument, ContextFormat, ContextParams, ContextUsageFigures, ContextUsageParams,
+    ContextUsageResult, ContinueRecentParams, CreateParams, DeleteParams, DeleteResult, Empty,
+    EntriesPage, EntriesParams, EntriesResult, EntryParams, ExportParams, ExportResult,
+    FindByIdParams, FindByIdResult, ForkFromParams, ForkParams, ForkResult, GetTreeParams,
+    GetTreeRow, InfoResult, LeafResult, ListAllParams, ListParams, ListResult, ListResultWarning,
+    ListSelectionParams, NavigateResult, OpenParams, OpenedSession, PrepareCompactionParams,
+    PrepareTreeResult, SessionRef, SummaryParam, SummaryTextParam, TreeFilterName,
+    TreeNotification, TreeParams, TreeResult, UnwatchResult, WatchResult,
+};
 
 type Ctx = RequestContext<Sidecar>;
 
@@ -144,22 +156,6 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
     }
 }
 
-fn wire_reason(reason: ops::CompactReason) -> CompactReason {
-    match reason {
-        ops::CompactReason::Manual => CompactReason::Manual,
-        ops::CompactReason::Threshold => CompactReason::Threshold,
-        ops::CompactReason::Overflow => CompactReason::Overflow,
-    }
-}
-
-fn ops_reason(reason: CompactReason) -> ops::CompactReason {
-    match reason {
-        CompactReason::Manual => ops::CompactReason::Manual,
-        CompactReason::Threshold => ops::CompactReason::Threshold,
-        CompactReason::Overflow => ops::CompactReason::Overflow,
-    }
-}
-
 impl ops::Hooks for ClientHooks<'_> {
     async fn before_tree(&self, ask: ops::BeforeTree) -> HookReply<TreeHookAnswer> {
         let hook = BeforeTreeHook {
@@ -193,7 +189,7 @@ impl ops::Hooks for ClientHooks<'_> {
             preparation: ask.preparation.to_serde(),
             branch_entries: ask.branch_entries.iter().map(JsValue::to_serde).collect(),
             custom_instructions: ask.custom_instructions,
-            reason: ask.reason.map(wire_reason),
+            reason: ask.reason,
         };
         let reply = self.ask(&hook).await;
         map_reply(reply, |a| ops::CompactHookAnswer {
@@ -682,7 +678,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'stat
         for row in &page.rows {
             let record = session.record(row.position);
             let label = record.id().and_then(|id| session.label(id));
-            rows.push(TreeRow {
+            rows.push(GetTreeRow {
                 id: record.id(),
                 parent_id: record.parent().into_id(),
                 kind: record.type_name(),
@@ -807,8 +803,8 @@ fn to_usize(n: Option<u64>) -> usize {
     n.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListWarning> + '_ {
-    notes.iter().map(|note| ListWarning {
+fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListResultWarning> + '_ {
+    notes.iter().map(|note| ListResultWarning {
         path: note.path.to_string_lossy().into_owned(),
         reason: note.message(),
         line: Some(note.mark.line),
@@ -854,7 +850,7 @@ async fn listing(
         .await
         .and_then(|listed| match listed {
             ops::Listed::Rows { listing, total: n } => {
-                let warnings = listing.warnings.iter().map(|w| ListWarning {
+                let warnings = listing.warnings.iter().map(|w| ListResultWarning {
                     path: w.path.to_string_lossy().into_owned(),
                     reason: w.reason.to_string(),
                     line: None,
@@ -869,7 +865,7 @@ async fn listing(
                 )
             }
             ops::Listed::Headers { listing, total: n } => {
-                let warnings = listing.skipped.iter().map(|skip| ListWarning {
+                let warnings = listing.skipped.iter().map(|skip| ListResultWarning {
                     path: skip.path.clone(),
                     reason: skip.reason.clone(),
                     line: None,
@@ -1024,7 +1020,7 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
         expected_leaf: p.leaf_id.clone(),
         settings: request_settings(p.settings.as_ref()),
         custom_instructions: p.custom_instructions.clone(),
-        reason: ops_reason(p.reason.unwrap_or_default()),
+        reason: p.reason.unwrap_or_default(),
         summaries: (|| {
             Ok(store::compaction::Summaries {
                 history: summaries
