@@ -11,16 +11,16 @@ use crate::inspect;
 use crate::ops;
 use crate::store::watch::FileWatcher;
 
-use super::{Failure, emit, open, warn};
+use super::{CommandFailure, emit, open, warn};
 
 /// Prints the tree, then the rows of new entries until SIGINT/SIGTERM, the reader of the
 /// output going away (status 0), or the file being deleted, replaced or cut (status 1, one
 /// line on stderr).
-pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, CommandFailure> {
     let mut session = open(scope, file, profile)?;
     // Watching before the first print: nothing appended in between is missed.
-    let watcher = FileWatcher::new().map_err(Failure::in_file(file))?;
-    let watch = watcher.watch(file).map_err(Failure::in_file(file))?;
+    let watcher = FileWatcher::new().map_err(CommandFailure::in_file(file))?;
+    let watch = watcher.watch(file).map_err(CommandFailure::in_file(file))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -34,20 +34,20 @@ pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCod
             signal(SignalKind::terminate())?,
         )
     };
-    emit(&inspect::render_tree(&session).map_err(Failure::in_file(file))?)?;
+    emit(&inspect::render_tree(&session).map_err(CommandFailure::in_file(file))?)?;
     let output_closed = output_closed();
-    let followed = ops::Followed::one((), watch.changes());
+    let followed = ops::FollowedFiles::one((), watch.changes());
     // Each look is quick and prints as it goes: it runs here, between waits.
     let printing = ops::follow(&followed, |()| {
         let looked = ops::look(
             &mut session,
-            |e| Failure::in_file(file)(e),
+            |e| CommandFailure::in_file(file)(e),
             |session, before| {
                 // Told here, by printing; nothing else would take them.
                 session.take_foreign();
                 if session.len() > before {
                     let rows = inspect::render_tree_from(session, before as u32)
-                        .map_err(Failure::in_file(file))?;
+                        .map_err(CommandFailure::in_file(file))?;
                     emit(&rows)?;
                 }
                 Ok(())

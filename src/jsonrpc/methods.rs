@@ -55,18 +55,18 @@ fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
 
 /// How a request runs beside the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Scheduling {
     /// Runs beside any other request (reads, and methods that lock what they change).
     Concurrent,
     /// Changes the thing its key names (a session): one at a time per key, in arrival order.
     Serial,
 }
 
-impl Kind {
+impl Scheduling {
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Concurrent => "concurrent",
-            Kind::Serial => "serial",
+            Scheduling::Concurrent => "concurrent",
+            Scheduling::Serial => "serial",
         }
     }
 }
@@ -76,7 +76,7 @@ impl Kind {
 pub struct Message {
     pub name: String,
     /// Requests only.
-    pub kind: Option<Kind>,
+    pub kind: Option<Scheduling>,
     pub params: SchemaOf,
     /// Requests and hooks: the result (a hook's answer).
     pub result: Option<SchemaOf>,
@@ -127,7 +127,7 @@ impl<S: ServerState> Methods<S> {
     {
         self.claim_request::<P, R>(
             name,
-            Kind::Concurrent,
+            Scheduling::Concurrent,
             reading_params(move |context: RequestContext<S>, params: P| {
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
@@ -157,7 +157,7 @@ impl<S: ServerState> Methods<S> {
     {
         self.claim_request::<P, R>(
             name,
-            Kind::Serial,
+            Scheduling::Serial,
             reading_params(move |context: RequestContext<S>, params: P| {
                 // Taken now, while the reader is still on this request: arrival order.
                 let ticket = context.server().serial_queues().ticket(key_of(&params));
@@ -273,7 +273,7 @@ impl<S: ServerState> Methods<S> {
     fn claim_request<P: JsonSchema, R: Answer>(
         &mut self,
         name: &str,
-        kind: Kind,
+        kind: Scheduling,
         handler: RequestHandler<S>,
     ) {
         assert!(

@@ -14,7 +14,7 @@ use crate::store::{ErrorKind, Leaf, Session};
 use super::context::{LeafChoice, leaf as chosen_leaf};
 use super::error::OpError;
 use super::hooks::{BeforeCompact, CompactReason, HookReply, Hooks};
-use super::ports::{SessionAccess, Turn};
+use super::ports::{Hold, SessionAccess};
 use super::scope::Scope;
 
 /// The settings in force for `session`: the request's over pi's `settings.json` files (global,
@@ -33,7 +33,7 @@ pub(super) fn settings_in_force(
 pub struct ContextUsage {
     pub leaf: Leaf,
     pub settings: CompactionSettings,
-    pub usage: compaction::ContextUsage,
+    pub usage: compaction::UsageAtLeaf,
     pub context_window: Option<f64>,
     /// The window less the reserve: past it, pi compacts.
     pub threshold: Option<f64>,
@@ -245,7 +245,7 @@ pub async fn compact<A: SessionAccess>(
     let expected = input.expected_leaf.clone();
     let settings = input.settings;
     let (leaf, preparation, branch_entries, profile) = access
-        .with(Turn::Read, move |session| {
+        .with(Hold::Read, move |session| {
             let settings = settings_in_force(&step_scope, session, settings)?.compaction();
             let leaf = session.leaf().clone();
             if let Some(expected) = &expected
@@ -320,7 +320,7 @@ pub async fn compact<A: SessionAccess>(
         },
     };
     let (entry, leaf_after) = access
-        .with(Turn::Change, move |session| {
+        .with(Hold::Change, move |session| {
             // A serial method: nothing else moved the leaf, but say so if it did.
             if session.leaf() != &leaf {
                 return Err(OpError::store(

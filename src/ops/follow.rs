@@ -73,20 +73,20 @@ pub fn look<E>(
 }
 
 /// The files followed together, each under its caller's key.
-pub struct Followed<K> {
+pub struct FollowedFiles<K> {
     files: Vec<(K, Changes)>,
 }
 
-impl<K: Clone + PartialEq> Default for Followed<K> {
+impl<K: Clone + PartialEq> Default for FollowedFiles<K> {
     fn default() -> Self {
-        Followed { files: Vec::new() }
+        FollowedFiles { files: Vec::new() }
     }
 }
 
-impl<K: Clone + PartialEq> Followed<K> {
+impl<K: Clone + PartialEq> FollowedFiles<K> {
     /// One file, under `key`.
-    pub fn one(key: K, changes: Changes) -> Followed<K> {
-        let mut followed = Followed::default();
+    pub fn one(key: K, changes: Changes) -> FollowedFiles<K> {
+        let mut followed = FollowedFiles::default();
         followed.add(key, changes);
         followed
     }
@@ -142,7 +142,7 @@ fn first_ready<F: Future<Output = ()>>(
 /// The follow loop: each time files change, `on_change` is given each of their keys, until it
 /// breaks with the loop's result.
 pub async fn follow<K: Clone + PartialEq, T, Step: Future<Output = ControlFlow<T>>>(
-    followed: &Followed<K>,
+    followed: &FollowedFiles<K>,
     mut on_change: impl FnMut(K) -> Step,
 ) -> T {
     loop {
@@ -173,7 +173,7 @@ mod tests {
         }
         let watcher = FileWatcher::new().unwrap();
         let watches: Vec<_> = paths.iter().map(|p| watcher.watch(p).unwrap()).collect();
-        let mut followed = Followed::default();
+        let mut followed = FollowedFiles::default();
         for (key, watch) in ["a", "b", "c"].into_iter().zip(&watches) {
             followed.add(key, watch.changes());
         }

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use crate::format::profile::{FindById, Listing as ListingRule, Profile};
+use crate::format::profile::{FindById, ListingRule, Profile};
 use crate::repo::{HarnessListing, ListSelection, Listing, page};
 use crate::store::ErrorKind;
 

@@ -35,18 +35,18 @@ pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
-pub use follow::{FollowEnd, Followed, Look, follow, look};
+pub use follow::{FollowEnd, FollowedFiles, Look, follow, look};
 pub use hooks::{
     BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
     HookReply, Hooks,
 };
 pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
 pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
-pub use ports::{Local, SessionAccess, Turn};
+pub use ports::{Hold, Local, SessionAccess};
 pub use scope::Scope;
 pub use sessions::{
-    CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, continue_recent, create,
-    delete, fork, fork_file, fork_from, open,
+    CreateInput, ForkFromInput, ForkInput, ForkOutcome, OpenInput, PlaceChoice, continue_recent,
+    create, delete, fork, fork_file, fork_from, open,
 };
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::error::OpError;
 
 /// How a step holds the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Turn {
+pub enum Hold {
     /// A read, or a step after which more of the request follows.
     Read,
     /// A quick change after which more of the request follows: it keeps its turn throughout.
@@ -30,7 +30,7 @@ pub trait SessionAccess: Sync {
 
     fn with<T: Send + 'static>(
         &self,
-        turn: Turn,
+        turn: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> impl Future<Output = Result<T, Self::Error>> + Send;
 }
@@ -55,7 +55,7 @@ impl SessionAccess for Local {
 
     async fn with<T: Send + 'static>(
         &self,
-        _: Turn,
+        _: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, OpError> {
         let mut session = self.0.lock().unwrap_or_else(|p| p.into_inner());

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
-use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
+use crate::ops::{self, Hold, HookReply, LeafChoice, OpError, Scope, SessionAccess};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
 use crate::store::{
@@ -101,14 +101,14 @@ impl SessionAccess for Held<'_> {
 
     async fn with<T: Send + 'static>(
         &self,
-        turn: Turn,
+        turn: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, RpcError> {
         let work = move |session: &mut Session| work(session).map_err(RpcError::from);
         match turn {
-            Turn::Read => with_session(self.ctx, self.id, work).await,
-            Turn::Change => quick(self.ctx, self.id, false, work).await,
-            Turn::Commit => quick(self.ctx, self.id, true, work).await,
+            Hold::Read => with_session(self.ctx, self.id, work).await,
+            Hold::Change => quick(self.ctx, self.id, false, work).await,
+            Hold::Commit => quick(self.ctx, self.id, true, work).await,
         }
     }
 }
@@ -411,15 +411,15 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
         durable: p.durable,
     };
     Ok(match ops::fork(&scope, &held, &hooks, input).await? {
-        ops::Forked::Cancelled => ForkResult {
+        ops::ForkOutcome::Cancelled => ForkResult {
             cancelled: true,
             session: None,
             selected_text: None,
         },
-        ops::Forked::Made {
+        ops::ForkOutcome::Made(crate::repo::Forked {
             session,
             selected_text,
-        } => ForkResult {
+        }) => ForkResult {
             cancelled: false,
             session: Some(register(&ctx, session)?),
             selected_text,

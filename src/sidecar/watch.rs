@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::jsonrpc::{Raw, RpcError, ServerHandle};
-use crate::ops::{FollowEnd, Followed, Look};
+use crate::ops::{FollowEnd, FollowedFiles, Look};
 use crate::store::Session;
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
 
@@ -223,7 +223,7 @@ enum Looked {
 }
 
 async fn run(server: ServerHandle<Sidecar>, id: String, changes: Changes) {
-    let followed = Followed::one(id, changes);
+    let followed = FollowedFiles::one(id, changes);
     crate::ops::follow(&followed, |id| {
         let server = server.clone();
         async move {

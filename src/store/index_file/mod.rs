@@ -71,23 +71,23 @@ impl Identity {
 
 /// Where a session's index is and what it must say to be trusted.
 #[derive(Debug)]
-pub struct Place {
+pub struct IndexPlace {
     dir: Arc<Path>,
     /// The session file's canonical path.
     canonical: PathBuf,
     file: PathBuf,
 }
 
-impl Place {
+impl IndexPlace {
     /// `None` when the session's path cannot be resolved.
-    pub fn of(dir: Arc<Path>, session: &Path, options: &SessionOptions) -> Option<Place> {
+    pub fn of(dir: Arc<Path>, session: &Path, options: &SessionOptions) -> Option<IndexPlace> {
         let canonical = std::fs::canonicalize(session).ok()?;
         let mut key = canonical.as_os_str().as_encoded_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(options.profile.name().as_bytes());
         let name = format!("{:032x}.idx", xxhash_rust::xxh3::xxh3_128(&key));
         let file = dir.join(name);
-        Some(Place {
+        Some(IndexPlace {
             dir,
             canonical,
             file,
@@ -134,7 +134,11 @@ pub struct Restored {
 /// The reader's state from `place`'s index when it is valid for `file` as it is now (the same
 /// bytes up to the indexed end; the file may have grown after it). `None`, with a log line
 /// saying why, when there is no index or it cannot be trusted.
-pub fn restore(place: &Place, file: &SessionFile, options: &SessionOptions) -> Option<Restored> {
+pub fn restore(
+    place: &IndexPlace,
+    file: &SessionFile,
+    options: &SessionOptions,
+) -> Option<Restored> {
     if let Err(why) = place.usable_dir(false) {
         if place.dir.exists() || std::fs::symlink_metadata(&place.dir).is_ok() {
             tracing::warn!("{why}");
@@ -163,7 +167,7 @@ pub fn restore(place: &Place, file: &SessionFile, options: &SessionOptions) -> O
 }
 
 fn decode(
-    place: &Place,
+    place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
     index_file: &std::fs::File,
@@ -279,7 +283,7 @@ fn decode(
 /// first `checkpoint.records` of `index`). Failures are logged, never returned: the index is
 /// a cache.
 pub fn save(
-    place: &Place,
+    place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
     checkpoint: &Checkpoint,
@@ -361,7 +365,7 @@ fn sample_blocks(end: u64) -> Vec<(u64, u64)> {
     blocks
 }
 
-fn write_file(place: &Place, target: &Path, pieces: &[&[u8]]) {
+fn write_file(place: &IndexPlace, target: &Path, pieces: &[&[u8]]) {
     debug_assert!(target.starts_with(&place.dir));
     let written = safe_file::temporary_beside(target).and_then(|mut temporary| {
         let mut out = std::io::BufWriter::new(&mut temporary);
@@ -380,7 +384,7 @@ fn write_file(place: &Place, target: &Path, pieces: &[&[u8]]) {
 
 /// Stats over the first `records` entries, filed under the index's generation (they stay
 /// true while the index only grows).
-pub fn load_stats(place: &Place, generation: u64) -> Option<(usize, SessionStats)> {
+pub fn load_stats(place: &IndexPlace, generation: u64) -> Option<(usize, SessionStats)> {
     let bytes = safe_file::read_regular(&place.stats_file(), false).ok()?;
     let body = codec::body(&bytes).ok()?;
     let mut r = Reader::new(body);
@@ -422,7 +426,7 @@ pub fn load_stats(place: &Place, generation: u64) -> Option<(usize, SessionStats
     ))
 }
 
-pub fn save_stats(place: &Place, generation: u64, records: usize, stats: &SessionStats) {
+pub fn save_stats(place: &IndexPlace, generation: u64, records: usize, stats: &SessionStats) {
     if place.usable_dir(false).is_err() {
         return;
     }
