@@ -14,6 +14,7 @@
 mod compact;
 mod config;
 mod context;
+mod cursor;
 mod durable;
 mod edits;
 mod error;
@@ -21,8 +22,10 @@ mod export;
 mod follow;
 mod hooks;
 mod listing;
+mod model_answer;
 mod navigate;
 mod ports;
+mod reads;
 mod scope;
 mod sessions;
 
@@ -32,6 +35,7 @@ pub use compact::{
 };
 pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
+pub use cursor::{cursor_at, cursor_position};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
@@ -41,8 +45,13 @@ pub use hooks::{
     HookReply, Hooks,
 };
 pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
+pub use model_answer::{ModelAnswer, summary_text};
 pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
 pub use ports::{Hold, Local, SessionAccess};
+pub use reads::{
+    DEFAULT_ENTRIES_PAGE, EntriesInput, EntriesRange, TreeInput, TreeView, TreeViewRow,
+    check_tree_input, entries, tree, watch_point,
+};
 pub use scope::Scope;
 pub use sessions::{
     CreateInput, ForkFromInput, ForkInput, ForkOutcome, OpenInput, PlaceChoice, continue_recent,

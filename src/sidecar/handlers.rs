@@ -13,7 +13,7 @@ use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
-    TreeHookAnswer, TreeRequest, TreeWindow,
+    TreeHookAnswer, TreeRequest,
 };
 use serde_json::value::RawValue;
 
@@ -75,7 +75,7 @@ fn opened(id: String, session: &Session) -> OpenedSession {
         leaf_id: leaf_id(session.leaf()),
         written: session.is_written(),
         warnings: session.warnings().to_vec(),
-        cursor: super::watch::cursor_at(session, session.len()),
+        cursor: ops::cursor_at(session, session.len()),
     }
 }
 
@@ -327,20 +327,11 @@ pub async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcEr
     let id = p.session_id.clone();
     // Read up to now first: what is already there is told before the answer, and the
     // answer's cursor is where the watch's notifications begin.
-    let (path, cursor) = with_session(&ctx, &id, |session| {
-        Ok((
-            session.path().map(Path::to_path_buf),
-            super::watch::cursor_at(session, session.len()),
-        ))
+    let watched = id.clone();
+    let (path, cursor) = with_session(&ctx, &id, move |session| {
+        Ok(ops::watch_point(session, &watched)?)
     })
     .await?;
-    let Some(path) = path else {
-        return Err(StoreError::new(
-            ErrorKind::InvalidArgument,
-            format!("session {id:?} is in memory: there is no file to watch"),
-        )
-        .into());
-    };
     let watches = &ctx.state().watches;
     if watches.is_watched(&id) {
         return Ok(WatchResult {
@@ -656,43 +647,35 @@ fn tree_filter(name: TreeFilterName) -> TreeFilter {
 }
 
 pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'static>>, RpcError> {
-    if p.around.is_some() && p.offset.is_some() {
-        return Err(RpcError::invalid_params(
-            "'offset' and 'around' name a page each: give one",
-        ));
-    }
-    let id = p.session_id.clone();
-    with_session(&ctx, &id, move |session| {
-        let window = match &p.around {
-            Some(id) => TreeWindow::Around { id, limit: p.limit },
-            None => TreeWindow::Range {
-                offset: p.offset.unwrap_or(0),
-                limit: p.limit,
-            },
-        };
-        let page = session.tree_page(p.filter.map(tree_filter), window)?;
-        let on_path = session.on_leaf_path();
-        let positions: Vec<u32> = page.rows.iter().map(|r| r.position).collect();
-        let previews = session.row_previews(&positions)?;
-        let mut rows = Vec::with_capacity(page.rows.len());
-        for row in &page.rows {
-            let record = session.record(row.position);
-            let label = record.id().and_then(|id| session.label(id));
-            rows.push(GetTreeRow {
-                id: record.id(),
-                parent_id: record.parent().into_id(),
-                kind: record.type_name(),
+    let input = ops::TreeInput {
+        filter: p.filter.map(tree_filter),
+        offset: p.offset,
+        around: p.around,
+        limit: p.limit,
+    };
+    // Refused before the session is looked at, as a bad request.
+    ops::check_tree_input(&input)?;
+    with_session(&ctx, &p.session_id, move |session| {
+        let view = ops::tree(session, input)?;
+        let rows = view
+            .rows()
+            .map(|row| GetTreeRow {
+                id: row.id,
+                parent_id: row.parent_id,
+                kind: row.kind,
                 depth: row.depth,
-                label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),
-                preview: previews.get(row.position),
-                on_path: on_path[row.position as usize],
-            });
-        }
+                label: row
+                    .label
+                    .and_then(|l| RawValue::from_string(l.stringify()).ok()),
+                preview: row.preview,
+                on_path: row.on_path,
+            })
+            .collect();
         let result = TreeResult {
-            leaf_id: leaf_id(session.leaf()),
-            total: page.total,
-            offset: page.offset,
-            anchor: page.anchor,
+            leaf_id: leaf_id(view.leaf),
+            total: view.page.total,
+            offset: view.page.offset,
+            anchor: view.page.anchor,
             rows,
         };
         serde_json::to_string(&result)
@@ -744,38 +727,35 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResu
 }
 
 pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
-    let id = p.session_id.clone();
-    with_session(&ctx, &id, move |session| {
-        let total = session.len();
-        let start = match &p.since {
-            Some(_) if p.offset != 0 => {
-                return Err(RpcError::invalid_params(
-                    "'since': give either 'since' or 'offset', not both",
-                ));
-            }
-            Some(since) => super::watch::cursor_position(session, since, "since")?,
-            None => p.offset.min(total),
-        };
-        let limit = p.limit.unwrap_or(1000);
-        if limit == 0 {
-            // A page of nothing would name itself as the next page: a client following it
-            // would never end.
-            return Err(RpcError::invalid_params("'limit': must be at least 1"));
-        }
-        let end = start.saturating_add(limit).min(total);
-        let positions: Vec<u32> = (start as u32..end as u32).collect();
-        let next = match end < total {
-            true => end.to_string(),
-            false => "null".to_string(),
-        };
-        let cursor = super::watch::cursor_at(session, end);
+    let input = ops::EntriesInput {
+        offset: p.offset,
+        since: p.since,
+        limit: p.limit,
+    };
+    with_session(&ctx, &p.session_id, move |session| {
+        let page = ops::entries(session, &input)?;
+        let positions: Vec<u32> =
+            (page.positions.start as u32..page.positions.end as u32).collect();
         answers::entries(
             session,
             &positions,
-            &format!(r#","nextOffset":{next},"total":{total},"cursor":"{cursor}""#),
+            &answers::members_after(&EntriesPageTail {
+                next_offset: page.next_offset,
+                total: page.total,
+                cursor: page.cursor,
+            })?,
         )
     })
     .await
+}
+
+/// The members of `getEntries`' answer after its entries.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntriesPageTail {
+    next_offset: Option<usize>,
+    total: usize,
+    cursor: String,
 }
 
 pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
@@ -972,44 +952,19 @@ pub async fn prepare_compaction(
     .await
 }
 
-/// A model's answer as the store takes it: `text`, or the text of its `content` blocks.
+/// A model's answer as the store takes it (`ops::summary_text` reads it as pi does).
 fn summary_text(
     p: &SummaryTextParam,
     name: &str,
 ) -> Result<store::compaction::SummaryText, OpError> {
-    let block_type =
-        |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()).map(str::to_string);
-    let (text, calls_tool) = match (&p.text, &p.content) {
-        (Some(text), None) => (text.clone(), false),
-        (None, Some(blocks)) => {
-            // pi-ai's `contentText(content)`: the text blocks' texts joined by "\n".
-            let texts: Vec<String> = blocks
-                .iter()
-                .filter(|b| block_type(b).as_deref() == Some("text"))
-                .map(|b| match b.get("text") {
-                    None | Some(serde_json::Value::Null) => String::new(),
-                    Some(t) => JsValue::from_serde(t).to_js_string(),
-                })
-                .collect();
-            let calls = blocks
-                .iter()
-                .any(|b| block_type(b).as_deref() == Some("toolCall"));
-            (texts.join("\n"), calls)
-        }
-        _ => {
-            return Err(OpError::store(
-                ErrorKind::InvalidArgument,
-                format!("'{name}': give the answer's text or its content, not both or neither"),
-            ));
-        }
-    };
-    Ok(store::compaction::SummaryText {
-        text,
+    let answer = ops::ModelAnswer {
+        text: p.text.clone(),
+        content: p.content.clone(),
         usage: p.usage.as_ref().map(JsValue::from_serde),
         stop_reason: p.stop_reason.clone(),
         error_message: p.error_message.clone(),
-        calls_tool,
-    })
+    };
+    ops::summary_text(answer, name)
 }
 
 /// `compact` (`ops::compact`), then `session_compact` before the answer.

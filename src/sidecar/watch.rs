@@ -1,4 +1,5 @@
-//! `session/watch` and `session/unwatch`, the cursors answers carry, and `session_changed`.
+//! `session/watch` and `session/unwatch`, and `session_changed` (the cursors it carries are
+//! `ops::cursor_at`'s).
 //!
 //! A watch wakes on the OS's word that the file changed ([`crate::store::watch`]); it then
 //! does what a request does with a grown file (the one follower, [`Session::follow_tail`])
@@ -13,7 +14,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::jsonrpc::{Raw, RpcError, ServerHandle};
-use crate::ops::{FollowEnd, FollowedFiles, Look};
+use crate::ops::{FollowEnd, FollowedFiles, Look, cursor_at};
 use crate::store::Session;
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
 
@@ -25,59 +26,6 @@ use super::wire::{ChangedNotification, WatchEndReason, WatchEndedNotification};
 const PAGE_ENTRIES: usize = 1000;
 /// At most about this many bytes of entries in one `session_changed` (at least one entry).
 const PAGE_BYTES: u64 = 1 << 20;
-
-// ---------------------------------------------------------------------------------------------
-// Cursors
-
-/// A point in a session's entries, between two of them: `c<count>-<check>`, where `count` is
-/// how many entries come before it and `check` ties it to the session and to the entry just
-/// before it (so a cursor of another session, or of a file replaced or cut since, is refused
-/// rather than misread). Entries are only ever added at the end, in file order, so a point
-/// stays valid while the file grows, across reopens and reconnects.
-pub fn cursor_at(session: &Session, count: usize) -> String {
-    format!("c{count}-{:016x}", check(session, count))
-}
-
-fn check(session: &Session, count: usize) -> u64 {
-    let before = match count {
-        0 => String::new(),
-        n => session
-            .record(n as u32 - 1)
-            .id()
-            .map_or_else(|| format!("#{n}"), str::to_string),
-    };
-    let mut text = session.session_id().into_owned();
-    text.push('\0');
-    text.push_str(&before);
-    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
-}
-
-/// The number of entries before the point `cursor` names, or an error naming `member`.
-pub fn cursor_position(session: &Session, cursor: &str, member: &str) -> Result<usize, RpcError> {
-    let parsed = cursor
-        .strip_prefix('c')
-        .and_then(|rest| rest.split_once('-'))
-        .and_then(|(count, check)| {
-            Some((
-                count.parse::<usize>().ok()?,
-                u64::from_str_radix(check, 16).ok()?,
-            ))
-        });
-    let Some((count, expected)) = parsed else {
-        return Err(RpcError::invalid_params(format!(
-            "'{member}': {cursor:?} is not a cursor (take one from an answer's or a \
-             notification's `cursor`)"
-        )));
-    };
-    if count > session.len() || check(session, count) != expected {
-        return Err(RpcError::invalid_params(format!(
-            "'{member}': cursor {cursor:?} is not a point of this session's entries (it is \
-             another session's, or the file was replaced or cut since); read from the start \
-             or from a cursor of this session"
-        )));
-    }
-    Ok(count)
-}
 
 // ---------------------------------------------------------------------------------------------
 // Telling the client

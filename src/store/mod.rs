@@ -52,5 +52,5 @@ pub use row_indents::row_indents;
 pub use session::Session;
 pub use stats::SessionStats;
 pub use sync::fsync_parent;
-pub use tree::{TreeFilter, TreeWindow};
-pub use tree_memo::TreeRow;
+pub use tree::{TreeFilter, TreePage, TreeWindow};
+pub use tree_memo::{RowPreviews, TreeRow};
