@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
 use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
-use crate::ops::{self, Hold, HookReply, LeafChoice, OpError, Scope, SessionAccess};
+use crate::ops::{self, HookReply, LeafChoice, OpError, Scope};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
 use crate::store::{
@@ -21,7 +21,7 @@ use super::answers;
 
 use super::Sidecar;
 use super::entry::new_entry;
-use super::registry::lock;
+use super::threads::{Held, blocking, in_scope, quick, with_session};
 use super::wire::{
     AppendParams, AppendResult, BeforeCompactHook, BeforeForkHook, BeforeTreeHook, BranchParams,
     BranchPathParams, BranchWithSummaryParams, CompactNotification, CompactParams, CompactResult,
@@ -40,25 +40,6 @@ type Ctx = RequestContext<Sidecar>;
 
 fn leaf_id(leaf: &Leaf) -> Option<String> {
     leaf.id().map(str::to_string)
-}
-
-/// Runs blocking store work off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RpcError::internal(format!("store task failed: {e}")))?
-}
-
-/// Runs an operation that needs no open session off the async threads, in the sidecar's scope.
-async fn in_scope<T: Send + 'static>(
-    ctx: &Ctx,
-    work: impl FnOnce(&Scope, &Ctx) -> Result<T, OpError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let scope = ctx.state().registry.scope()?.clone();
-    let ctx = ctx.clone();
-    blocking(move || Ok(work(&scope, &ctx)?)).await
 }
 
 /// Whether a session is open here at `path`.
@@ -87,31 +68,6 @@ fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
 
 // ---------------------------------------------------------------------------------------------
 // The ports the operations run through here
-
-/// A registered session, as the operations hold it: reads on a blocking thread, quick changes
-/// on the event loop when the session is free, and every step after what another program
-/// appended was read.
-struct Held<'a> {
-    ctx: &'a Ctx,
-    id: &'a str,
-}
-
-impl SessionAccess for Held<'_> {
-    type Error = RpcError;
-
-    async fn with<T: Send + 'static>(
-        &self,
-        turn: Hold,
-        work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
-    ) -> Result<T, RpcError> {
-        let work = move |session: &mut Session| work(session).map_err(RpcError::from);
-        match turn {
-            Hold::Read => with_session(self.ctx, self.id, work).await,
-            Hold::Change => quick(self.ctx, self.id, false, work).await,
-            Hold::Commit => quick(self.ctx, self.id, true, work).await,
-        }
-    }
-}
 
 /// What an operation on session `id` runs with here: the scope, the session, the client.
 fn ports<'a>(ctx: &'a Ctx, id: &'a str) -> Result<(Scope, Held<'a>, ClientHooks<'a>), RpcError> {
@@ -204,70 +160,6 @@ impl ops::Hooks for ClientHooks<'_> {
             }),
         })
     }
-}
-
-/// Runs a change of one session on the event loop when the session is free and not durable,
-/// else (a long read holds it, or a sync is due) on a blocking thread, so the loop never waits
-/// for a lock. `commit`: the request's last change; on a durable session it is written under
-/// the session's lock and synced outside it, with the next request for the session already let
-/// in, so changes that queue behind a sync share the next one (group commit). The answer still
-/// waits for the sync that covers it, and for the answers before it.
-async fn quick<T: Send + 'static>(
-    ctx: &Ctx,
-    id: &str,
-    commit: bool,
-    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let cell = ctx.state().registry.get(id)?;
-    {
-        let free = match cell.try_lock() {
-            Ok(session) => Some(session),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        };
-        // A durable change syncs before it returns, and another program's appends must be
-        // read first: neither on the loop.
-        if let Some(mut session) = free.filter(|session| !session.is_durable())
-            && !session.tail_grew()?
-            && !session.has_foreign()
-        {
-            return work(&mut session);
-        }
-    }
-    let ctx = ctx.clone();
-    let id = id.to_owned();
-    blocking(move || {
-        if !commit {
-            return work(current(&ctx, &id, &mut lock(&cell))?);
-        }
-        let (value, unsynced) = current(&ctx, &id, &mut lock(&cell))?.with_sync_deferred(work)?;
-        ctx.start_next_in_line();
-        unsynced.wait()?;
-        Ok(value)
-    })
-    .await
-}
-
-/// Runs a read of one session on a blocking thread, so a large read never holds up the
-/// messages behind it.
-async fn with_session<T: Send + 'static>(
-    ctx: &Ctx,
-    id: &str,
-    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let cell = ctx.state().registry.get(id)?;
-    let ctx = ctx.clone();
-    let id = id.to_owned();
-    blocking(move || work(current(&ctx, &id, &mut lock(&cell))?)).await
-}
-
-/// The session with what another program appended since it was last read (pi takes no lock):
-/// every read and change sees the file as it is now, and the client hears of new entries
-/// (`session_changed`) before the answer that includes them.
-fn current<'a>(ctx: &Ctx, id: &str, session: &'a mut Session) -> Result<&'a mut Session, RpcError> {
-    session.follow_tail()?;
-    super::watch::report_foreign(ctx.server(), id, session)?;
-    Ok(session)
 }
 
 // ---------------------------------------------------------------------------------------------

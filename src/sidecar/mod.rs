@@ -3,6 +3,7 @@
 //! sessions, the wire types, the handlers, the schema and the stdio entry point.
 
 mod answers;
+mod changed;
 mod entry;
 mod error;
 mod handlers;
@@ -12,6 +13,7 @@ mod registry;
 pub mod schema;
 pub mod session_server;
 mod stdio;
+mod threads;
 mod watch;
 pub mod wire;
 

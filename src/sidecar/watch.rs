@@ -1,9 +1,10 @@
-//! `session/watch` and `session/unwatch`, and `session_changed` (the cursors it carries are
-//! `ops::cursor_at`'s).
+//! `session/watch` and `session/unwatch`: one watch per session, each running the follow loop
+//! ([`crate::ops::follow`]).
 //!
 //! A watch wakes on the OS's word that the file changed ([`crate::store::watch`]); it then
-//! does what a request does with a grown file (the one follower, [`Session::follow_tail`])
-//! and tells the client of the entries other programs appended. It takes the session's turn
+//! does what a request does with a grown file (the one follower,
+//! [`crate::store::Session::follow_tail`]) and tells the client of the entries other programs
+//! appended (`session_changed`, [`super::changed`]). It takes the session's turn
 //! among its changes first, so its notification never overtakes the answer of a change made
 //! before it, and it waits while the client's unread output is over its bound, so a client
 //! that stops reading holds at most one notification per watched session.
@@ -13,68 +14,14 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::jsonrpc::{Raw, RpcError, ServerHandle};
-use crate::ops::{FollowEnd, FollowedFiles, Look, cursor_at};
-use crate::store::Session;
+use crate::jsonrpc::{RpcError, ServerHandle};
+use crate::ops::{FollowEnd, FollowedFiles, Look};
 use crate::store::watch::{Changes, FileWatch, FileWatcher};
 
 use super::Sidecar;
+use super::changed::report_foreign;
 use super::registry::lock;
-use super::wire::{ChangedNotification, WatchEndReason, WatchEndedNotification};
-
-/// At most this many entries in one `session_changed` (the rest: `getEntries {since}`).
-const PAGE_ENTRIES: usize = 1000;
-/// At most about this many bytes of entries in one `session_changed` (at least one entry).
-const PAGE_BYTES: u64 = 1 << 20;
-
-// ---------------------------------------------------------------------------------------------
-// Telling the client
-
-/// Tells the client of the entries other programs appended that it was not told of yet (one
-/// `session_changed`, with at most a page of them). Called under the session's lock, by a
-/// request before its answer and by a watch.
-pub fn report_foreign<S: crate::jsonrpc::ServerState>(
-    server: &ServerHandle<S>,
-    id: &str,
-    session: &mut Session,
-) -> Result<(), RpcError> {
-    let ranges = session.take_foreign();
-    let Some(first) = ranges.first() else {
-        return Ok(());
-    };
-    let from = cursor_at(session, first.start as usize);
-    let added: usize = ranges.iter().map(|r| r.len()).sum();
-    let mut page = Vec::new();
-    let mut bytes = 0u64;
-    for position in ranges.iter().flat_map(|r| r.clone()) {
-        if page.len() == PAGE_ENTRIES || (bytes >= PAGE_BYTES && !page.is_empty()) {
-            break;
-        }
-        bytes += session.line_len(position);
-        page.push(position);
-    }
-    let head = ChangedNotification {
-        session_id: id.to_owned(),
-        entries_added: added,
-        leaf_id: session.leaf().id().map(str::to_string),
-        from,
-        cursor: cursor_at(session, session.len()),
-        complete: page.len() == added,
-        entries: Vec::new(),
-    };
-    let mut text = serde_json::to_string(&head).map_err(RpcError::internal)?;
-    // `entries` is the last member: written from the file's bytes in its place.
-    let empty = r#""entries":[]}"#;
-    if !text.ends_with(empty) {
-        return Err(RpcError::internal("session_changed: entries are not last"));
-    }
-    text.truncate(text.len() - empty.len());
-    text.push_str(r#""entries":["#);
-    session.write_entries_json(&page, &mut text)?;
-    text.push_str("]}");
-    server.send_raw(Raw::<ChangedNotification>::new(text));
-    Ok(())
-}
+use super::wire::{WatchEndReason, WatchEndedNotification};
 
 // ---------------------------------------------------------------------------------------------
 // The watches of one connection
@@ -183,7 +130,7 @@ async fn run(server: ServerHandle<Sidecar>, id: String, changes: Changes) {
                 return ControlFlow::Break(());
             };
             let looker = server.clone();
-            let looked = tokio::task::spawn_blocking(move || look(&looker, &id, &cell)).await;
+            let looked = super::threads::blocking(move || Ok(look(&looker, &id, &cell))).await;
             drop(turn);
             match looked {
                 Ok(Looked::Going) => ControlFlow::Continue(()),
