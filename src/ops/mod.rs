@@ -50,7 +50,7 @@ pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigat
 pub use ports::{Hold, Local, SessionAccess};
 pub use reads::{
     DEFAULT_ENTRIES_PAGE, EntriesInput, EntriesRange, TreeInput, TreeView, TreeViewRow,
-    check_tree_input, entries, tree, watch_point,
+    branch_entries, check_tree_input, children, entries, entry_position, tree, watch_point,
 };
 pub use scope::Scope;
 pub use sessions::{

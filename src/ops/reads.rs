@@ -6,7 +6,11 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::format::json::JsValue;
-use crate::store::{ErrorKind, Leaf, RowPreviews, Session, TreeFilter, TreePage, TreeWindow};
+use crate::store::{
+    ErrorKind, Leaf, RowPreviews, Session, StoreError, TreeFilter, TreePage, TreeWindow,
+};
+
+use super::context::{LeafChoice, leaf};
 
 use super::cursor::{cursor_at, cursor_position};
 use super::error::OpError;
@@ -153,4 +157,24 @@ pub fn watch_point(session: &Session, id: &str) -> Result<(PathBuf, String), OpE
             format!("session {id:?} is in memory: there is no file to watch"),
         )),
     }
+}
+
+/// The position of entry `id`, or `entry_not_found`.
+pub fn entry_position(session: &Session, id: &str) -> Result<u32, OpError> {
+    session
+        .position(id)
+        .ok_or_else(|| StoreError::entry_not_found(id).into())
+}
+
+/// The positions of entry `id`'s children, in file order.
+pub fn children(session: &Session, id: &str) -> Result<Vec<u32>, OpError> {
+    entry_position(session, id)?;
+    Ok(session.children(id))
+}
+
+/// The positions of the branch from the root to the leaf `choice` names, as the session's
+/// profile walks it.
+pub fn branch_entries(session: &Session, choice: &LeafChoice) -> Result<Vec<u32>, OpError> {
+    let leaf = leaf(session, choice)?;
+    Ok(session.profile_path(&leaf)?.positions)
 }

@@ -577,19 +577,13 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'stat
     .await
 }
 
-fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
-    session
-        .position(id)
-        .ok_or_else(|| StoreError::entry_not_found(id).into())
-}
-
 pub async fn get_entry(
     ctx: Ctx,
     p: EntryParams,
 ) -> Result<Raw<super::pi_format::AnyEntry>, RpcError> {
     let id = p.session_id.clone();
     quick(&ctx, &id, false, move |session| {
-        let position = position_of(session, &p.entry_id)?;
+        let position = ops::entry_position(session, &p.entry_id)?;
         answers::entry(session, position)
     })
     .await
@@ -598,8 +592,7 @@ pub async fn get_entry(
 pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
-        position_of(session, &p.entry_id)?;
-        answers::entries(session, &session.children(&p.entry_id), "")
+        answers::entries(session, &ops::children(session, &p.entry_id)?, "")
     })
     .await
 }
@@ -611,9 +604,8 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResu
             .entry_id
             .clone()
             .map_or(LeafChoice::Current, LeafChoice::Entry);
-        let leaf = ops::leaf(session, &choice)?;
-        let walk = session.profile_path(&leaf)?;
-        answers::entries_sliced(session, &walk.positions, p.offset, p.limit)
+        let positions = ops::branch_entries(session, &choice)?;
+        answers::entries_sliced(session, &positions, p.offset, p.limit)
     })
     .await
 }

@@ -49,9 +49,7 @@ impl Registry {
     }
 
     fn config(&self) -> Result<Arc<Config>, RpcError> {
-        self.config
-            .clone()
-            .map_err(|reason| RpcError::internal(reason))
+        self.config.clone().map_err(RpcError::internal)
     }
 
     /// Called at `initialize`: the sessions root, the index, the default profile, and
