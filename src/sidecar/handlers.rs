@@ -1,13 +1,13 @@
 //! The `session/*` methods: wire types translated into the operations' types (`crate::ops`)
-//! and back. The operations hold the policy; this file holds the two ports they run through
-//! here: [`Held`] (a registered session, its lock, its followed tail, group commit) and
-//! [`ClientHooks`] (the hooks sent to the client and their answers parsed).
+//! and back. The operations hold the policy; this file holds the hook port they run through
+//! here, [`ClientHooks`] (the hooks sent to the client and their answers parsed); the session
+//! port ([`Held`]) and where each step runs are `threads.rs`'s.
 
 use std::path::Path;
 
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
-use crate::jsonrpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
+use crate::jsonrpc::{Hook, HookOutcome, Raw, RpcError};
 use crate::ops::{self, HookReply, LeafChoice, OpError, Scope};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
@@ -19,9 +19,8 @@ use serde_json::value::RawValue;
 
 use super::answers;
 
-use super::Sidecar;
 use super::entry::new_entry;
-use super::threads::{Held, blocking, in_scope, quick, with_session};
+use super::threads::{Ctx, Held, blocking, in_scope, quick, with_session};
 use super::wire::{
     AppendParams, AppendResult, BeforeCompactHook, BeforeForkHook, BeforeTreeHook, BranchParams,
     BranchPathParams, BranchWithSummaryParams, CompactNotification, CompactParams, CompactResult,
@@ -35,8 +34,6 @@ use super::wire::{
     PrepareTreeResult, SessionRef, SummaryParam, SummaryTextParam, TreeFilterName,
     TreeNotification, TreeParams, TreeResult, UnwatchResult, WatchResult,
 };
-
-type Ctx = RequestContext<Sidecar>;
 
 fn leaf_id(leaf: &Leaf) -> Option<String> {
     leaf.id().map(str::to_string)

@@ -20,7 +20,8 @@ use crate::store::Session;
 use super::Sidecar;
 use super::registry::lock;
 
-type Ctx = RequestContext<Sidecar>;
+/// What a method of the sidecar is given.
+pub type Ctx = RequestContext<Sidecar>;
 
 /// Runs blocking store work off the async threads.
 pub async fn blocking<T: Send + 'static>(
