@@ -2,8 +2,8 @@
 //!
 //! Layers, data flowing one way: `format` (one JSONL line <-> one entry) -> `store` (one
 //! session and its file) -> `repo` (sessions directories) -> `ops` (every session operation
-//! and its policy, with the configuration read once) -> `rpc` (the stdio sidecar) and `cli`
-//! (the command line); `transcript` plays scripted exchanges with the sidecar (for
+//! and its policy, with the configuration read once) -> `sidecar` (the `session/*` methods over
+//! the `jsonrpc` transport, which knows no sessions) and `cli` (the command line); `transcript` plays scripted exchanges with the sidecar (for
 //! `pi-session test` and the project's own tests).
 //!
 //! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
@@ -15,10 +15,13 @@ mod catalog;
 mod cli;
 mod export;
 mod format;
+#[cfg(test)]
+mod import_graph;
 mod inspect;
+mod jsonrpc;
 mod ops;
 mod repo;
-mod rpc;
+mod sidecar;
 mod store;
 mod transcript;
 
@@ -26,7 +29,7 @@ pub use cli::run as run_cli;
 pub use format::json::JsValue;
 pub use format::profile::Profile;
 pub use repo::{CachePolicy, Listing, MessagesText, PathEnv, Repo, RepoError, SessionInfo};
-pub use rpc::{StdioArgs, serve_stdio};
+pub use sidecar::{StdioArgs, serve_stdio};
 pub use store::{
     Context, ErrorKind, ForkPosition, MessageFormat, NewSession, Session, SessionOptions,
     SessionStats, StoreError, TreeRow, Warning,
@@ -57,12 +60,12 @@ pub mod internal {
         };
     }
     pub mod rpc {
-        pub use crate::rpc::{
+        pub use crate::jsonrpc::{
             BoxFuture, ClientSettings, Frame, FrameReader, Framing, HookOutcome, Methods, Nothing,
             PROTOCOL_VERSION, RequestContext, RpcError, ServeOutcome, Server, ServerOptions,
-            ServerState, StdioArgs, StopHandle, StopReason, WireFraming, encode_frame, schema,
-            serve_stdio, session_server,
+            ServerState, StopHandle, StopReason, WireFraming, encode_frame,
         };
+        pub use crate::sidecar::{StdioArgs, schema, serve_stdio, session_server};
     }
     pub mod transcript {
         pub use crate::transcript::*;

@@ -1,30 +1,26 @@
 //! `pi-session tree --follow`: the tree, then each entry another program appends, as it is
-//! appended, through the same watch and follower the server's `session/watch` uses.
+//! appended, through the same follow loop the server's `session/watch` runs ([`ops::follow`]).
 
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::format::profile::Profile;
 use crate::inspect;
 use crate::ops;
-use crate::store::GoneReason;
 use crate::store::watch::FileWatcher;
 
-use super::{Failure, emit, open, warn};
-
-/// As the server's watch: a burst of appends gathers into one read.
-const GATHER: Duration = Duration::from_millis(10);
+use super::{CommandFailure, emit, open, warn};
 
 /// Prints the tree, then the rows of new entries until SIGINT/SIGTERM, the reader of the
 /// output going away (status 0), or the file being deleted, replaced or cut (status 1, one
 /// line on stderr).
-pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, CommandFailure> {
     let mut session = open(scope, file, profile)?;
     // Watching before the first print: nothing appended in between is missed.
-    let watcher = FileWatcher::new().map_err(Failure::in_file(file))?;
-    let watch = watcher.watch(file).map_err(Failure::in_file(file))?;
+    let watcher = FileWatcher::new().map_err(CommandFailure::in_file(file))?;
+    let watch = watcher.watch(file).map_err(CommandFailure::in_file(file))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -38,38 +34,40 @@ pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCod
             signal(SignalKind::terminate())?,
         )
     };
-    emit(&inspect::render_tree(&session).map_err(Failure::in_file(file))?)?;
+    emit(&inspect::render_tree(&session).map_err(CommandFailure::in_file(file))?)?;
     let output_closed = output_closed();
+    let followed = ops::FollowedFiles::one((), watch.changes());
+    // Each look is quick and prints as it goes: it runs here, between waits.
+    let printing = ops::follow(&followed, |()| {
+        let looked = ops::look(
+            &mut session,
+            |e| CommandFailure::in_file(file)(e),
+            |session, before| {
+                // Told here, by printing; nothing else would take them.
+                session.take_foreign();
+                if session.len() > before {
+                    let rows = inspect::render_tree_from(session, before as u32)
+                        .map_err(CommandFailure::in_file(file))?;
+                    emit(&rows)?;
+                }
+                Ok(())
+            },
+        );
+        std::future::ready(match looked {
+            Ok(ops::Look::Going) => ControlFlow::Continue(()),
+            Ok(ops::Look::Ended { message, .. }) => {
+                warn(format_args!("{message}"));
+                ControlFlow::Break(Ok(ExitCode::FAILURE))
+            }
+            Err(failure) => ControlFlow::Break(Err(failure)),
+        })
+    });
     runtime.block_on(async move {
-        let mut output_closed = output_closed;
-        loop {
-            tokio::select! {
-                () = watch.changed() => {}
-                _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
-                _ = terminate.recv() => return Ok(ExitCode::SUCCESS),
-                _ = &mut output_closed => return Ok(ExitCode::SUCCESS),
-            }
-            tokio::time::sleep(GATHER).await;
-            let gone = session.file_gone().map_err(Failure::in_file(file))?;
-            if let Some(gone) = &gone
-                && gone.reason == GoneReason::Truncated
-            {
-                warn(format_args!("{}", gone.message));
-                return Ok(ExitCode::FAILURE);
-            }
-            let before = session.len() as u32;
-            session.follow_tail().map_err(Failure::in_file(file))?;
-            // Told here, by printing; nothing else would take them.
-            session.take_foreign();
-            if session.len() as u32 > before {
-                let rows =
-                    inspect::render_tree_from(&session, before).map_err(Failure::in_file(file))?;
-                emit(&rows)?;
-            }
-            if let Some(gone) = gone {
-                warn(format_args!("{}", gone.message));
-                return Ok(ExitCode::FAILURE);
-            }
+        tokio::select! {
+            result = printing => result,
+            _ = interrupt.recv() => Ok(ExitCode::SUCCESS),
+            _ = terminate.recv() => Ok(ExitCode::SUCCESS),
+            _ = output_closed => Ok(ExitCode::SUCCESS),
         }
     })
 }

@@ -9,7 +9,7 @@ use crate::repo::search::{NameFilter, SearchQuery, SearchSort};
 use crate::repo::{CachePolicy, HarnessListing, ListField, ListSelection, render};
 use clap::Args;
 
-use super::{Failure, emit, op_failed, parse_profile, warn};
+use super::{CommandFailure, emit, op_failed, parse_profile, warn};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -90,7 +90,7 @@ pub struct FindArgs {
     profile: Profile,
 }
 
-pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
+pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, CommandFailure> {
     let mut scope = scope.clone();
     if args.no_cache {
         scope.repo = scope.repo.with_cache(CachePolicy::Off);
@@ -101,7 +101,7 @@ pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
     let query = match args.query.as_deref().map(SearchQuery::parse) {
         None => None,
         Some(Ok(query)) => query,
-        Some(Err(e)) => return Err(Failure::Usage(format!("--query: {e}"))),
+        Some(Err(e)) => return Err(CommandFailure::Usage(format!("--query: {e}"))),
     };
     let input = ops::ListInput {
         profile: Some(args.profile),
@@ -143,7 +143,7 @@ pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, Failure> {
+pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, CommandFailure> {
     let cwd = args
         .cwd
         .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());
@@ -162,7 +162,7 @@ pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failure> {
+fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, CommandFailure> {
     for skip in &listing.skipped {
         warn(format_args!("skipped {}", skip.reason));
     }
@@ -193,10 +193,10 @@ fn print_harness(listing: &HarnessListing, json: bool) -> Result<ExitCode, Failu
 }
 
 /// What the profile refuses was asked on the command line: a misuse (status 2).
-fn misused(error: ops::OpError) -> Failure {
+fn misused(error: ops::OpError) -> CommandFailure {
     match error {
         ops::OpError::Store(e) if e.kind == crate::store::ErrorKind::InvalidArgument => {
-            Failure::Usage(e.message)
+            CommandFailure::Usage(e.message)
         }
         other => op_failed(None)(other),
     }

@@ -42,7 +42,7 @@ struct Cli {
     stdio: bool,
 
     #[command(flatten)]
-    server: crate::rpc::StdioArgs,
+    server: crate::sidecar::StdioArgs,
 
     /// Neither use nor write the persisted index (also PI_SESSION_NO_INDEX=1).
     #[arg(long, global = true)]
@@ -182,7 +182,7 @@ fn parse_export_format(text: &str) -> Result<crate::export::ExportFormat, String
 }
 
 /// Why a command stopped short; reported as one line on stderr.
-pub enum Failure {
+pub enum CommandFailure {
     /// An error about `file` (the file the command was working on, when there is one).
     Store {
         file: Option<PathBuf>,
@@ -194,9 +194,9 @@ pub enum Failure {
     Output(io::Error),
 }
 
-impl Failure {
-    pub fn in_file(file: &Path) -> impl FnOnce(StoreError) -> Failure + '_ {
-        move |error| Failure::Store {
+impl CommandFailure {
+    pub fn in_file(file: &Path) -> impl FnOnce(StoreError) -> CommandFailure + '_ {
+        move |error| CommandFailure::Store {
             file: Some(file.to_path_buf()),
             error,
         }
@@ -205,12 +205,12 @@ impl Failure {
     fn report(self) -> ExitCode {
         let (line, code) = match self {
             // `| head` closed the pipe: the reader has what it wanted (as ripgrep does).
-            Failure::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            CommandFailure::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                 return ExitCode::SUCCESS;
             }
-            Failure::Output(e) => (format!("cannot write the output: {e}"), 1),
-            Failure::Usage(message) => (message, 2),
-            Failure::Store { file, error } => match (file, &error.file) {
+            CommandFailure::Output(e) => (format!("cannot write the output: {e}"), 1),
+            CommandFailure::Usage(message) => (message, 2),
+            CommandFailure::Store { file, error } => match (file, &error.file) {
                 // The message names the file itself.
                 (Some(file), None) => (format!("{}: {}", file.display(), error.message), 1),
                 _ => (error.message, 1),
@@ -222,9 +222,9 @@ impl Failure {
     }
 }
 
-impl From<io::Error> for Failure {
+impl From<io::Error> for CommandFailure {
     fn from(error: io::Error) -> Self {
-        Failure::Output(error)
+        CommandFailure::Output(error)
     }
 }
 
@@ -239,7 +239,7 @@ pub fn stdout_unbuffered() -> io::Result<std::fs::File> {
 }
 
 /// Writes `text` to stdout at once (a closed pipe comes back as an error, never a panic).
-pub fn emit(text: &str) -> Result<(), Failure> {
+pub fn emit(text: &str) -> Result<(), CommandFailure> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -285,31 +285,31 @@ pub fn warn(message: std::fmt::Arguments<'_>) {
 
 /// Runs the command line (what the `pi-session` binary does).
 pub fn run() -> ExitCode {
-    try_main().unwrap_or_else(Failure::report)
+    try_main().unwrap_or_else(CommandFailure::report)
 }
 
 /// A directory error: its message names the directory.
-pub fn fail(error: impl Into<StoreError>) -> Failure {
-    Failure::Store {
+pub fn fail(error: impl Into<StoreError>) -> CommandFailure {
+    CommandFailure::Store {
         file: None,
         error: error.into(),
     }
 }
 
 /// An operation's error, about `file` when there is one.
-pub fn op_failed(file: Option<&Path>) -> impl FnOnce(ops::OpError) -> Failure + '_ {
+pub fn op_failed(file: Option<&Path>) -> impl FnOnce(ops::OpError) -> CommandFailure + '_ {
     move |error| match error {
         ops::OpError::Store(error) | ops::OpError::SummaryRequired { error, .. } => {
-            Failure::Store {
+            CommandFailure::Store {
                 file: file.map(Path::to_path_buf),
                 error,
             }
         }
-        other => Failure::Usage(other.to_string()),
+        other => CommandFailure::Usage(other.to_string()),
     }
 }
 
-fn try_main() -> Result<ExitCode, Failure> {
+fn try_main() -> Result<ExitCode, CommandFailure> {
     let cli = Cli::parse();
     let mut config = ops::Config::from_process().map_err(fail)?;
     if cli.no_index {
@@ -317,13 +317,13 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
     let command = match cli.command {
         Some(command) if !cli.stdio => {
-            crate::rpc::logging::init_cli_logging();
+            crate::jsonrpc::logging::init_cli_logging(config.log_filter.as_deref());
             command
         }
-        Some(_) => return Err(Failure::Usage("--stdio takes no subcommand".into())),
+        Some(_) => return Err(CommandFailure::Usage("--stdio takes no subcommand".into())),
         None if cli.stdio => serve(cli.server, config),
         None => {
-            return Err(Failure::Usage(
+            return Err(CommandFailure::Usage(
                 "nothing to do; run `pi-session --stdio` to serve JSON-RPC, or see --help".into(),
             ));
         }
@@ -349,7 +349,7 @@ fn try_main() -> Result<ExitCode, Failure> {
             if let Some(e) = out.error.take() {
                 return Err(e.into());
             }
-            written.map_err(Failure::in_file(&file))?;
+            written.map_err(CommandFailure::in_file(&file))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tree {
@@ -359,7 +359,7 @@ fn try_main() -> Result<ExitCode, Failure> {
         } => follow::tree(&scope, &file, profile),
         Command::Tree { file, profile, .. } => {
             let session = open(&scope, &file, profile)?;
-            emit(&inspect::render_tree(&session).map_err(Failure::in_file(&file))?)?;
+            emit(&inspect::render_tree(&session).map_err(CommandFailure::in_file(&file))?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { file, profile } => check(&scope, &file, profile),
@@ -420,7 +420,7 @@ fn try_main() -> Result<ExitCode, Failure> {
     }
 }
 
-fn serve(args: crate::rpc::StdioArgs, config: ops::Config) -> ! {
+fn serve(args: crate::sidecar::StdioArgs, config: ops::Config) -> ! {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -431,25 +431,25 @@ fn serve(args: crate::rpc::StdioArgs, config: ops::Config) -> ! {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(crate::rpc::serve_stdio_with(args, Some(config)));
+    let code = runtime.block_on(crate::sidecar::serve_stdio_with(args, Ok(config)));
     // Exit here rather than returning: the runtime would otherwise wait for the blocking
     // thread still reading stdin, which may never see end of input.
     std::process::exit(code);
 }
 
 /// Opens `file` read-only, its reading warnings on stderr.
-fn open(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<Session, Failure> {
+fn open(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<Session, CommandFailure> {
     let options = scope.config.session_options(profile);
-    let session = Session::open_read_only(file, options).map_err(Failure::in_file(file))?;
+    let session = Session::open_read_only(file, options).map_err(CommandFailure::in_file(file))?;
     for warning in session.warnings() {
         warn(format_args!("{}: {}", file.display(), warning.message));
     }
     Ok(session)
 }
 
-fn check(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, Failure> {
+fn check(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, CommandFailure> {
     let options = scope.config.session_options(profile);
-    let findings = inspect::check_file(file, options).map_err(Failure::in_file(file))?;
+    let findings = inspect::check_file(file, options).map_err(CommandFailure::in_file(file))?;
     let problems = findings.iter().filter(|f| !f.is_note).count();
     let mut report = String::new();
     for f in &findings {
@@ -480,7 +480,7 @@ fn fork(
     at: bool,
     out: Option<&Path>,
     profile: Profile,
-) -> Result<ExitCode, Failure> {
+) -> Result<ExitCode, CommandFailure> {
     let input = ops::ForkInput {
         entry_id: entry.to_string(),
         position: if at {
@@ -502,7 +502,7 @@ fn export(
     format: crate::export::ExportFormat,
     out: Option<PathBuf>,
     profile: Profile,
-) -> Result<ExitCode, Failure> {
+) -> Result<ExitCode, CommandFailure> {
     let mut session = open(scope, file, profile)?;
     let input = ops::ExportInput {
         format,
@@ -521,26 +521,27 @@ fn replay(
     out_dir: &Path,
     profile: Profile,
     seed: Option<u64>,
-) -> Result<ExitCode, Failure> {
+) -> Result<ExitCode, CommandFailure> {
     let script = std::fs::read(ops)
         .map_err(|e| e.to_string())
         .and_then(|b| json::parse_bytes(&b).map_err(|e| e.to_string()))
-        .map_err(|e| Failure::Usage(format!("{}: {e}", ops.display())))?;
+        .map_err(|e| CommandFailure::Usage(format!("{}: {e}", ops.display())))?;
     let ids = inspect::replay_ids(seed);
     match inspect::replay_ops(scope.repo.env(), &script, out_dir, profile, Arc::new(ids)) {
         ReplayOutcome::Done(doc) => {
             emit(&(inspect::sorted_keys(doc).stringify_pretty(2) + "\n"))?;
             Ok(ExitCode::SUCCESS)
         }
-        ReplayOutcome::OpFailed { op, error } => Err(Failure::Store {
+        ReplayOutcome::OpFailed { op, error } => Err(CommandFailure::Store {
             file: None,
             error: StoreError {
                 message: format!("op #{op}: {} ({})", error.message, error.kind_name()),
                 ..error
             },
         }),
-        ReplayOutcome::Usage(message) => {
-            Err(Failure::Usage(format!("{}: {message}", ops.display())))
-        }
+        ReplayOutcome::Usage(message) => Err(CommandFailure::Usage(format!(
+            "{}: {message}",
+            ops.display()
+        ))),
     }
 }

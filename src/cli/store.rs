@@ -9,7 +9,7 @@ use crate::catalog::Progress;
 use crate::format::profile::Profile;
 use crate::ops::{self, GroupBy, SearchInput, StatsInput, StoreScope};
 
-use super::{Failure, emit, op_failed, parse_profile, warn};
+use super::{CommandFailure, emit, op_failed, parse_profile, warn};
 
 /// Which sessions: every project (`--all`, the default) or one.
 #[derive(Args, Debug)]
@@ -139,7 +139,7 @@ impl Progress for Bar {
 }
 
 /// A day or time bound as milliseconds (a day's end is the next day's start).
-fn time_bound(name: &str, text: &str, end: bool) -> Result<f64, Failure> {
+fn time_bound(name: &str, text: &str, end: bool) -> Result<f64, CommandFailure> {
     if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         let day = if end { day + chrono::Days::new(1) } else { day };
         let start = day
@@ -147,18 +147,18 @@ fn time_bound(name: &str, text: &str, end: bool) -> Result<f64, Failure> {
             .map(|t| t.and_utc().timestamp_millis());
         return start
             .map(|ms| ms as f64)
-            .ok_or_else(|| Failure::Usage(format!("--{name}: {text:?} is out of range")));
+            .ok_or_else(|| CommandFailure::Usage(format!("--{name}: {text:?} is out of range")));
     }
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis() as f64)
         .map_err(|_| {
-            Failure::Usage(format!(
+            CommandFailure::Usage(format!(
                 "--{name}: {text:?} is neither a day (YYYY-MM-DD) nor a time (ISO 8601)"
             ))
         })
 }
 
-pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, Failure> {
+pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandFailure> {
     let input = SearchInput {
         query: args.query,
         scope: args.scope.scope(),
@@ -187,7 +187,7 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, Failure>
     }
     if args.scope.json {
         let text =
-            serde_json::to_string_pretty(&found).map_err(|e| Failure::Usage(e.to_string()))?;
+            serde_json::to_string_pretty(&found).map_err(|e| CommandFailure::Usage(e.to_string()))?;
         emit(&(text + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -213,7 +213,7 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, Failure>
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, Failure> {
+pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, CommandFailure> {
     let input = StatsInput {
         scope: args.scope.scope(),
         by: args.by,
@@ -229,7 +229,7 @@ pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, Failure> {
     }
     if args.scope.json {
         let text = serde_json::to_string_pretty(&figures.to_report())
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandFailure::Usage(e.to_string()))?;
         emit(&(text + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }

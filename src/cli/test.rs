@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Failure, emit, warn};
+use super::{CommandFailure, emit, warn};
 use crate::transcript::process::ChildServer;
 use crate::transcript::{Places, StateKind, Tmp, Transcript, play};
 
@@ -64,7 +64,7 @@ struct Outcome {
     elapsed: Duration,
 }
 
-pub fn run(args: TestArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: TestArgs) -> Result<ExitCode, CommandFailure> {
     let files = transcript_files(&args)?;
     let mut transcripts = Vec::new();
     let mut unreadable = 0;
@@ -87,15 +87,15 @@ pub fn run(args: TestArgs) -> Result<ExitCode, Failure> {
         // The server starts in the transcript's directory: a relative path is made absolute
         // first; a bare name is looked up on PATH.
         Some(bin) if bin.components().count() > 1 => std::path::absolute(bin)
-            .map_err(|e| Failure::Usage(format!("{}: {e}", bin.display())))?,
+            .map_err(|e| CommandFailure::Usage(format!("{}: {e}", bin.display())))?,
         Some(bin) => bin.clone(),
         None => std::env::current_exe()
-            .map_err(|e| Failure::Usage(format!("cannot find this executable: {e}")))?,
+            .map_err(|e| CommandFailure::Usage(format!("cannot find this executable: {e}")))?,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::Usage(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| CommandFailure::Usage(format!("cannot start the async runtime: {e}")))?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut outcomes = Vec::new();
     for (file, transcript) in transcripts {
@@ -105,7 +105,7 @@ pub fn run(args: TestArgs) -> Result<ExitCode, Failure> {
             .unwrap_or_else(|| default_fixtures(&file));
         let outcome = runtime
             .block_on(play_one(&file, &transcript, &bin, fixtures, timeout))
-            .map_err(Failure::Usage)?;
+            .map_err(CommandFailure::Usage)?;
         if !args.json {
             emit(&render(&outcome))?;
         }
@@ -129,23 +129,23 @@ pub fn run(args: TestArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The files named, directories opened (their `*.json`, sorted), the filter applied.
-fn transcript_files(args: &TestArgs) -> Result<Vec<PathBuf>, Failure> {
+fn transcript_files(args: &TestArgs) -> Result<Vec<PathBuf>, CommandFailure> {
     let mut files = Vec::new();
     for path in &args.files {
         if path.is_dir() {
             let entries = std::fs::read_dir(path)
-                .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+                .map_err(|e| CommandFailure::Usage(format!("{}: {e}", path.display())))?;
             let mut found = Vec::new();
             for entry in entries {
                 let entry =
-                    entry.map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+                    entry.map_err(|e| CommandFailure::Usage(format!("{}: {e}", path.display())))?;
                 let file = entry.path();
                 if file.extension().is_some_and(|e| e == "json") && !file.is_dir() {
                     found.push(file);
                 }
             }
             if found.is_empty() {
-                return Err(Failure::Usage(format!(
+                return Err(CommandFailure::Usage(format!(
                     "{}: no *.json transcript in this directory",
                     path.display()
                 )));
@@ -159,7 +159,7 @@ fn transcript_files(args: &TestArgs) -> Result<Vec<PathBuf>, Failure> {
     if let Some(filter) = &args.filter {
         files.retain(|file| file.to_string_lossy().contains(filter.as_str()));
         if files.is_empty() {
-            return Err(Failure::Usage(format!(
+            return Err(CommandFailure::Usage(format!(
                 "no transcript's path contains {filter:?}"
             )));
         }

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use crate::format::entry::Kind;
 use crate::format::json;
-use crate::inspect::row_indents;
+use crate::store::row_indents;
 use crate::store::{Session, StoreResult};
 
 use super::output::write_error;

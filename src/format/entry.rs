@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use std::sync::Arc;
 
 pub use super::entry_id::EntryId;
+use super::js_whitespace::is_js_whitespace;
 use super::json::{self, JsValue};
 use super::time::parse_date_millis;
 
@@ -254,21 +255,21 @@ pub enum LineRead {
     Blank,
     /// Not JSON, or JSON that `JSON.parse` returns as a falsy value (`null`, `0`, `false`, `""`),
     /// which the SessionManager drops too.
-    Skipped(SkipReason),
+    Skipped(LineSkip),
     Entry(LineFacts),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SkipReason {
+pub enum LineSkip {
     NotJson(json::JsonError),
     Falsy,
 }
 
-impl std::fmt::Display for SkipReason {
+impl std::fmt::Display for LineSkip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SkipReason::NotJson(e) => write!(f, "is not valid JSON ({e})"),
-            SkipReason::Falsy => f.write_str("is a falsy JSON value"),
+            LineSkip::NotJson(e) => write!(f, "is not valid JSON ({e})"),
+            LineSkip::Falsy => f.write_str("is a falsy JSON value"),
         }
     }
 }
@@ -287,8 +288,8 @@ pub fn read_line(line: &[u8]) -> LineRead {
         return LineRead::Entry(facts);
     }
     match json::parse_bytes(line) {
-        Err(e) => LineRead::Skipped(SkipReason::NotJson(e)),
-        Ok(value) if !value.is_truthy() => LineRead::Skipped(SkipReason::Falsy),
+        Err(e) => LineRead::Skipped(LineSkip::NotJson(e)),
+        Ok(value) if !value.is_truthy() => LineRead::Skipped(LineSkip::Falsy),
         Ok(value) => LineRead::Entry(facts_from_value(&value)),
     }
 }
@@ -297,7 +298,7 @@ pub fn read_line(line: &[u8]) -> LineRead {
 /// (by a crash, a full disk, or a writer still at work), rather than text that goes wrong in
 /// its middle. The reader ran out of input, or failed within the last token.
 pub fn is_torn(line: &[u8], read: &LineRead) -> bool {
-    let LineRead::Skipped(SkipReason::NotJson(e)) = read else {
+    let LineRead::Skipped(LineSkip::NotJson(e)) = read else {
         return false;
     };
     if line.first().is_none_or(|b| *b != b'{' && *b != b'[') {
@@ -368,20 +369,6 @@ pub fn is_blank(line: &[u8]) -> bool {
             Err(_) => false,
         },
     }
-}
-
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,11 +854,11 @@ mod tests {
         assert!(!facts("[1]").is_object);
         assert!(matches!(
             read_line(b"0"),
-            LineRead::Skipped(SkipReason::Falsy)
+            LineRead::Skipped(LineSkip::Falsy)
         ));
         assert!(matches!(
             read_line(b"{\"a\":"),
-            LineRead::Skipped(SkipReason::NotJson(_))
+            LineRead::Skipped(LineSkip::NotJson(_))
         ));
         assert!(matches!(read_line(b" \t\r"), LineRead::Blank));
         assert!(matches!(

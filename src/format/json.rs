@@ -119,12 +119,15 @@ impl JsString {
                     'u' => u32::from_str_radix(&body[start + 2..end], 16)
                         .ok()
                         .and_then(char::from_u32)
-                        .is_some_and(super::entry::is_js_whitespace),
+                        .is_some_and(super::js_whitespace::is_js_whitespace),
                     _ => false,
                 };
                 (end, white)
             } else {
-                (start + c.len_utf8(), super::entry::is_js_whitespace(c))
+                (
+                    start + c.len_utf8(),
+                    super::js_whitespace::is_js_whitespace(c),
+                )
             };
             tokens.push((start, end, white));
         }

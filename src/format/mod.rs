@@ -7,6 +7,7 @@ pub mod entry_input;
 pub mod exact_text;
 pub mod ids;
 pub mod js_date;
+pub mod js_whitespace;
 pub mod json;
 pub mod json_spans;
 pub mod migrate;

@@ -88,8 +88,8 @@ pub struct Rules {
     /// pi's SessionManager (lenient reading, lazy first write, the leaf kept in memory) rather
     /// than pi-agent-core's harness (strict reading, immediate writes, `leaf` entries).
     pub session_manager: bool,
-    /// Listing: how `list`/`listAll` read a sessions directory and order its rows.
-    pub listing: Listing,
+    /// ListingRule: how `list`/`listAll` read a sessions directory and order its rows.
+    pub listing: ListingRule,
     /// `findById`: how a session file is found from its id (`None`: this pi has none).
     pub find_by_id: Option<FindById>,
     /// pi's `SessionManager.forkFrom` (the `--fork` flag) exists in this pi.
@@ -181,7 +181,7 @@ pub enum FirstWrite {
 
 /// How a sessions directory is listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listing {
+pub enum ListingRule {
     /// pi's `SessionInfo` rows, newest activity first; `ties` breaks equal times.
     SessionInfo { ties: ListTies, follow_links: bool },
     /// pi-agent-core's `JsonlSessionRepo.list`: header fields only, newest `createdAt` first.
@@ -220,7 +220,7 @@ pub enum Compaction {
 const PI_CLI: Rules = Rules {
     follows: "pi-coding-agent 0.82.1",
     session_manager: true,
-    listing: Listing::SessionInfo {
+    listing: ListingRule::SessionInfo {
         ties: ListTies::ReadOrder,
         follow_links: false,
     },
@@ -260,7 +260,7 @@ const NOT_SAVED: &str = "This session has not been saved yet. Wait for the first
 const PI_16: Rules = Rules {
     follows: "pi-coding-agent 1.6.0",
     fork_repoints_first_kept: true,
-    listing: Listing::SessionInfo {
+    listing: ListingRule::SessionInfo {
         ties: ListTies::NameDescending,
         follow_links: true,
     },
@@ -291,7 +291,7 @@ const PI_16: Rules = Rules {
 const HARNESS: Rules = Rules {
     follows: "pi-agent-core 0.82.1",
     session_manager: false,
-    listing: Listing::HarnessHeaders,
+    listing: ListingRule::HarnessHeaders,
     find_by_id: None,
     fork_from: false,
     compaction: Compaction::Harness,
@@ -343,7 +343,7 @@ mod tests {
             assert_eq!(rules.context_usage_percent, manager, "{profile:?}");
             assert_eq!(rules.recorded_leaf_must_exist, !manager, "{profile:?}");
             assert_eq!(
-                rules.listing == Listing::HarnessHeaders,
+                rules.listing == ListingRule::HarnessHeaders,
                 !manager,
                 "{profile:?}"
             );

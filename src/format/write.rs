@@ -294,7 +294,7 @@ pub fn sanitize_session_name(name: &str) -> String {
 
 /// JavaScript's `String.prototype.trim`.
 pub fn js_trim(text: &str) -> &str {
-    text.trim_matches(super::entry::is_js_whitespace)
+    text.trim_matches(super::js_whitespace::is_js_whitespace)
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! `session_before_compact` hook with the session not held, write the hook's compaction or the
 //! one made from the caller's summaries).
 
-use serde::{Deserialize, Serialize};
-
 use crate::format::json::{JsObject, JsString, JsValue};
 use crate::format::profile::Compaction;
 use crate::format::write::NewEntry;
@@ -15,8 +13,9 @@ use crate::store::{ErrorKind, Leaf, Session};
 
 use super::context::{LeafChoice, leaf as chosen_leaf};
 use super::error::OpError;
-use super::ports::{HookReply, Hooks, SessionAccess, Turn};
-use super::sessions::Scope;
+use super::hooks::{BeforeCompact, CompactReason, HookReply, Hooks};
+use super::ports::{Hold, SessionAccess};
+use super::scope::Scope;
 
 /// The settings in force for `session`: the request's over pi's `settings.json` files (global,
 /// then the project of the session's cwd), over pi's defaults.
@@ -34,7 +33,7 @@ pub(super) fn settings_in_force(
 pub struct ContextUsage {
     pub leaf: Leaf,
     pub settings: CompactionSettings,
-    pub usage: compaction::ContextUsage,
+    pub usage: compaction::UsageAtLeaf,
     pub context_window: Option<f64>,
     /// The window less the reserve: past it, pi compacts.
     pub threshold: Option<f64>,
@@ -184,16 +183,6 @@ pub fn plan_document(
     Ok(JsValue::Object(doc))
 }
 
-/// Why a compaction runs (pi's `reason`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CompactReason {
-    #[default]
-    Manual,
-    Threshold,
-    Overflow,
-}
-
 #[derive(Debug, Clone)]
 pub struct CompactInput {
     /// The leaf the caller prepared at (`leaf_moved` when it is not the leaf any more).
@@ -204,33 +193,6 @@ pub struct CompactInput {
     /// The model's answers to the preparation's requests, as the front door read them (an
     /// answer it could not read is an error only when the answers are used).
     pub summaries: Result<Summaries, OpError>,
-}
-
-/// The `session_before_compact` hook's question.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeforeCompact {
-    pub preparation: JsValue,
-    pub branch_entries: Vec<JsValue>,
-    pub custom_instructions: Option<String>,
-    pub reason: Option<CompactReason>,
-}
-
-/// The hook's answer.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompactHookAnswer {
-    pub cancel: bool,
-    pub compaction: Option<HookCompaction>,
-}
-
-/// A compaction an extension wrote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HookCompaction {
-    pub summary: JsValue,
-    pub first_kept_entry_id: Option<String>,
-    pub tokens_before: f64,
-    pub details: Option<JsValue>,
-    pub usage: Option<JsValue>,
-    pub retained_tail: Option<JsValue>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -283,7 +245,7 @@ pub async fn compact<A: SessionAccess>(
     let expected = input.expected_leaf.clone();
     let settings = input.settings;
     let (leaf, preparation, branch_entries, profile) = access
-        .with(Turn::Read, move |session| {
+        .with(Hold::Read, move |session| {
             let settings = settings_in_force(&step_scope, session, settings)?.compaction();
             let leaf = session.leaf().clone();
             if let Some(expected) = &expected
@@ -358,7 +320,7 @@ pub async fn compact<A: SessionAccess>(
         },
     };
     let (entry, leaf_after) = access
-        .with(Turn::Change, move |session| {
+        .with(Hold::Change, move |session| {
             // A serial method: nothing else moved the leaf, but say so if it did.
             if session.leaf() != &leaf {
                 return Err(OpError::store(

@@ -7,12 +7,15 @@ use std::sync::Arc;
 use crate::format::profile::Profile;
 use crate::repo::paths::{AGENT_DIR_ENV, SESSION_DIR_ENV};
 use crate::repo::{PathEnv, RepoError};
-use crate::store::SessionOptions;
-use crate::store::index_file::{DEFAULT_MAX_BYTES, ENV_DIR, ENV_MAX_BYTES, ENV_OFF};
+use crate::store::index_file::{ENV_DIR, ENV_MAX_BYTES, ENV_OFF};
+use crate::store::{DEFAULT_INDEX_MAX_BYTES as DEFAULT_MAX_BYTES, SessionOptions};
 
 /// Turns group commit off, so that every durable change syncs on its own (the way to measure
 /// what group commit saves).
 pub const NO_GROUP_COMMIT_ENV: &str = "PI_SESSION_NO_GROUP_COMMIT";
+
+/// The log filter (`tracing` directives, e.g. `debug` or `pi_session::jsonrpc=trace`).
+pub const LOG_ENV: &str = "PI_SESSION_LOG";
 
 /// The process's configuration: its paths, where the persisted index lives, and how durable
 /// changes are committed.
@@ -31,6 +34,8 @@ pub struct Config {
     /// A durable change may let the next change of its session in before its sync, so that
     /// the two share one (unless `$PI_SESSION_NO_GROUP_COMMIT` is set).
     pub group_commit: bool,
+    /// The log filter (`$PI_SESSION_LOG`); `None` when unset.
+    pub log_filter: Option<String>,
 }
 
 /// One variable of the environment the configuration is read from.
@@ -62,10 +67,13 @@ impl Config {
             reason: format!("cannot read the current directory: {e}"),
         })?;
         let home_dir = std::env::home_dir().map(|h| h.to_string_lossy().into_owned());
-        let config = Config::from_vars(&ProcessVars, &cwd.to_string_lossy(), home_dir)?;
-        // The index directory is pruned once per process, after a write deep in the store.
-        crate::store::index_file::bound_size(config.index_max_bytes);
-        Ok(config)
+        Config::from_vars(&ProcessVars, &cwd.to_string_lossy(), home_dir)
+    }
+
+    /// The log filter `vars` give: for a process whose configuration could not be read, which
+    /// still logs why.
+    pub fn log_filter_of(vars: &impl Vars) -> Option<String> {
+        vars.var(LOG_ENV)
     }
 
     /// The configuration `vars` give, for a process in `cwd` whose home directory (when
@@ -99,6 +107,7 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_MAX_BYTES),
             group_commit: vars.var(NO_GROUP_COMMIT_ENV).is_none(),
+            log_filter: Config::log_filter_of(vars),
         })
     }
 
@@ -113,8 +122,18 @@ impl Config {
         SessionOptions {
             profile,
             index_dir: self.index_dir.clone(),
+            index_max_bytes: self.index_max_bytes,
             ..SessionOptions::default()
         }
+    }
+}
+
+impl PathEnv {
+    /// The paths of this process's environment (`$HOME`, the current directory,
+    /// `$PI_CODING_AGENT_DIR`), for embedders: read here, with the rest of the configuration,
+    /// so that the environment has one reader.
+    pub fn from_process() -> Result<PathEnv, RepoError> {
+        Config::from_process().map(|config| config.env)
     }
 }
 
@@ -131,6 +150,7 @@ mod tests {
             ("XDG_CACHE_HOME", "/cache"),
             ("PI_SESSION_INDEX_MAX_BYTES", "123"),
             ("PI_SESSION_NO_GROUP_COMMIT", ""),
+            ("PI_SESSION_LOG", "debug"),
         ];
         let config = Config::from_vars(&vars, "/work", None).unwrap();
         assert_eq!(config.env.agent_dir(), "/home/u/agent");
@@ -143,12 +163,18 @@ mod tests {
         assert_eq!(config.index_max_bytes, 123);
         // Set, even empty: off (as the variable has always been read).
         assert!(!config.group_commit);
+        assert_eq!(config.log_filter.as_deref(), Some("debug"));
+        assert_eq!(
+            config.session_options(Profile::Harness).index_max_bytes,
+            123
+        );
     }
 
     #[test]
     fn defaults_and_the_index_turned_off() {
         let config = Config::from_vars(&[("HOME", "/h")], "/", None).unwrap();
         assert!(config.group_commit);
+        assert_eq!(config.log_filter, None);
         assert_eq!(
             config.index_dir.as_deref(),
             Some(Path::new("/h/.cache/pi-session"))

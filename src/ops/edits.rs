@@ -7,13 +7,13 @@ use crate::format::write::NewEntry;
 use crate::store::{Leaf, SummaryInput};
 
 use super::config::Config;
-use super::ports::{SessionAccess, Turn};
+use super::ports::{Hold, SessionAccess};
 
 /// The turn of a request's last change: shared syncs unless turned off.
-fn last_change(config: &Config) -> Turn {
+fn last_change(config: &Config) -> Hold {
     match config.group_commit {
-        true => Turn::Commit,
-        false => Turn::Change,
+        true => Hold::Commit,
+        false => Hold::Change,
     }
 }
 

@@ -3,12 +3,12 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use crate::format::profile::{FindById, Listing as ListingRule, Profile};
+use crate::format::profile::{FindById, ListingRule, Profile};
 use crate::repo::{HarnessListing, ListSelection, Listing, page};
 use crate::store::ErrorKind;
 
 use super::error::OpError;
-use super::sessions::Scope;
+use super::scope::Scope;
 
 #[derive(Debug, Clone, Default)]
 pub struct ListInput {

@@ -14,36 +14,51 @@
 mod compact;
 mod config;
 mod context;
+mod cursor;
 mod durable;
 mod edits;
 mod error;
 mod export;
+mod follow;
+mod hooks;
 mod listing;
+mod model_answer;
 mod navigate;
 mod ports;
+mod reads;
+mod scope;
 mod search;
 mod sessions;
 mod stats;
 
 pub use compact::{
-    BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
-    HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage, plan_document,
-    prepare_compaction,
+    CompactInput, Compacted, ContextUsage, PercentUsage, PrepareCompactionInput, compact,
+    context_usage, plan_document, prepare_compaction,
 };
 pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
+pub use cursor::{cursor_at, cursor_position};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
-pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
-pub use navigate::{
-    BeforeTree, ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree,
+pub use follow::{FollowEnd, FollowedFiles, Look, follow, look};
+pub use hooks::{
+    BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
+    HookReply, Hooks,
 };
-pub use ports::{HookReply, Hooks, Local, SessionAccess, Turn};
+pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
+pub use model_answer::{ModelAnswer, summary_text};
+pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
+pub use ports::{Hold, Local, SessionAccess};
+pub use reads::{
+    DEFAULT_ENTRIES_PAGE, EntriesInput, EntriesRange, TreeInput, TreeView, TreeViewRow,
+    branch_entries, check_tree_input, children, entries, entry_position, tree, watch_point,
+};
+pub use scope::Scope;
 pub use search::{DEFAULT_LIMIT, SearchHit, SearchInput, SearchOutput, StoreScope, search};
 pub use sessions::{
-    BeforeFork, CreateInput, ForkFromInput, ForkInput, Forked, OpenInput, PlaceChoice, Scope,
-    continue_recent, create, delete, fork, fork_file, fork_from, open,
+    CreateInput, ForkFromInput, ForkInput, ForkOutcome, OpenInput, PlaceChoice, continue_recent,
+    create, delete, fork, fork_file, fork_from, open,
 };
 pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
 

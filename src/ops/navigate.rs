@@ -9,8 +9,9 @@ use crate::store::{
 };
 
 use super::error::OpError;
-use super::ports::{HookReply, Hooks, SessionAccess, Turn};
-use super::sessions::Scope;
+use super::hooks::{BeforeTree, HookReply, Hooks};
+use super::ports::{Hold, SessionAccess};
+use super::scope::Scope;
 
 /// The caller's own model's answer to the branch summary request, as the front door read it
 /// (an answer it could not read is an error only when the answer is used).
@@ -29,15 +30,6 @@ pub struct NavigateInput {
     /// A finished summary (it wins over every other).
     pub summary: Option<SummaryInput>,
     pub model_summary: Option<ModelSummary>,
-}
-
-/// The `session_before_tree` hook's question (also `prepareTree`'s answer).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeforeTree {
-    /// pi's `preparation`.
-    pub preparation: JsValue,
-    /// The branch summary pi would make, and its request, when it would make one.
-    pub branch_summary: Option<JsValue>,
 }
 
 /// `prepareTree`: `None` when the target already is the leaf.
@@ -175,7 +167,7 @@ pub async fn navigate<A: SessionAccess>(
     let step_scope = scope.clone();
     let step_input = input.clone();
     let prepared = access
-        .with(Turn::Read, move |session| {
+        .with(Hold::Read, move |session| {
             let Some(preparation) = session.prepare_tree(&step_input.tree)? else {
                 return Ok(Err(session.leaf().clone()));
             };
@@ -206,14 +198,14 @@ pub async fn navigate<A: SessionAccess>(
         Supplied::Summary(supplied) => supplied,
         Supplied::Aborted => {
             let leaf = access
-                .with(Turn::Read, |session| Ok(session.leaf().clone()))
+                .with(Hold::Read, |session| Ok(session.leaf().clone()))
                 .await?;
             return Ok(Navigated::Cancelled { leaf });
         }
     };
     let decision = store::decide(profile, &preparation, answer, supplied).map_err(OpError::from)?;
     let applied = access
-        .with(Turn::Change, move |session| {
+        .with(Hold::Change, move |session| {
             Ok((
                 session.apply_navigation(&preparation, &decision)?,
                 session.leaf().clone(),

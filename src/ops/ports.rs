@@ -1,19 +1,16 @@
-//! What an operation needs from the front door that runs it: how an open session is held
-//! ([`SessionAccess`]) and how the client answers a hook ([`Hooks`]).
+//! How the front door that runs an operation holds an open session ([`SessionAccess`]); how
+//! the client answers a hook is [`super::Hooks`].
 
 use std::future::Future;
 use std::sync::Mutex;
 
-use crate::store::{Session, TreeHookAnswer};
+use crate::store::Session;
 
-use super::compact::{BeforeCompact, CompactHookAnswer};
 use super::error::OpError;
-use super::navigate::BeforeTree;
-use super::sessions::BeforeFork;
 
 /// How a step holds the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Turn {
+pub enum Hold {
     /// A read, or a step after which more of the request follows.
     Read,
     /// A quick change after which more of the request follows: it keeps its turn throughout.
@@ -33,45 +30,9 @@ pub trait SessionAccess: Sync {
 
     fn with<T: Send + 'static>(
         &self,
-        turn: Turn,
+        turn: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> impl Future<Output = Result<T, Self::Error>> + Send;
-}
-
-/// What the client said to a hook.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HookReply<T> {
-    /// An answer, or none (no answer in time, an error, a client that does not take the hook):
-    /// pi goes on as when no extension handles the event.
-    Answer(Option<T>),
-    /// The request waiting for the hook was cancelled: the operation stops, changing nothing.
-    Cancelled,
-}
-
-/// How the client answers the hooks an operation asks.
-pub trait Hooks: Sync {
-    fn before_tree(
-        &self,
-        ask: BeforeTree,
-    ) -> impl Future<Output = HookReply<TreeHookAnswer>> + Send;
-    fn before_fork(&self, ask: BeforeFork) -> impl Future<Output = HookReply<bool>> + Send;
-    fn before_compact(
-        &self,
-        ask: BeforeCompact,
-    ) -> impl Future<Output = HookReply<CompactHookAnswer>> + Send;
-}
-
-/// No client: every hook goes unanswered (the command line, tests).
-impl Hooks for () {
-    async fn before_tree(&self, _: BeforeTree) -> HookReply<TreeHookAnswer> {
-        HookReply::Answer(None)
-    }
-    async fn before_fork(&self, _: BeforeFork) -> HookReply<bool> {
-        HookReply::Answer(None)
-    }
-    async fn before_compact(&self, _: BeforeCompact) -> HookReply<CompactHookAnswer> {
-        HookReply::Answer(None)
-    }
 }
 
 /// A session held by a plain mutex, each step run where it is called: for one process working
@@ -94,7 +55,7 @@ impl SessionAccess for Local {
 
     async fn with<T: Send + 'static>(
         &self,
-        _: Turn,
+        _: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, OpError> {
         let mut session = self.0.lock().unwrap_or_else(|p| p.into_inner());

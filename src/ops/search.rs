@@ -8,7 +8,7 @@ use crate::format::profile::Profile;
 use crate::store::ErrorKind;
 
 use super::error::OpError;
-use super::sessions::Scope;
+use super::scope::Scope;
 
 /// Which sessions a store-wide operation looks at.
 #[derive(

@@ -1,54 +1,17 @@
 //! Sessions as wholes: made, opened, forked, found again, deleted.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::format::ids::IdSource;
 use crate::format::json::JsValue;
 use crate::format::profile::Profile;
-use crate::repo::{Place, Repo, SessionRequest};
-use crate::store::{ErrorKind, ForkPosition, Session, SessionOptions};
+use crate::repo::{Forked, Place, SessionRequest};
+use crate::store::{ErrorKind, ForkPosition, Session};
 
-use super::config::Config;
 use super::durable;
 use super::error::OpError;
-use super::ports::{HookReply, Hooks, SessionAccess, Turn};
-
-/// What the operations work in: the configuration, the sessions directories, the ids and clock
-/// of new sessions and entries, and the profile of a request that names none.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub config: Arc<Config>,
-    pub repo: Repo,
-    pub ids: Arc<IdSource>,
-    pub default_profile: Profile,
-}
-
-impl Scope {
-    /// The command line's: the process's configuration, real ids, pi's default profile.
-    pub fn new(config: Config) -> Scope {
-        Scope {
-            repo: Repo::new(config.env.clone()),
-            config: Arc::new(config),
-            ids: Arc::new(IdSource::system()),
-            default_profile: Profile::default(),
-        }
-    }
-
-    /// The profile a request means: the one it names, else the default.
-    pub fn profile(&self, requested: Option<Profile>) -> Profile {
-        requested.unwrap_or(self.default_profile)
-    }
-
-    /// How a session of `profile` is opened here.
-    pub fn options(&self, profile: Profile, durable: bool) -> SessionOptions {
-        SessionOptions {
-            durable,
-            ids: self.ids.clone(),
-            ..self.config.session_options(profile)
-        }
-    }
-}
+use super::hooks::{BeforeFork, HookReply, Hooks};
+use super::ports::{Hold, SessionAccess};
+use super::scope::Scope;
 
 /// Where a new session's file goes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -168,13 +131,6 @@ pub fn continue_recent(
     }
 }
 
-/// The `session_before_fork` hook's question.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeforeFork {
-    pub entry_id: String,
-    pub position: ForkPosition,
-}
-
 #[derive(Debug, Clone)]
 pub struct ForkInput {
     pub entry_id: String,
@@ -183,17 +139,13 @@ pub struct ForkInput {
     pub durable: Option<bool>,
 }
 
-/// What a fork made.
+/// What asking for a fork came to.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // made once per fork, then registered
-pub enum Forked {
+pub enum ForkOutcome {
     /// The hook said no.
     Cancelled,
-    Made {
-        session: Session,
-        /// The forked user message's text, for the editor (`before` only).
-        selected_text: Option<String>,
-    },
+    Made(Forked),
 }
 
 /// `/fork` and `/clone` (spec 9.2): ask the hook, then write the new session beside the current
@@ -203,24 +155,24 @@ pub async fn fork<A: SessionAccess>(
     access: &A,
     hooks: &impl Hooks,
     input: ForkInput,
-) -> Result<Forked, A::Error> {
+) -> Result<ForkOutcome, A::Error> {
     let ask = BeforeFork {
         entry_id: input.entry_id.clone(),
         position: input.position,
     };
     match hooks.before_fork(ask).await {
         HookReply::Cancelled => return Err(OpError::Cancelled.into()),
-        HookReply::Answer(Some(true)) => return Ok(Forked::Cancelled),
+        HookReply::Answer(Some(true)) => return Ok(ForkOutcome::Cancelled),
         HookReply::Answer(_) => {}
     }
     let scope = scope.clone();
     // Selecting and copying the entries reads the session.
     access
-        .with(Turn::Read, move |session| {
+        .with(Hold::Read, move |session| {
             let durable = input.durable.unwrap_or(session.is_durable());
             let env = scope.repo.env();
             let ids = scope.ids.clone();
-            let forked = crate::repo::fork_session(
+            let mut forked = crate::repo::fork_session(
                 env,
                 session,
                 &input.entry_id,
@@ -228,12 +180,8 @@ pub async fn fork<A: SessionAccess>(
                 None,
                 ids,
             )?;
-            let mut new = forked.session;
-            durable::settle_new(&mut new, durable)?;
-            Ok(Forked::Made {
-                session: new,
-                selected_text: forked.selected_text,
-            })
+            durable::settle_new(&mut forked.session, durable)?;
+            Ok(ForkOutcome::Made(forked))
         })
         .await
 }
@@ -246,7 +194,7 @@ pub fn fork_file(
     file: &Path,
     input: ForkInput,
     out: Option<&Path>,
-) -> Result<crate::repo::Forked, OpError> {
+) -> Result<Forked, OpError> {
     let mut forked = crate::repo::fork_file(
         scope.repo.env(),
         profile,

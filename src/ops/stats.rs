@@ -12,7 +12,7 @@ use crate::catalog::{Progress, SyncReport, UsageRow};
 
 use super::error::OpError;
 use super::search::{StoreScope, ask, project_of};
-use super::sessions::Scope;
+use super::scope::Scope;
 
 #[derive(
     Debug,

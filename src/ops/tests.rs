@@ -107,7 +107,7 @@ impl Hooks for Client {
 /// An access that is `Local` and records each step's turn.
 struct Recorded {
     local: Arc<Local>,
-    turns: Mutex<Vec<Turn>>,
+    turns: Mutex<Vec<Hold>>,
 }
 
 impl SessionAccess for Recorded {
@@ -115,7 +115,7 @@ impl SessionAccess for Recorded {
 
     async fn with<T: Send + 'static>(
         &self,
-        turn: Turn,
+        turn: Hold,
         work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, OpError> {
         self.turns.lock().unwrap().push(turn);
@@ -290,8 +290,8 @@ fn changes_commit_in_groups_unless_the_configuration_says_not() {
         assert_eq!(moved.leaf.id(), Some(&*ids[0]));
         assert_eq!(run(reset_leaf(&access, config)).unwrap().leaf, Leaf::Null);
         let expected = match group_commit {
-            true => Turn::Commit,
-            false => Turn::Change,
+            true => Hold::Commit,
+            false => Hold::Change,
         };
         assert_eq!(*access.turns.lock().unwrap(), vec![expected; 3]);
     }
@@ -466,11 +466,11 @@ fn a_fork_asks_first_and_writes_a_durable_file_when_asked() {
         ..Client::default()
     };
     let forked = run(fork(&scope, &local, &vetoing, input.clone())).unwrap();
-    assert!(matches!(forked, Forked::Cancelled));
-    let Forked::Made {
+    assert!(matches!(forked, ForkOutcome::Cancelled));
+    let ForkOutcome::Made(crate::repo::Forked {
         session,
         selected_text,
-    } = run(fork(&scope, &local, &(), input)).unwrap()
+    }) = run(fork(&scope, &local, &(), input)).unwrap()
     else {
         panic!("no fork")
     };

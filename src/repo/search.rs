@@ -9,7 +9,7 @@
 
 use std::cmp::Ordering;
 
-use crate::format::entry::is_js_whitespace;
+use crate::format::js_whitespace::is_js_whitespace;
 use crate::repo::session_info::SessionInfo;
 
 /// How matches are ordered, as pi's selector orders them with a query.

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::entry::{
-    Kind, LineFacts, LineRead, Ref, SkipReason, facts_from_value, is_torn, read_line,
+    Kind, LineFacts, LineRead, LineSkip, Ref, facts_from_value, is_torn, read_line,
 };
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
@@ -58,7 +58,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
     let Some(place) = options
         .index_dir
         .clone()
-        .and_then(|dir| index_file::Place::of(dir, file.path(), options))
+        .and_then(|dir| index_file::IndexPlace::of(dir, file.path(), options))
     else {
         return load_from(file, options, None);
     };
@@ -111,7 +111,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
 /// Where a session's persisted index is, for what is filed beside it (stats).
 #[derive(Debug, Clone)]
 pub struct Persisted {
-    pub place: Arc<index_file::Place>,
+    pub place: Arc<index_file::IndexPlace>,
     pub generation: u64,
     /// Entries the persisted index covers.
     pub records: usize,
@@ -459,8 +459,8 @@ impl<'a> Reader<'a> {
         let facts = match read {
             LineRead::Blank => return Ok(()),
             LineRead::Skipped(_) if is_torn(bytes, read) => return Ok(()),
-            LineRead::Skipped(SkipReason::NotJson(_)) => return Err(bad("is not valid JSON")),
-            LineRead::Skipped(SkipReason::Falsy) => {
+            LineRead::Skipped(LineSkip::NotJson(_)) => return Err(bad("is not valid JSON")),
+            LineRead::Skipped(LineSkip::Falsy) => {
                 return Err(bad("is not a valid session entry"));
             }
             LineRead::Entry(facts) => facts,

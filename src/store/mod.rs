@@ -2,7 +2,7 @@
 //! navigation planning and forks; the file underneath it (open, lock, append, durability,
 //! repair). Knows nothing of JSON-RPC.
 //!
-//! The modules depend on each other one way (`import_graph` checks it), bottom to top:
+//! The modules depend on each other one way (`crate::import_graph` checks it), bottom to top:
 //! - the file and its bytes: `error`, `safe_file`, `sync`, `file`, `line_stream`, `watch`;
 //! - what is known of the entries: `index` (facts per entry), `options`, `checkpoint` (the
 //!   reader's state and warnings), `stats`, `tree_memo` (the tree's shape and facts), pure
@@ -18,8 +18,6 @@ mod context;
 mod error;
 mod file;
 mod fork;
-#[cfg(test)]
-mod import_graph;
 mod index;
 pub mod index_file;
 mod line_stream;
@@ -29,6 +27,7 @@ mod options;
 mod pi16_append;
 mod preview;
 mod preview_lean;
+mod row_indents;
 pub mod safe_file;
 mod session;
 mod stats;
@@ -48,9 +47,10 @@ pub use navigate::{
     NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
     decide, model_summary,
 };
-pub use options::{NewSession, SessionOptions};
+pub use options::{DEFAULT_INDEX_MAX_BYTES, NewSession, SessionOptions};
+pub use row_indents::row_indents;
 pub use session::Session;
 pub use stats::SessionStats;
 pub use sync::fsync_parent;
-pub use tree::{TreeFilter, TreeWindow};
-pub use tree_memo::TreeRow;
+pub use tree::{TreeFilter, TreePage, TreeWindow};
+pub use tree_memo::{RowPreviews, TreeRow};

@@ -11,6 +11,9 @@ use crate::format::profile::Profile;
 /// pi cannot hold a longer line either (V8's string limit is about 2^29 characters).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 << 20;
 
+/// The most bytes the persisted index's directory may hold unless configured.
+pub const DEFAULT_INDEX_MAX_BYTES: u64 = 2 << 30;
+
 /// How a session is opened or created.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -21,6 +24,8 @@ pub struct SessionOptions {
     pub ids: Arc<IdSource>,
     /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
     pub index_dir: Option<Arc<Path>>,
+    /// The most bytes the index directory may hold before the least recently written go.
+    pub index_max_bytes: u64,
 }
 
 impl Default for SessionOptions {
@@ -31,6 +36,7 @@ impl Default for SessionOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             ids: Arc::new(IdSource::system()),
             index_dir: None,
+            index_max_bytes: DEFAULT_INDEX_MAX_BYTES,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::format::entry::is_js_whitespace;
+use crate::format::js_whitespace::is_js_whitespace;
 
 /// `visit_bool`, `visit_i64`, `visit_u64` and `visit_f64`, each giving `value`: what a reader
 /// makes of a number or a boolean where it expects text.

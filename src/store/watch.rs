@@ -144,14 +144,8 @@ pub struct FileWatch {
 }
 
 impl FileWatch {
-    /// Resolves once the file (or its name in its directory) changed since the last call:
-    /// many changes meanwhile are one.
-    pub async fn changed(&self) {
-        self.wake.notified().await
-    }
-
-    /// What [`FileWatch::changed`] waits on, for a task that does not own the watch (so that
-    /// dropping the watch ends the OS watch at once, whatever the task is doing).
+    /// The file's wakes ([`Changes::changed`]), for a task that does not own the watch (so
+    /// that dropping the watch ends the OS watch at once, whatever the task is doing).
     pub fn changes(&self) -> Changes {
         Changes(self.wake.clone())
     }
@@ -161,7 +155,8 @@ impl FileWatch {
 pub struct Changes(Arc<Notify>);
 
 impl Changes {
-    /// As [`FileWatch::changed`]; never resolves once the watch is dropped.
+    /// Resolves once the file (or its name in its directory) changed since the last call:
+    /// many changes meanwhile are one. Never resolves once the watch is dropped.
     pub async fn changed(&self) {
         self.0.notified().await
     }
@@ -220,7 +215,7 @@ mod tests {
     use std::time::Duration;
 
     async fn wakes(watch: &FileWatch) -> bool {
-        tokio::time::timeout(Duration::from_secs(2), watch.changed())
+        tokio::time::timeout(Duration::from_secs(2), watch.changes().changed())
             .await
             .is_ok()
     }
@@ -247,9 +242,11 @@ mod tests {
             wakes(&first).await && wakes(&second).await,
             "both watches of a"
         );
-        let again = tokio::time::timeout(Duration::from_millis(200), first.changed()).await;
+        let again =
+            tokio::time::timeout(Duration::from_millis(200), first.changes().changed()).await;
         assert!(again.is_err(), "the burst was one wake, already taken");
-        let quiet = tokio::time::timeout(Duration::from_millis(200), other.changed()).await;
+        let quiet =
+            tokio::time::timeout(Duration::from_millis(200), other.changes().changed()).await;
         assert!(quiet.is_err(), "b did not change");
 
         drop(first);

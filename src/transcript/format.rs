@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::rpc::{Framing, WireFraming};
+use crate::jsonrpc::{Framing, WireFraming};
 
 /// One transcript file, read.
 pub struct Transcript {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::expect;
 use super::format::{Expected, Step, Transcript};
 use super::tmp::Tmp;
-use crate::rpc::{WireFraming, encode_frame};
+use crate::jsonrpc::{WireFraming, encode_frame};
 
 /// The server, as the player sees it: bytes in, messages out, and a clock.
 #[allow(async_fn_in_trait)] // Used with concrete types only; no `Send` bound is needed.

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use super::format::ServerSetup;
 use super::player::Peer;
 use super::tmp::Tmp;
-use crate::rpc::{Frame, FrameReader, Framing, WireFraming};
+use crate::jsonrpc::{Frame, FrameReader, Framing, WireFraming};
 
 /// The environment variables of pi's that would point the server at the tester's own files.
 const PI_DIRECTORY_VARIABLES: [&str; 2] = ["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"];

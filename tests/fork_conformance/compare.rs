@@ -223,7 +223,9 @@ pub(crate) fn library_fork(
     let file = out.join(session_file_name(&timestamp, &session_id));
     let new = NewSession {
         path: Some(file.clone()),
-        cwd: pi_session::internal::repo::paths::resolve_path(&session.cwd()),
+        cwd: pi_session::PathEnv::from_process()
+            .and_then(|env| env.resolve_path(&session.cwd()))
+            .unwrap(),
         id: Some(session_id),
         timestamp: Some(timestamp),
         parent_session: Some(path_str(path).into()),

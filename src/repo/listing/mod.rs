@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub(crate) use collate::locale_compare;
 pub(crate) use dir::session_file_names;
 
-use crate::format::profile::{ListTies, Listing as ProfileListing, Profile};
+use crate::format::profile::{ListTies, ListingRule, Profile};
 use crate::repo::paths::join;
 use crate::repo::scan::{Pi16Mark, SkipReason};
 use crate::repo::session_info::SessionInfo;
@@ -151,7 +151,7 @@ impl Repo {
     ) -> Result<Listing, RepoError> {
         let follow_links = matches!(
             profile.rules().listing,
-            ProfileListing::SessionInfo {
+            ListingRule::SessionInfo {
                 follow_links: true,
                 ..
             }
@@ -288,7 +288,7 @@ pub(crate) fn sort_newest_first(sessions: &mut [SessionInfo]) {
 /// harness, whose own listing is not made here).
 fn ties(profile: Profile) -> ListTies {
     match profile.rules().listing {
-        ProfileListing::SessionInfo { ties, .. } => ties,
-        ProfileListing::HarnessHeaders => ListTies::ReadOrder,
+        ListingRule::SessionInfo { ties, .. } => ties,
+        ListingRule::HarnessHeaders => ListTies::ReadOrder,
     }
 }

@@ -53,24 +53,6 @@ impl SessionDir {
 }
 
 impl PathEnv {
-    /// The environment of this process: `$HOME`, the current directory, and
-    /// `$PI_CODING_AGENT_DIR` (tilde-expanded) or `~/.pi/agent`. For embedders and the
-    /// shortcuts below; the program itself reads its environment once, into `ops::Config`.
-    pub fn from_process() -> Result<PathEnv, RepoError> {
-        let home = std::env::var("HOME")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .or_else(|| std::env::home_dir().map(|h| h.to_string_lossy().into_owned()))
-            .ok_or_else(|| RepoError::Environment {
-                reason: "no home directory: set HOME".to_string(),
-            })?;
-        let cwd = std::env::current_dir().map_err(|e| RepoError::Environment {
-            reason: format!("cannot read the current directory: {e}"),
-        })?;
-        let agent_dir = std::env::var(AGENT_DIR_ENV).ok();
-        PathEnv::new(home, cwd.to_string_lossy(), agent_dir.as_deref())
-    }
-
     /// An explicit environment. `agent_dir_setting` is the raw `PI_CODING_AGENT_DIR` value
     /// (`None` or empty: `<home>/.pi/agent`).
     pub fn new(
@@ -231,32 +213,6 @@ impl PathEnv {
         };
         resolve(&self.process_cwd, &root)
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shortcuts over this process's environment, for callers that hold no `PathEnv`.
-
-/// This process's environment; if it has no home or current directory, `/` stands in, so
-/// that the shortcuts below always answer.
-fn process_env() -> PathEnv {
-    PathEnv::from_process().unwrap_or_else(|_| {
-        let process_cwd = std::env::current_dir()
-            .map_or_else(|_| "/".to_string(), |d| d.to_string_lossy().into_owned());
-        PathEnv {
-            home: "/".to_string(),
-            process_cwd,
-            agent_dir: "/.pi/agent".to_string(),
-            sessions_root: None,
-        }
-    })
-}
-
-/// pi's `resolvePath(path)` against this process's current directory. An input pi would
-/// refuse (a `file://` URL with a host) is resolved as an ordinary path instead.
-pub fn resolve_path(path: &str) -> String {
-    let env = process_env();
-    env.resolve_path(path)
-        .unwrap_or_else(|_| resolve(env.process_cwd(), path))
 }
 
 /// The harness's directory name for `cwd`: the encoding of the cwd as given.

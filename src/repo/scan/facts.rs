@@ -11,7 +11,7 @@ use crate::format::write::js_trim;
 /// The `type` of an entry, for the values the listing cares about (the last three only to
 /// notice what only pi 1.6 writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum ListedKind {
     Session,
     Message,
     SessionInfo,
@@ -21,16 +21,16 @@ pub(crate) enum Kind {
     Other,
 }
 
-impl Kind {
-    pub(crate) fn from_type(name: &str) -> Kind {
+impl ListedKind {
+    pub(crate) fn from_type(name: &str) -> ListedKind {
         match name {
-            "session" => Kind::Session,
-            "message" => Kind::Message,
-            "session_info" => Kind::SessionInfo,
-            "compaction" => Kind::Compaction,
-            "context_edit" => Kind::ContextEdit,
-            "usage" => Kind::Usage,
-            _ => Kind::Other,
+            "session" => ListedKind::Session,
+            "message" => ListedKind::Message,
+            "session_info" => ListedKind::SessionInfo,
+            "compaction" => ListedKind::Compaction,
+            "context_edit" => ListedKind::ContextEdit,
+            "usage" => ListedKind::Usage,
+            _ => ListedKind::Other,
         }
     }
 }
@@ -66,12 +66,12 @@ impl Pi16Feature {
 
     /// The feature of an entry of `kind` whose `message.role` is `"system"` (`system_role`)
     /// and whose `systemMessage` is truthy (`system_message`).
-    pub(crate) fn of(kind: Kind, system_role: bool, system_message: bool) -> Option<Self> {
+    pub(crate) fn of(kind: ListedKind, system_role: bool, system_message: bool) -> Option<Self> {
         match kind {
-            Kind::ContextEdit => Some(Pi16Feature::ContextEdit),
-            Kind::Usage => Some(Pi16Feature::Usage),
-            Kind::Message if system_role => Some(Pi16Feature::SystemMessage),
-            Kind::Compaction if system_message => Some(Pi16Feature::CompactionSystemMessage),
+            ListedKind::ContextEdit => Some(Pi16Feature::ContextEdit),
+            ListedKind::Usage => Some(Pi16Feature::Usage),
+            ListedKind::Message if system_role => Some(Pi16Feature::SystemMessage),
+            ListedKind::Compaction if system_message => Some(Pi16Feature::CompactionSystemMessage),
             _ => None,
         }
     }
@@ -175,7 +175,7 @@ pub(crate) enum ContentFact<'a> {
 /// Everything the listing needs from one entry line.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct EntryFacts<'a> {
-    pub kind: Kind,
+    pub kind: ListedKind,
     pub name: NameFact<'a>,
     pub message: MessageFact<'a>,
     pub timestamp: TimeInput<'a>,
@@ -229,8 +229,8 @@ pub(crate) fn header_from_value(value: &JsValue) -> HeaderFacts {
 
 pub(crate) fn entry_from_value(value: &JsValue) -> EntryFacts<'static> {
     let kind = match value.get("type") {
-        Some(JsValue::String(s)) => Kind::from_type(&s.to_string_lossy()),
-        _ => Kind::Other,
+        Some(JsValue::String(s)) => ListedKind::from_type(&s.to_string_lossy()),
+        _ => ListedKind::Other,
     };
     let name = match value.get("name") {
         None | Some(JsValue::Null) => NameFact::Unset,

@@ -15,7 +15,9 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::facts::{ContentFact, EntryFacts, Kind, MessageFact, NameFact, Pi16Feature, TimeInput};
+use super::facts::{
+    ContentFact, EntryFacts, ListedKind, MessageFact, NameFact, Pi16Feature, TimeInput,
+};
 use crate::format::entry::raw_truthy;
 
 /// The facts of an object line, or `None` when the exact reader must decide.
@@ -428,10 +430,13 @@ impl<'de> Deserialize<'de> for FastEntry<'de> {
                     match key {
                         Key::Type => {
                             let text = map.next_value::<MaybeStr>()?.0;
-                            kind = Some(text.as_deref().map_or(Kind::Other, Kind::from_type));
+                            kind = Some(
+                                text.as_deref()
+                                    .map_or(ListedKind::Other, ListedKind::from_type),
+                            );
                         }
                         Key::Name => name = map.next_value::<NameValue>()?.0,
-                        Key::Message if kind.is_some_and(|k| k != Kind::Message) => {
+                        Key::Message if kind.is_some_and(|k| k != ListedKind::Message) => {
                             map.next_value::<IgnoredAny>()?;
                             message_skipped = true;
                         }
@@ -449,8 +454,8 @@ impl<'de> Deserialize<'de> for FastEntry<'de> {
                         }
                     }
                 }
-                let kind = kind.unwrap_or(Kind::Other);
-                if kind == Kind::Message && message_skipped {
+                let kind = kind.unwrap_or(ListedKind::Other);
+                if kind == ListedKind::Message && message_skipped {
                     // A later duplicate `type` key made it a message after all.
                     return Err(give_up());
                 }

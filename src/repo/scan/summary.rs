@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::SkipReason;
-use super::facts::{ContentFact, EntryFacts, HeaderFacts, Kind, MessageFact, Pi16Mark};
+use super::facts::{ContentFact, EntryFacts, HeaderFacts, ListedKind, MessageFact, Pi16Mark};
 use crate::format::js_date::JsDate;
 use crate::repo::session_info::SessionInfo;
 
@@ -55,14 +55,14 @@ impl SummaryBuilder {
                 }),
             }
         }
-        if entry.kind == Kind::SessionInfo {
+        if entry.kind == ListedKind::SessionInfo {
             // Latest wins, including explicit clears.
             self.name = entry
                 .name
                 .resolve()
                 .map_err(|()| SkipReason::NameNotString { line })?;
         }
-        if entry.kind != Kind::Message {
+        if entry.kind != ListedKind::Message {
             return Ok(());
         }
         self.message_count += 1;

@@ -38,7 +38,7 @@ use prepare::{PathEntry, Refusal};
 
 /// `estimateContextTokens` at a leaf, with the entry the usage came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContextUsage {
+pub struct UsageAtLeaf {
     pub estimate: ContextEstimate,
     /// The entry whose assistant message gave `usageTokens` (a message entry), if any.
     pub last_usage_entry_id: Option<String>,
@@ -79,7 +79,7 @@ impl Session {
     /// pi 1.6's `estimateProjectedContextTokens(projection, branch)` at `leaf`, and
     /// `getContextUsage()`'s rule: after the branch's newest compaction, no projected
     /// assistant with valid usage yet.
-    fn projected_context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
+    fn projected_context_usage(&mut self, leaf: &Leaf) -> StoreResult<UsageAtLeaf> {
         let (entries, branch, _) = self.projected_entries(leaf)?;
         let (estimate, last_usage_entry_id) = projected::estimate_projected(&entries, &branch)
             .map_err(|m| {
@@ -115,7 +115,7 @@ impl Session {
                     .is_some_and(|id| with_usage.contains(id))
             });
         }
-        Ok(ContextUsage {
+        Ok(UsageAtLeaf {
             estimate,
             last_usage_entry_id,
             unknown_after_compaction: unknown,
@@ -124,7 +124,7 @@ impl Session {
 
     /// `estimateContextTokens(buildSessionContext(path).messages)` at `leaf` (pi 1.6:
     /// `estimateProjectedContextTokens`).
-    pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<ContextUsage> {
+    pub fn context_usage(&mut self, leaf: &Leaf) -> StoreResult<UsageAtLeaf> {
         let profile = self.profile();
         if rules(profile).on_projection() {
             return self.projected_context_usage(leaf);
@@ -154,7 +154,7 @@ impl Session {
                 }
             }
         }
-        Ok(ContextUsage {
+        Ok(UsageAtLeaf {
             estimate,
             last_usage_entry_id,
             unknown_after_compaction: unknown,
@@ -289,7 +289,7 @@ fn refusal_error(profile: Profile, refusal: Refusal) -> StoreError {
     }
 }
 
-impl ContextUsage {
+impl UsageAtLeaf {
     /// `{tokens, usageTokens, trailingTokens, lastUsageIndex, lastUsageEntryId}`.
     pub fn to_value(&self) -> JsValue {
         use crate::format::json::{JsObject, JsString};

@@ -39,7 +39,6 @@ pub const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
 pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 /// The most bytes the index directory may hold before the least recently written go.
 pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
-pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
 /// The extension of the tree facts filed beside an index (see [`tree_file`]).
 const TREE_EXTENSION: &str = "tree";
@@ -48,14 +47,6 @@ const TREE_EXTENSION: &str = "tree";
 const SAMPLE: u64 = 4096;
 /// Strided blocks between the head and the end.
 const STRIDES: u64 = 4;
-
-/// The bound on the index directory's size ([`ENV_MAX_BYTES`], read by the configuration).
-static MAX_BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-
-/// Sets the bound on the index directory's size for this process (the first call wins).
-pub fn bound_size(max_bytes: u64) {
-    let _ = MAX_BYTES.set(max_bytes);
-}
 
 /// The session file's identity when it was indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,23 +71,23 @@ impl Identity {
 
 /// Where a session's index is and what it must say to be trusted.
 #[derive(Debug)]
-pub struct Place {
+pub struct IndexPlace {
     dir: Arc<Path>,
     /// The session file's canonical path.
     canonical: PathBuf,
     file: PathBuf,
 }
 
-impl Place {
+impl IndexPlace {
     /// `None` when the session's path cannot be resolved.
-    pub fn of(dir: Arc<Path>, session: &Path, options: &SessionOptions) -> Option<Place> {
+    pub fn of(dir: Arc<Path>, session: &Path, options: &SessionOptions) -> Option<IndexPlace> {
         let canonical = std::fs::canonicalize(session).ok()?;
         let mut key = canonical.as_os_str().as_encoded_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(options.profile.name().as_bytes());
         let name = format!("{:032x}.idx", xxhash_rust::xxh3::xxh3_128(&key));
         let file = dir.join(name);
-        Some(Place {
+        Some(IndexPlace {
             dir,
             canonical,
             file,
@@ -143,7 +134,11 @@ pub struct Restored {
 /// The reader's state from `place`'s index when it is valid for `file` as it is now (the same
 /// bytes up to the indexed end; the file may have grown after it). `None`, with a log line
 /// saying why, when there is no index or it cannot be trusted.
-pub fn restore(place: &Place, file: &SessionFile, options: &SessionOptions) -> Option<Restored> {
+pub fn restore(
+    place: &IndexPlace,
+    file: &SessionFile,
+    options: &SessionOptions,
+) -> Option<Restored> {
     if let Err(why) = place.usable_dir(false) {
         if place.dir.exists() || std::fs::symlink_metadata(&place.dir).is_ok() {
             tracing::warn!("{why}");
@@ -172,7 +167,7 @@ pub fn restore(place: &Place, file: &SessionFile, options: &SessionOptions) -> O
 }
 
 fn decode(
-    place: &Place,
+    place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
     index_file: &std::fs::File,
@@ -288,7 +283,7 @@ fn decode(
 /// first `checkpoint.records` of `index`). Failures are logged, never returned: the index is
 /// a cache.
 pub fn save(
-    place: &Place,
+    place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
     checkpoint: &Checkpoint,
@@ -353,7 +348,7 @@ pub fn save(
     let mut pieces = vec![head.as_slice()];
     pieces.extend(arrays);
     write_file(place, &place.file, &pieces);
-    prune_once(&place.dir);
+    prune_once(&place.dir, options.index_max_bytes);
 }
 
 /// The head, the block before `end`, and strided blocks between: never the whole file.
@@ -370,7 +365,7 @@ fn sample_blocks(end: u64) -> Vec<(u64, u64)> {
     blocks
 }
 
-fn write_file(place: &Place, target: &Path, pieces: &[&[u8]]) {
+fn write_file(place: &IndexPlace, target: &Path, pieces: &[&[u8]]) {
     debug_assert!(target.starts_with(&place.dir));
     let written = safe_file::temporary_beside(target).and_then(|mut temporary| {
         let mut out = std::io::BufWriter::new(&mut temporary);
@@ -389,7 +384,7 @@ fn write_file(place: &Place, target: &Path, pieces: &[&[u8]]) {
 
 /// Stats over the first `records` entries, filed under the index's generation (they stay
 /// true while the index only grows).
-pub fn load_stats(place: &Place, generation: u64) -> Option<(usize, SessionStats)> {
+pub fn load_stats(place: &IndexPlace, generation: u64) -> Option<(usize, SessionStats)> {
     let bytes = safe_file::read_regular(&place.stats_file(), false).ok()?;
     let body = codec::body(&bytes).ok()?;
     let mut r = Reader::new(body);
@@ -431,7 +426,7 @@ pub fn load_stats(place: &Place, generation: u64) -> Option<(usize, SessionStats
     ))
 }
 
-pub fn save_stats(place: &Place, generation: u64, records: usize, stats: &SessionStats) {
+pub fn save_stats(place: &IndexPlace, generation: u64, records: usize, stats: &SessionStats) {
     if place.usable_dir(false).is_err() {
         return;
     }
@@ -462,13 +457,9 @@ pub fn save_stats(place: &Place, generation: u64, records: usize, stats: &Sessio
 
 /// Once per process, after a write: removes the indexes of files that no longer exist, then
 /// the least recently written ones while the directory holds more than its bound.
-fn prune_once(dir: &Path) {
+fn prune_once(dir: &Path, max_bytes: u64) {
     static PRUNED: Once = Once::new();
-    PRUNED.call_once(|| prune(dir, max_bytes()));
-}
-
-fn max_bytes() -> u64 {
-    MAX_BYTES.get().copied().unwrap_or(DEFAULT_MAX_BYTES)
+    PRUNED.call_once(|| prune(dir, max_bytes));
 }
 
 /// See [`prune_once`]; public for tests.

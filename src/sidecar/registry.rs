@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::ids::IdSource;
 use crate::format::profile::Profile;
+use crate::jsonrpc::{Deterministic, IntoRpcError, RpcError};
 use crate::ops::{Config, Scope};
-use crate::repo::Repo;
-use crate::rpc::{Deterministic, IntoRpcError, RpcError};
+use crate::repo::{Repo, RepoError};
 
 use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, StoreError};
@@ -16,11 +16,11 @@ use crate::store::{ErrorKind, Session, StoreError};
 pub type SessionCell = Arc<Mutex<Session>>;
 
 /// The sidecar's state: every open session, and what the operations work in.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Registry {
     sessions: Mutex<HashMap<String, OpenSession>>,
-    /// The process's configuration (read at the first need unless given).
-    config: OnceLock<Arc<Config>>,
+    /// The process's configuration, read once before serving (or why it could not be).
+    config: Result<Arc<Config>, String>,
     /// Set at `initialize` (or at the first method before it).
     scope: OnceLock<Scope>,
 }
@@ -39,19 +39,17 @@ pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
 }
 
 impl Registry {
-    /// A registry under `config` (the command line's, with its flags).
-    pub fn with_config(config: Config) -> Registry {
-        let registry = Registry::default();
-        let _ = registry.config.set(Arc::new(config));
-        registry
+    /// A registry under `config`, or the reason it could not be read.
+    pub fn with_config(config: Result<Config, RepoError>) -> Registry {
+        Registry {
+            sessions: Mutex::default(),
+            config: config.map(Arc::new).map_err(|e| e.to_string()),
+            scope: OnceLock::new(),
+        }
     }
 
     fn config(&self) -> Result<Arc<Config>, RpcError> {
-        if let Some(config) = self.config.get() {
-            return Ok(config.clone());
-        }
-        let config = Config::from_process().map_err(|e| RpcError::internal(e.to_string()))?;
-        Ok(self.config.get_or_init(|| Arc::new(config)).clone())
+        self.config.clone().map_err(RpcError::internal)
     }
 
     /// Called at `initialize`: the sessions root, the index, the default profile, and

@@ -26,6 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::error::RpcError;
+use super::outgoing::{Hook, ServerNotification};
 use super::request_context::{Answer, BoxFuture, RequestContext, ServerHandle, ServerState};
 
 /// Requests the lifecycle handles itself.
@@ -52,34 +53,20 @@ fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
 }
 
-/// A hook (server -> client request), named by its params type: the name it travels under and
-/// the answer it expects (`null` is always an answer too). Declared with
-/// [`Methods::declare`], sent with [`RequestContext::ask`].
-pub trait Hook: serde::Serialize + JsonSchema {
-    const NAME: &'static str;
-    type Answer: DeserializeOwned + JsonSchema;
-}
-
-/// A server -> client notification, named by its params type. Declared with
-/// [`Methods::announce`], sent with [`ServerHandle::send`](super::ServerHandle::send).
-pub trait ServerNotification: serde::Serialize + JsonSchema {
-    const NAME: &'static str;
-}
-
 /// How a request runs beside the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Scheduling {
     /// Runs beside any other request (reads, and methods that lock what they change).
     Concurrent,
     /// Changes the thing its key names (a session): one at a time per key, in arrival order.
     Serial,
 }
 
-impl Kind {
+impl Scheduling {
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Concurrent => "concurrent",
-            Kind::Serial => "serial",
+            Scheduling::Concurrent => "concurrent",
+            Scheduling::Serial => "serial",
         }
     }
 }
@@ -89,7 +76,7 @@ impl Kind {
 pub struct Message {
     pub name: String,
     /// Requests only.
-    pub kind: Option<Kind>,
+    pub kind: Option<Scheduling>,
     pub params: SchemaOf,
     /// Requests and hooks: the result (a hook's answer).
     pub result: Option<SchemaOf>,
@@ -140,7 +127,7 @@ impl<S: ServerState> Methods<S> {
     {
         self.claim_request::<P, R>(
             name,
-            Kind::Concurrent,
+            Scheduling::Concurrent,
             reading_params(move |context: RequestContext<S>, params: P| {
                 let work = handler(context.clone(), params);
                 Box::pin(async move {
@@ -170,7 +157,7 @@ impl<S: ServerState> Methods<S> {
     {
         self.claim_request::<P, R>(
             name,
-            Kind::Serial,
+            Scheduling::Serial,
             reading_params(move |context: RequestContext<S>, params: P| {
                 // Taken now, while the reader is still on this request: arrival order.
                 let ticket = context.server().serial_queues().ticket(key_of(&params));
@@ -286,7 +273,7 @@ impl<S: ServerState> Methods<S> {
     fn claim_request<P: JsonSchema, R: Answer>(
         &mut self,
         name: &str,
-        kind: Kind,
+        kind: Scheduling,
         handler: RequestHandler<S>,
     ) {
         assert!(
@@ -548,7 +535,7 @@ mod tests {
         let text = format!(r#"{{"data": {}{}}}"#, "[".repeat(depth), "]".repeat(depth));
         let params = RawValue::from_string(text).unwrap();
         let error = parse_params::<Open>(Some(&params)).unwrap_err();
-        assert_eq!(error.code(), crate::rpc::error::code::INVALID_PARAMS);
+        assert_eq!(error.code(), crate::jsonrpc::error::code::INVALID_PARAMS);
         assert!(
             error.message().contains("recursion limit"),
             "{}",

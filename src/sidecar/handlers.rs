@@ -1,52 +1,42 @@
 //! The `session/*` methods: wire types translated into the operations' types (`crate::ops`)
-//! and back. The operations hold the policy; this file holds the two ports they run through
-//! here: [`Held`] (a registered session, its lock, its followed tail, group commit) and
-//! [`ClientHooks`] (the hooks sent to the client and their answers parsed).
+//! and back. The operations hold the policy; this file holds the hook port they run through
+//! here, [`ClientHooks`] (the hooks sent to the client and their answers parsed); the session
+//! port ([`Held`]) and where each step runs are `threads.rs`'s.
 
 use std::path::Path;
 
 use crate::format::json::{JsString, JsValue};
 use crate::format::profile::Profile;
-use crate::ops::{self, HookReply, LeafChoice, OpError, Scope, SessionAccess, Turn};
+use crate::jsonrpc::{Hook, HookOutcome, Raw, RpcError};
+use crate::ops::{self, HookReply, LeafChoice, OpError, Scope};
 use crate::repo::search::SearchQuery;
 use crate::repo::{ListSelection, SummarySettings};
-use crate::rpc::{Hook, HookOutcome, Raw, RequestContext, RpcError};
 use crate::store::{
     self, ErrorKind, Leaf, MessageFormat, Session, StoreError, SummaryInput, TreeFilter,
-    TreeHookAnswer, TreeRequest, TreeWindow,
+    TreeHookAnswer, TreeRequest,
 };
 use serde_json::value::RawValue;
 
 use super::answers;
 
-use super::Sidecar;
 use super::entry::new_entry;
-use super::registry::lock;
-use super::wire::*;
-
-type Ctx = RequestContext<Sidecar>;
+use super::threads::{Ctx, Held, blocking, in_scope, quick, with_session};
+use super::wire::{
+    AppendParams, AppendResult, BeforeCompactHook, BeforeForkHook, BeforeTreeHook, BranchParams,
+    BranchPathParams, BranchWithSummaryParams, CompactNotification, CompactParams, CompactResult,
+    CompactionPlanDocument, CompactionSettingsParam, ContextDocument, ContextEntriesParams,
+    ContextEstimateDocument, ContextFormat, ContextParams, ContextUsageFigures, ContextUsageParams,
+    ContextUsageResult, ContinueRecentParams, CreateParams, DeleteParams, DeleteResult, Empty,
+    EntriesPage, EntriesParams, EntriesResult, EntryParams, ExportParams, ExportResult,
+    FindByIdParams, FindByIdResult, ForkFromParams, ForkParams, ForkResult, GetTreeParams,
+    GetTreeRow, InfoResult, LeafResult, ListAllParams, ListParams, ListResult, ListResultWarning,
+    ListSelectionParams, NavigateResult, OpenParams, OpenedSession, PrepareCompactionParams,
+    PrepareTreeResult, SessionRef, SummaryParam, SummaryTextParam, TreeFilterName,
+    TreeNotification, TreeParams, TreeResult, UnwatchResult, WatchResult,
+};
 
 fn leaf_id(leaf: &Leaf) -> Option<String> {
     leaf.id().map(str::to_string)
-}
-
-/// Runs blocking store work off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RpcError::internal(format!("store task failed: {e}")))?
-}
-
-/// Runs an operation that needs no open session off the async threads, in the sidecar's scope.
-async fn in_scope<T: Send + 'static>(
-    ctx: &Ctx,
-    work: impl FnOnce(&Scope, &Ctx) -> Result<T, OpError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let scope = ctx.state().registry.scope()?.clone();
-    let ctx = ctx.clone();
-    blocking(move || Ok(work(&scope, &ctx)?)).await
 }
 
 /// Whether a session is open here at `path`.
@@ -63,7 +53,7 @@ fn opened(id: String, session: &Session) -> OpenedSession {
         leaf_id: leaf_id(session.leaf()),
         written: session.is_written(),
         warnings: session.warnings().to_vec(),
-        cursor: super::watch::cursor_at(session, session.len()),
+        cursor: ops::cursor_at(session, session.len()),
     }
 }
 
@@ -75,31 +65,6 @@ fn register(ctx: &Ctx, session: Session) -> Result<OpenedSession, RpcError> {
 
 // ---------------------------------------------------------------------------------------------
 // The ports the operations run through here
-
-/// A registered session, as the operations hold it: reads on a blocking thread, quick changes
-/// on the event loop when the session is free, and every step after what another program
-/// appended was read.
-struct Held<'a> {
-    ctx: &'a Ctx,
-    id: &'a str,
-}
-
-impl SessionAccess for Held<'_> {
-    type Error = RpcError;
-
-    async fn with<T: Send + 'static>(
-        &self,
-        turn: Turn,
-        work: impl FnOnce(&mut Session) -> Result<T, OpError> + Send + 'static,
-    ) -> Result<T, RpcError> {
-        let work = move |session: &mut Session| work(session).map_err(RpcError::from);
-        match turn {
-            Turn::Read => with_session(self.ctx, self.id, work).await,
-            Turn::Change => quick(self.ctx, self.id, false, work).await,
-            Turn::Commit => quick(self.ctx, self.id, true, work).await,
-        }
-    }
-}
 
 /// What an operation on session `id` runs with here: the scope, the session, the client.
 fn ports<'a>(ctx: &'a Ctx, id: &'a str) -> Result<(Scope, Held<'a>, ClientHooks<'a>), RpcError> {
@@ -144,22 +109,6 @@ fn summary_input(s: &SummaryParam) -> SummaryInput {
     }
 }
 
-fn wire_reason(reason: ops::CompactReason) -> CompactReason {
-    match reason {
-        ops::CompactReason::Manual => CompactReason::Manual,
-        ops::CompactReason::Threshold => CompactReason::Threshold,
-        ops::CompactReason::Overflow => CompactReason::Overflow,
-    }
-}
-
-fn ops_reason(reason: CompactReason) -> ops::CompactReason {
-    match reason {
-        CompactReason::Manual => ops::CompactReason::Manual,
-        CompactReason::Threshold => ops::CompactReason::Threshold,
-        CompactReason::Overflow => ops::CompactReason::Overflow,
-    }
-}
-
 impl ops::Hooks for ClientHooks<'_> {
     async fn before_tree(&self, ask: ops::BeforeTree) -> HookReply<TreeHookAnswer> {
         let hook = BeforeTreeHook {
@@ -193,7 +142,7 @@ impl ops::Hooks for ClientHooks<'_> {
             preparation: ask.preparation.to_serde(),
             branch_entries: ask.branch_entries.iter().map(JsValue::to_serde).collect(),
             custom_instructions: ask.custom_instructions,
-            reason: ask.reason.map(wire_reason),
+            reason: ask.reason,
         };
         let reply = self.ask(&hook).await;
         map_reply(reply, |a| ops::CompactHookAnswer {
@@ -208,70 +157,6 @@ impl ops::Hooks for ClientHooks<'_> {
             }),
         })
     }
-}
-
-/// Runs a change of one session on the event loop when the session is free and not durable,
-/// else (a long read holds it, or a sync is due) on a blocking thread, so the loop never waits
-/// for a lock. `commit`: the request's last change; on a durable session it is written under
-/// the session's lock and synced outside it, with the next request for the session already let
-/// in, so changes that queue behind a sync share the next one (group commit). The answer still
-/// waits for the sync that covers it, and for the answers before it.
-async fn quick<T: Send + 'static>(
-    ctx: &Ctx,
-    id: &str,
-    commit: bool,
-    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let cell = ctx.state().registry.get(id)?;
-    {
-        let free = match cell.try_lock() {
-            Ok(session) => Some(session),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        };
-        // A durable change syncs before it returns, and another program's appends must be
-        // read first: neither on the loop.
-        if let Some(mut session) = free.filter(|session| !session.is_durable())
-            && !session.tail_grew()?
-            && !session.has_foreign()
-        {
-            return work(&mut session);
-        }
-    }
-    let ctx = ctx.clone();
-    let id = id.to_owned();
-    blocking(move || {
-        if !commit {
-            return work(current(&ctx, &id, &mut lock(&cell))?);
-        }
-        let (value, unsynced) = current(&ctx, &id, &mut lock(&cell))?.with_sync_deferred(work)?;
-        ctx.start_next_in_line();
-        unsynced.wait()?;
-        Ok(value)
-    })
-    .await
-}
-
-/// Runs a read of one session on a blocking thread, so a large read never holds up the
-/// messages behind it.
-async fn with_session<T: Send + 'static>(
-    ctx: &Ctx,
-    id: &str,
-    work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,
-) -> Result<T, RpcError> {
-    let cell = ctx.state().registry.get(id)?;
-    let ctx = ctx.clone();
-    let id = id.to_owned();
-    blocking(move || work(current(&ctx, &id, &mut lock(&cell))?)).await
-}
-
-/// The session with what another program appended since it was last read (pi takes no lock):
-/// every read and change sees the file as it is now, and the client hears of new entries
-/// (`session_changed`) before the answer that includes them.
-fn current<'a>(ctx: &Ctx, id: &str, session: &'a mut Session) -> Result<&'a mut Session, RpcError> {
-    session.follow_tail()?;
-    super::watch::report_foreign(ctx.server(), id, session)?;
-    Ok(session)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,20 +216,11 @@ pub async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcEr
     let id = p.session_id.clone();
     // Read up to now first: what is already there is told before the answer, and the
     // answer's cursor is where the watch's notifications begin.
-    let (path, cursor) = with_session(&ctx, &id, |session| {
-        Ok((
-            session.path().map(Path::to_path_buf),
-            super::watch::cursor_at(session, session.len()),
-        ))
+    let watched = id.clone();
+    let (path, cursor) = with_session(&ctx, &id, move |session| {
+        Ok(ops::watch_point(session, &watched)?)
     })
     .await?;
-    let Some(path) = path else {
-        return Err(StoreError::new(
-            ErrorKind::InvalidArgument,
-            format!("session {id:?} is in memory: there is no file to watch"),
-        )
-        .into());
-    };
     let watches = &ctx.state().watches;
     if watches.is_watched(&id) {
         return Ok(WatchResult {
@@ -396,7 +272,7 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     // Freeing a large index and handing the memory back to the system takes time: off the loop.
     blocking(move || {
         drop(closed);
-        crate::rpc::release_freed_memory();
+        super::memory::release_freed_memory();
         Ok(())
     })
     .await?;
@@ -415,15 +291,15 @@ pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
         durable: p.durable,
     };
     Ok(match ops::fork(&scope, &held, &hooks, input).await? {
-        ops::Forked::Cancelled => ForkResult {
+        ops::ForkOutcome::Cancelled => ForkResult {
             cancelled: true,
             session: None,
             selected_text: None,
         },
-        ops::Forked::Made {
+        ops::ForkOutcome::Made(crate::repo::Forked {
             session,
             selected_text,
-        } => ForkResult {
+        }) => ForkResult {
             cancelled: false,
             session: Some(register(&ctx, session)?),
             selected_text,
@@ -660,43 +536,35 @@ fn tree_filter(name: TreeFilterName) -> TreeFilter {
 }
 
 pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'static>>, RpcError> {
-    if p.around.is_some() && p.offset.is_some() {
-        return Err(RpcError::invalid_params(
-            "'offset' and 'around' name a page each: give one",
-        ));
-    }
-    let id = p.session_id.clone();
-    with_session(&ctx, &id, move |session| {
-        let window = match &p.around {
-            Some(id) => TreeWindow::Around { id, limit: p.limit },
-            None => TreeWindow::Range {
-                offset: p.offset.unwrap_or(0),
-                limit: p.limit,
-            },
-        };
-        let page = session.tree_page(p.filter.map(tree_filter), window)?;
-        let on_path = session.on_leaf_path();
-        let positions: Vec<u32> = page.rows.iter().map(|r| r.position).collect();
-        let previews = session.row_previews(&positions)?;
-        let mut rows = Vec::with_capacity(page.rows.len());
-        for row in &page.rows {
-            let record = session.record(row.position);
-            let label = record.id().and_then(|id| session.label(id));
-            rows.push(TreeRow {
-                id: record.id(),
-                parent_id: record.parent().into_id(),
-                kind: record.type_name(),
+    let input = ops::TreeInput {
+        filter: p.filter.map(tree_filter),
+        offset: p.offset,
+        around: p.around,
+        limit: p.limit,
+    };
+    // Refused before the session is looked at, as a bad request.
+    ops::check_tree_input(&input)?;
+    with_session(&ctx, &p.session_id, move |session| {
+        let view = ops::tree(session, input)?;
+        let rows = view
+            .rows()
+            .map(|row| GetTreeRow {
+                id: row.id,
+                parent_id: row.parent_id,
+                kind: row.kind,
                 depth: row.depth,
-                label: label.and_then(|l| RawValue::from_string(l.stringify()).ok()),
-                preview: previews.get(row.position),
-                on_path: on_path[row.position as usize],
-            });
-        }
+                label: row
+                    .label
+                    .and_then(|l| RawValue::from_string(l.stringify()).ok()),
+                preview: row.preview,
+                on_path: row.on_path,
+            })
+            .collect();
         let result = TreeResult {
-            leaf_id: leaf_id(session.leaf()),
-            total: page.total,
-            offset: page.offset,
-            anchor: page.anchor,
+            leaf_id: leaf_id(view.leaf),
+            total: view.page.total,
+            offset: view.page.offset,
+            anchor: view.page.anchor,
             rows,
         };
         serde_json::to_string(&result)
@@ -706,19 +574,13 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'stat
     .await
 }
 
-fn position_of(session: &Session, id: &str) -> Result<u32, RpcError> {
-    session
-        .position(id)
-        .ok_or_else(|| StoreError::entry_not_found(id).into())
-}
-
 pub async fn get_entry(
     ctx: Ctx,
     p: EntryParams,
 ) -> Result<Raw<super::pi_format::AnyEntry>, RpcError> {
     let id = p.session_id.clone();
     quick(&ctx, &id, false, move |session| {
-        let position = position_of(session, &p.entry_id)?;
+        let position = ops::entry_position(session, &p.entry_id)?;
         answers::entry(session, position)
     })
     .await
@@ -727,8 +589,7 @@ pub async fn get_entry(
 pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
-        position_of(session, &p.entry_id)?;
-        answers::entries(session, &session.children(&p.entry_id), "")
+        answers::entries(session, &ops::children(session, &p.entry_id)?, "")
     })
     .await
 }
@@ -740,46 +601,42 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResu
             .entry_id
             .clone()
             .map_or(LeafChoice::Current, LeafChoice::Entry);
-        let leaf = ops::leaf(session, &choice)?;
-        let walk = session.profile_path(&leaf)?;
-        answers::entries_sliced(session, &walk.positions, p.offset, p.limit)
+        let positions = ops::branch_entries(session, &choice)?;
+        answers::entries_sliced(session, &positions, p.offset, p.limit)
     })
     .await
 }
 
 pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
-    let id = p.session_id.clone();
-    with_session(&ctx, &id, move |session| {
-        let total = session.len();
-        let start = match &p.since {
-            Some(_) if p.offset != 0 => {
-                return Err(RpcError::invalid_params(
-                    "'since': give either 'since' or 'offset', not both",
-                ));
-            }
-            Some(since) => super::watch::cursor_position(session, since, "since")?,
-            None => p.offset.min(total),
-        };
-        let limit = p.limit.unwrap_or(1000);
-        if limit == 0 {
-            // A page of nothing would name itself as the next page: a client following it
-            // would never end.
-            return Err(RpcError::invalid_params("'limit': must be at least 1"));
-        }
-        let end = start.saturating_add(limit).min(total);
-        let positions: Vec<u32> = (start as u32..end as u32).collect();
-        let next = match end < total {
-            true => end.to_string(),
-            false => "null".to_string(),
-        };
-        let cursor = super::watch::cursor_at(session, end);
+    let input = ops::EntriesInput {
+        offset: p.offset,
+        since: p.since,
+        limit: p.limit,
+    };
+    with_session(&ctx, &p.session_id, move |session| {
+        let page = ops::entries(session, &input)?;
+        let positions: Vec<u32> =
+            (page.positions.start as u32..page.positions.end as u32).collect();
         answers::entries(
             session,
             &positions,
-            &format!(r#","nextOffset":{next},"total":{total},"cursor":"{cursor}""#),
+            &answers::members_after(&EntriesPageTail {
+                next_offset: page.next_offset,
+                total: page.total,
+                cursor: page.cursor,
+            })?,
         )
     })
     .await
+}
+
+/// The members of `getEntries`' answer after its entries.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntriesPageTail {
+    next_offset: Option<usize>,
+    total: usize,
+    cursor: String,
 }
 
 pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
@@ -807,8 +664,8 @@ fn to_usize(n: Option<u64>) -> usize {
     n.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListWarning> + '_ {
-    notes.iter().map(|note| ListWarning {
+fn pi16_warnings(notes: &[crate::repo::Pi16Note]) -> impl Iterator<Item = ListResultWarning> + '_ {
+    notes.iter().map(|note| ListResultWarning {
         path: note.path.to_string_lossy().into_owned(),
         reason: note.message(),
         line: Some(note.mark.line),
@@ -854,7 +711,7 @@ async fn listing(
         .await
         .and_then(|listed| match listed {
             ops::Listed::Rows { listing, total: n } => {
-                let warnings = listing.warnings.iter().map(|w| ListWarning {
+                let warnings = listing.warnings.iter().map(|w| ListResultWarning {
                     path: w.path.to_string_lossy().into_owned(),
                     reason: w.reason.to_string(),
                     line: None,
@@ -869,7 +726,7 @@ async fn listing(
                 )
             }
             ops::Listed::Headers { listing, total: n } => {
-                let warnings = listing.skipped.iter().map(|skip| ListWarning {
+                let warnings = listing.skipped.iter().map(|skip| ListResultWarning {
                     path: skip.path.clone(),
                     reason: skip.reason.clone(),
                     line: None,
@@ -976,44 +833,19 @@ pub async fn prepare_compaction(
     .await
 }
 
-/// A model's answer as the store takes it: `text`, or the text of its `content` blocks.
+/// A model's answer as the store takes it (`ops::summary_text` reads it as pi does).
 fn summary_text(
     p: &SummaryTextParam,
     name: &str,
 ) -> Result<store::compaction::SummaryText, OpError> {
-    let block_type =
-        |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()).map(str::to_string);
-    let (text, calls_tool) = match (&p.text, &p.content) {
-        (Some(text), None) => (text.clone(), false),
-        (None, Some(blocks)) => {
-            // pi-ai's `contentText(content)`: the text blocks' texts joined by "\n".
-            let texts: Vec<String> = blocks
-                .iter()
-                .filter(|b| block_type(b).as_deref() == Some("text"))
-                .map(|b| match b.get("text") {
-                    None | Some(serde_json::Value::Null) => String::new(),
-                    Some(t) => JsValue::from_serde(t).to_js_string(),
-                })
-                .collect();
-            let calls = blocks
-                .iter()
-                .any(|b| block_type(b).as_deref() == Some("toolCall"));
-            (texts.join("\n"), calls)
-        }
-        _ => {
-            return Err(OpError::store(
-                ErrorKind::InvalidArgument,
-                format!("'{name}': give the answer's text or its content, not both or neither"),
-            ));
-        }
-    };
-    Ok(store::compaction::SummaryText {
-        text,
+    let answer = ops::ModelAnswer {
+        text: p.text.clone(),
+        content: p.content.clone(),
         usage: p.usage.as_ref().map(JsValue::from_serde),
         stop_reason: p.stop_reason.clone(),
         error_message: p.error_message.clone(),
-        calls_tool,
-    })
+    };
+    ops::summary_text(answer, name)
 }
 
 /// `compact` (`ops::compact`), then `session_compact` before the answer.
@@ -1024,7 +856,7 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
         expected_leaf: p.leaf_id.clone(),
         settings: request_settings(p.settings.as_ref()),
         custom_instructions: p.custom_instructions.clone(),
-        reason: ops_reason(p.reason.unwrap_or_default()),
+        reason: p.reason.unwrap_or_default(),
         summaries: (|| {
             Ok(store::compaction::Summaries {
                 history: summaries

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
-use super::framing::{DEFAULT_MAX_FRAME_BYTES, Framing};
-use super::lifecycle::{Deterministic, ServerOptions};
-use super::logging::init_logging;
-use super::server::Signals;
 use super::session_server;
+use crate::jsonrpc::logging::init_logging;
+use crate::jsonrpc::{DEFAULT_MAX_FRAME_BYTES, Deterministic, Framing, ServerOptions, Signals};
+use crate::ops::{Config, ProcessVars};
+use crate::repo::RepoError;
 
 /// Command-line options of the stdio server (flatten into the binary's parser).
 #[derive(Debug, Clone, clap::Args)]
@@ -50,13 +50,17 @@ impl StdioArgs {
 /// parent's death, and returns the process exit code (0 after `shutdown`, 1 otherwise, 2 if
 /// it could not start).
 pub async fn serve_stdio(args: StdioArgs) -> i32 {
-    serve_stdio_with(args, None).await
+    serve_stdio_with(args, Config::from_process()).await
 }
 
-/// [`serve_stdio`] under `config` (the command line's, with its flags); `None`: the process's,
-/// read at the first need.
-pub(crate) async fn serve_stdio_with(args: StdioArgs, config: Option<crate::ops::Config>) -> i32 {
-    if let Err(error) = init_logging(args.log_file.as_deref()) {
+/// [`serve_stdio`] under `config` (the command line's, with its flags). A configuration that
+/// could not be read is reported to each method that needs it; the server still starts.
+pub(crate) async fn serve_stdio_with(args: StdioArgs, config: Result<Config, RepoError>) -> i32 {
+    let log_filter = match &config {
+        Ok(config) => config.log_filter.clone(),
+        Err(_) => Config::log_filter_of(&ProcessVars),
+    };
+    if let Err(error) = init_logging(args.log_file.as_deref(), log_filter.as_deref()) {
         let path = args.log_file.as_deref().unwrap_or_else(|| "".as_ref());
         eprintln!(
             "pi-session: cannot open the log file {}: {error}",

@@ -15,9 +15,9 @@ use schemars::r#gen::{SchemaGenerator, SchemaSettings};
 use schemars::schema::Schema;
 use serde_json::{Map, Value, json};
 
-use super::lifecycle::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
-use super::methods::{Message, SchemaOf};
-use super::sessions::{SidecarCapabilities, SidecarSettings};
+use super::{SidecarCapabilities, SidecarSettings};
+use crate::jsonrpc::{InitializeParams, InitializeResult, PROTOCOL_VERSION};
+use crate::jsonrpc::{Message, SchemaOf};
 
 /// `$/cancelRequest` params, in both directions.
 #[derive(JsonSchema)]
@@ -157,6 +157,8 @@ pub fn protocol_schema() -> Value {
         "title".into(),
         json!(format!("pi-session protocol {PROTOCOL_VERSION}")),
     );
+    // The old path below is part of schema.json's bytes, which clients pin; it stays until the
+    // protocol's next version.
     schema.insert(
         "description".into(),
         json!(

@@ -367,7 +367,8 @@ pub struct UserMessage {
 /// pi-ai's `StopReason` (`pending` and `deferred`: pi 1.6).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub enum StopReason {
+#[schemars(rename = "StopReason")]
+pub enum PiStopReason {
     Stop,
     Length,
     ToolUse,
@@ -398,7 +399,7 @@ pub struct AssistantMessage {
     /// pi writes it always; a line written by hand or another program may lack it, and is
     /// answered as the file holds it.
     pub usage: Option<Usage>,
-    pub stop_reason: StopReason,
+    pub stop_reason: PiStopReason,
     /// pi 1.6: the handle of a deferred response.
     pub deferred: Option<DeferredHandle>,
     pub error_message: Option<String>,
@@ -632,7 +633,8 @@ macro_rules! entries {
         /// `timestamp` (the server gives them), discriminated on `type`.
         #[derive(JsonSchema)]
         #[serde(untagged)]
-        pub enum NewEntry {
+        #[schemars(rename = "NewEntry")]
+        pub enum PiNewEntry {
             $($new($new),)*
         }
     };
@@ -807,7 +809,8 @@ pub enum SessionRow {
 /// pi's `TreePreparation` (`session_before_tree`'s `preparation`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreePreparation {
+#[schemars(rename = "TreePreparation")]
+pub struct PiTreePreparation {
     pub target_id: String,
     pub old_leaf_id: Nullable<String>,
     pub common_ancestor_id: Nullable<String>,
@@ -830,7 +833,8 @@ pub struct FileOperations {
 /// pi's `CompactionSettings` in force.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionSettings {
+#[schemars(rename = "CompactionSettings")]
+pub struct PiCompactionSettings {
     pub enabled: bool,
     pub reserve_tokens: f64,
     pub keep_recent_tokens: f64,
@@ -849,7 +853,7 @@ pub struct CompactionPreparation {
     pub tokens_before: f64,
     pub previous_summary: Option<String>,
     pub file_ops: FileOperations,
-    pub settings: CompactionSettings,
+    pub settings: PiCompactionSettings,
 }
 
 /// The entries behind each list of a compaction preparation.

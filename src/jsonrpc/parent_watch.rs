@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
-use super::server::{StopHandle, StopReason};
+use super::stop::{StopHandle, StopReason};
 
 /// Checks `pid` every `interval` and asks the server to stop when it is gone.
 pub(crate) fn watch_parent(pid: i32, interval: Duration, stop: StopHandle) -> JoinHandle<()> {

@@ -17,7 +17,7 @@ use super::error::RpcError;
 use super::hooks::{HookOutcome, PendingHooks};
 use super::lifecycle::ClientSettings;
 use super::message;
-use super::methods::{Hook, ServerNotification};
+use super::outgoing::{Hook, ServerNotification};
 use super::serial::{SerialQueues, Turn};
 use super::writer::Outbox;
 

@@ -3,9 +3,9 @@
 //! of values, and the slices that `offset`/`limit` ask for.
 
 use super::pi_format::AnyEntry;
-use super::wire::{EntriesResult, ListResult, ListWarning};
+use super::wire::{EntriesResult, ListResult, ListResultWarning};
+use crate::jsonrpc::{Raw, RpcError};
 use crate::repo::{ListField, SessionInfo, rows};
-use crate::rpc::{Raw, RpcError};
 use crate::store::Session;
 
 /// The part of `0..total` that `offset`/`limit` name (both optional: the whole by default).
@@ -26,6 +26,27 @@ pub fn entries<T>(session: &Session, positions: &[u32], tail: &str) -> Result<Ra
     Ok(Raw::new(out))
 }
 
+/// `members`' JSON members as a `tail` of [`entries`]: `,"a":1,"b":2`.
+pub fn members_after<T: serde::Serialize>(members: &T) -> Result<String, RpcError> {
+    let object = serde_json::to_string(members)
+        .map_err(|e| RpcError::internal(format!("cannot serialize an answer: {e}")))?;
+    let inner = object
+        .strip_prefix('{')
+        .and_then(|o| o.strip_suffix('}'))
+        .ok_or_else(|| RpcError::internal("an answer's members are not an object"))?;
+    Ok(match inner {
+        "" => String::new(),
+        inner => format!(",{inner}"),
+    })
+}
+
+/// The members of a sliced answer after its entries.
+#[derive(serde::Serialize)]
+struct SliceTail {
+    total: usize,
+    offset: usize,
+}
+
 /// `{"entries":[...]}` for a whole answer, or `{"entries":[...],"total":N,"offset":N}` for the
 /// slice `offset`/`limit` name when either is given.
 pub fn entries_sliced(
@@ -38,7 +59,10 @@ pub fn entries_sliced(
         return entries(session, all, "");
     }
     let (start, end) = slice(all.len(), offset, limit);
-    let tail = format!(r#","total":{},"offset":{start}"#, all.len());
+    let tail = members_after(&SliceTail {
+        total: all.len(),
+        offset: start,
+    })?;
     entries(session, &all[start..end], &tail)
 }
 
@@ -54,7 +78,7 @@ pub fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError
 pub fn listing(
     sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
-    warnings: &[ListWarning],
+    warnings: &[ListResultWarning],
     total: Option<u64>,
 ) -> Result<Raw<ListResult>, RpcError> {
     let warnings = serde_json::to_string(warnings)

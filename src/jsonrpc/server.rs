@@ -19,7 +19,6 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use std::any::Any;
-use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -46,34 +45,8 @@ use super::request_context::{
     CancelParams, RequestContext, RequestScope, ServerHandle, ServerState, Shared,
 };
 use super::serial::SerialQueues;
+use super::stop::{StopHandle, StopReason};
 use super::writer::{Serialized, spawn_writer};
-
-/// Why the server stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopReason {
-    /// The client sent `exit`.
-    Exit,
-    /// The input ended.
-    EndOfInput,
-    /// Reading the input failed.
-    InputError(String),
-    /// A signal (SIGTERM, SIGINT) asked the server to stop.
-    Signal(&'static str),
-    /// The process named by `initialize.processId` died.
-    ParentDied(i32),
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StopReason::Exit => f.write_str("exit notification"),
-            StopReason::EndOfInput => f.write_str("end of input"),
-            StopReason::InputError(error) => write!(f, "input error: {error}"),
-            StopReason::Signal(name) => write!(f, "signal {name}"),
-            StopReason::ParentDied(pid) => write!(f, "parent process {pid} died"),
-        }
-    }
-}
 
 /// How serving ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,18 +61,6 @@ impl ServeOutcome {
     /// The process exit code: 0 after `shutdown`, else 1 (as LSP).
     pub fn exit_code(&self) -> i32 {
         if self.shutdown_requested { 0 } else { 1 }
-    }
-}
-
-/// Asks a running server to stop, from outside the protocol (signals, the parent watch).
-#[derive(Clone)]
-pub struct StopHandle(mpsc::UnboundedSender<StopReason>);
-
-impl StopHandle {
-    /// Requests the graceful way out; a second request stops waiting for running requests.
-    pub fn stop(&self, reason: StopReason) {
-        // The server may be gone already; then there is nothing to stop.
-        let _ = self.0.send(reason);
     }
 }
 

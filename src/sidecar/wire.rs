@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::export::ExportFormat;
 use crate::format::profile::Profile;
+use crate::jsonrpc::{Hook, ServerNotification};
 use crate::repo::ListField;
 use crate::repo::search::{NameFilter, SearchSort};
-use crate::rpc::{Hook, ServerNotification};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
@@ -93,7 +93,7 @@ pub struct AppendParams {
     /// content, display?, details?}, `label` {targetId, label?}, `session_info` {name},
     /// `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId,
     /// replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
-    #[schemars(with = "super::pi_format::NewEntry")]
+    #[schemars(with = "super::pi_format::PiNewEntry")]
     pub entry: Json,
 }
 
@@ -184,7 +184,7 @@ pub struct PrepareTreeResult {
     pub no_op: bool,
     /// pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize,
     /// userWantsSummary, customInstructions?, replaceInstructions?, label?.
-    #[schemars(with = "Option<super::pi_format::TreePreparation>")]
+    #[schemars(with = "Option<super::pi_format::PiTreePreparation>")]
     pub preparation: Option<Json>,
     /// What pi's `generateBranchSummary` would be given (when a summary is wanted and something
     /// is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens,
@@ -212,7 +212,7 @@ pub struct NavigateResult {
 #[serde(rename_all = "camelCase")]
 pub struct BeforeTreeHook {
     pub session_id: String,
-    #[schemars(with = "super::pi_format::TreePreparation")]
+    #[schemars(with = "super::pi_format::PiTreePreparation")]
     pub preparation: Json,
     /// As in `session/prepareTree` (an addition beside pi's `preparation`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -461,7 +461,8 @@ pub struct GetTreeParams {
 /// the profile's pi order), so deep sessions never nest.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreeRow<'a> {
+#[schemars(rename = "TreeRow")]
+pub struct GetTreeRow<'a> {
     pub id: Option<&'a str>,
     pub parent_id: Option<&'a str>,
     #[serde(rename = "type")]
@@ -487,7 +488,7 @@ pub struct TreeResult<'a> {
     /// on; `null` when no row is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor: Option<Option<usize>>,
-    pub rows: Vec<TreeRow<'a>>,
+    pub rows: Vec<GetTreeRow<'a>>,
 }
 
 /// `session/getEntry` and `session/getChildren`.
@@ -648,7 +649,8 @@ pub struct FindByIdResult {
 /// in a profile that does not read it as pi 1.6 does (then `line` and `useProfile` are set).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ListWarning {
+#[schemars(rename = "ListWarning")]
+pub struct ListResultWarning {
     pub path: String,
     pub reason: String,
     /// The first line holding the pi 1.6 feature.
@@ -667,7 +669,7 @@ pub struct ListResult {
     /// `createdAt` first.
     #[schemars(with = "Vec<super::pi_format::SessionRow>")]
     pub sessions: Vec<Json>,
-    pub warnings: Vec<ListWarning>,
+    pub warnings: Vec<ListResultWarning>,
     /// How many rows matched before `offset`/`limit` were applied; present when any of
     /// `query`, `nameFilter`, `offset`, `limit` was given.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -802,7 +804,7 @@ fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S
 pub struct ContextUsageResult {
     pub leaf_id: Option<String>,
     /// The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
-    #[schemars(with = "super::pi_format::CompactionSettings")]
+    #[schemars(with = "super::pi_format::PiCompactionSettings")]
     pub settings: Json,
     /// `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
     pub estimate: ContextEstimateDocument,
@@ -951,19 +953,9 @@ pub struct CompactParams {
     pub settings: Option<CompactionSettingsParam>,
     pub custom_instructions: Option<String>,
     /// Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
-    pub reason: Option<CompactReason>,
+    pub reason: Option<crate::ops::CompactReason>,
     /// The model's answers to the preparation's requests.
     pub summaries: Option<SummariesParam>,
-}
-
-/// Why a compaction runs (pi's `reason`).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum CompactReason {
-    #[default]
-    Manual,
-    Threshold,
-    Overflow,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -993,7 +985,7 @@ pub struct BeforeCompactHook {
     pub custom_instructions: Option<String>,
     /// pi-cli only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactReason>,
+    pub reason: Option<crate::ops::CompactReason>,
 }
 
 impl Hook for BeforeCompactHook {
@@ -1009,13 +1001,14 @@ pub struct BeforeCompactAnswer {
     pub cancel: bool,
     /// A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?,
     /// tokensBefore, details?, usage?, retainedTail? (harness)}`.
-    pub compaction: Option<HookCompaction>,
+    pub compaction: Option<HookCompactionParam>,
 }
 
 /// A compaction an extension wrote.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct HookCompaction {
+#[schemars(rename = "HookCompaction")]
+pub struct HookCompactionParam {
     pub summary: String,
     pub first_kept_entry_id: Option<String>,
     pub tokens_before: f64,

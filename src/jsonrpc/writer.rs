@@ -218,7 +218,7 @@ impl<W: AsyncWrite + Unpin> Wire<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rpc::framing::encode_frame;
+    use crate::jsonrpc::framing::encode_frame;
 
     /// What the wire carries for `messages`, and what copying each into the batch gives.
     async fn framed(framing: WireFraming, messages: &[Serialized]) -> (Vec<u8>, Vec<u8>) {

@@ -1,14 +1,24 @@
-//! The `session/*` methods over the store: the registry of open sessions, the wire types,
-//! and the handlers.
+//! The session application: the `session/*` method table plugged into the JSON-RPC transport
+//! ([`crate::jsonrpc`]), translating wire types to `ops` and back; the registry of open
+//! sessions, the wire types, the handlers, the schema and the stdio entry point.
 
 mod answers;
+mod changed;
 mod entry;
 mod error;
 mod handlers;
+mod memory;
 pub mod pi_format;
 mod registry;
+pub mod schema;
+pub mod session_server;
+mod stdio;
+mod threads;
 mod watch;
 pub mod wire;
+
+pub(crate) use stdio::serve_stdio_with;
+pub use stdio::{StdioArgs, serve_stdio};
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -17,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::profile::Profile;
-use crate::rpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
+use crate::jsonrpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
 pub use registry::Registry;
 
@@ -144,7 +154,7 @@ impl SidecarCapabilities {
 }
 
 /// The sidecar's state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Sidecar {
     pub registry: Registry,
     /// The sessions watched for other programs' appends.
@@ -153,8 +163,9 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// A sidecar under `config` (the command line's, with its flags).
-    pub fn with_config(config: crate::ops::Config) -> Sidecar {
+    /// A sidecar under `config` (the command line's, with its flags), or the reason the
+    /// configuration could not be read (told to each method that needs it).
+    pub fn with_config(config: Result<crate::ops::Config, crate::repo::RepoError>) -> Sidecar {
         Sidecar {
             registry: Registry::with_config(config),
             watches: watch::Watches::default(),
@@ -165,6 +176,13 @@ impl Sidecar {
     /// The settings from `initialize` (the defaults before it).
     pub fn settings(&self) -> &SidecarSettings {
         self.settings.get_or_init(SidecarSettings::default)
+    }
+}
+
+/// A sidecar under this process's configuration.
+impl Default for Sidecar {
+    fn default() -> Self {
+        Sidecar::with_config(crate::ops::Config::from_process())
     }
 }
 

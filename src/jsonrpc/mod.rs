@@ -1,5 +1,6 @@
-//! The JSON-RPC stdio sidecar: framing, the reader, the single writer, the lifecycle, dispatch,
-//! hooks (server -> client requests) and notifications. The wire contract is
+//! The JSON-RPC transport: framing, the reader, the single writer, the lifecycle, dispatch,
+//! cancellation, backpressure, hooks (server -> client requests) and notifications. It knows
+//! no sessions (the import-graph test holds it to that); the wire contract is
 //! `protocol/protocol.md`.
 //!
 //! The seam for the application: implement [`ServerState`] for the state (with its own members
@@ -8,36 +9,37 @@
 //! [`Methods::add_notification`], [`Methods::declare`] for a [`Hook`], [`Methods::announce`]
 //! for a [`ServerNotification`]), and serve it with [`Server`]. Methods receive a
 //! [`RequestContext`] that reaches the state, the settings from `initialize`, notifications
-//! ([`RequestContext::send`]) and hooks ([`RequestContext::ask`]). The session server (the
-//! sidecar's state, table and server, put together) is [`session_server`].
+//! ([`RequestContext::send`]) and hooks ([`RequestContext::ask`]). The session application
+//! plugged into it is [`crate::sidecar`].
 
 mod cancel;
-mod error;
+pub mod error;
 mod framing;
 mod hooks;
 mod lifecycle;
 pub(crate) mod logging;
-mod memory;
 mod message;
 mod methods;
+mod outgoing;
 mod parent_watch;
 mod pressure;
 mod request_context;
-pub mod schema;
 pub mod serial;
 mod server;
-pub mod session_server;
-pub mod sessions;
-mod stdio;
+mod stop;
 mod writer;
 
 pub use error::{IntoRpcError, RpcError};
-pub use framing::{Frame, FrameReader, Framing, WireFraming, encode_frame};
+pub use framing::{
+    DEFAULT_MAX_FRAME_BYTES, Frame, FrameReader, Framing, WireFraming, encode_frame,
+};
 pub use hooks::HookOutcome;
-pub use lifecycle::{ClientSettings, Deterministic, PROTOCOL_VERSION, ServerOptions};
-pub use memory::release_freed_memory;
-pub use methods::{Hook, Methods, ServerNotification};
+pub use lifecycle::{
+    ClientSettings, Deterministic, InitializeParams, InitializeResult, PROTOCOL_VERSION,
+    ServerOptions,
+};
+pub use methods::{Message, Methods, SchemaOf};
+pub use outgoing::{Hook, ServerNotification};
 pub use request_context::{BoxFuture, Nothing, Raw, RequestContext, ServerHandle, ServerState};
-pub use server::{ServeOutcome, Server, StopHandle, StopReason};
-pub(crate) use stdio::serve_stdio_with;
-pub use stdio::{StdioArgs, serve_stdio};
+pub use server::{ServeOutcome, Server, Signals};
+pub use stop::{StopHandle, StopReason};

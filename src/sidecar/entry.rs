@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::format::entry_input::parse_new_entry;
 use crate::format::json::JsValue;
 use crate::format::write::NewEntry;
-use crate::rpc::RpcError;
+use crate::jsonrpc::RpcError;
 
 pub fn new_entry(entry: &Value) -> Result<NewEntry, RpcError> {
     parse_new_entry(&JsValue::from_serde(entry)).map_err(RpcError::invalid_params)

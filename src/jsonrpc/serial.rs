@@ -82,7 +82,7 @@ impl SerialQueues {
             (state, number, line.answered_below.subscribe())
         };
         Ticket {
-            place: Place {
+            place: TicketPlace {
                 key,
                 number,
                 answered,
@@ -137,7 +137,7 @@ impl SerialQueues {
 }
 
 /// Where a ticket stands in its key's line.
-struct Place {
+struct TicketPlace {
     key: String,
     number: u64,
     answered: watch::Receiver<u64>,
@@ -146,7 +146,7 @@ struct Place {
 
 /// A place in a key's line.
 pub struct Ticket {
-    place: Place,
+    place: TicketPlace,
     state: TicketState,
 }
 
@@ -168,7 +168,7 @@ impl Ticket {
             let _ = granted.await;
         }
         self.state = TicketState::Used;
-        let place = Place {
+        let place = TicketPlace {
             key: std::mem::take(&mut self.place.key),
             number: self.place.number,
             answered: self.place.answered.clone(),
@@ -192,7 +192,7 @@ impl Drop for Ticket {
             }
             TicketState::Used => return,
         };
-        let Place { key, number, .. } = &self.place;
+        let TicketPlace { key, number, .. } = &self.place;
         self.place.queues.answered(key, *number);
         if holds_turn {
             self.place.queues.pass_on(key);
@@ -203,7 +203,7 @@ impl Drop for Ticket {
 /// The right to change the key's thing; passes to the next ticket when dropped (after the
 /// answer is queued), or earlier with [`Turn::pass_on_early`].
 pub struct Turn {
-    place: Place,
+    place: TicketPlace,
     passed: bool,
 }
 

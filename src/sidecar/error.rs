@@ -1,9 +1,9 @@
 //! The one mapping from the store's error kinds (which the repo's and the operations' errors
 //! share) to JSON-RPC application codes: `code` and `data.kind` for programs, the message for people.
 
+use crate::jsonrpc::{IntoRpcError, RpcError};
 use crate::ops::OpError;
 use crate::repo::RepoError;
-use crate::rpc::{IntoRpcError, RpcError};
 use crate::store::{ErrorKind, StoreError};
 
 /// The application code of each kind, outside JSON-RPC's reserved range (protocol.md's table).
@@ -70,7 +70,7 @@ mod tests {
         assert!(
             codes
                 .iter()
-                .all(|c| !crate::rpc::error::code::RESERVED.contains(c))
+                .all(|c| !crate::jsonrpc::error::code::RESERVED.contains(c))
         );
     }
 
