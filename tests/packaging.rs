@@ -1,5 +1,6 @@
 //! The release artifacts as people get them. `scripts/package.sh` builds them once per run into
-//! `target/package/out` (a release build: cargo reuses it while the sources are unchanged); each
+//! `package/out` of cargo's target directory (a release build: cargo reuses it while the
+//! sources are unchanged); each
 //! is then installed into a fresh folder with neither cargo nor rustc on `PATH` and no
 //! `PI_SESSION_BIN`, and a front-end's whole lifecycle (`tests/packaging/lifecycle.*`: hooks,
 //! navigation with a summary, compaction, fork, listing, errors, a server that dies) and the
@@ -31,7 +32,7 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 fn artifacts() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
-        let out = support::root().join("target/package/out");
+        let out = support::target_dir().join("package/out");
         if out.exists() {
             fs::remove_dir_all(&out).unwrap();
         }
@@ -115,9 +116,9 @@ fn succeed(what: &str, command: &mut Command) -> String {
     stdout
 }
 
-/// A fresh folder under `target/package/try/`.
+/// A fresh folder under `package/try/` of cargo's target directory.
 fn fresh(name: &str) -> PathBuf {
-    let dir = support::root().join("target/package/try").join(name);
+    let dir = support::target_dir().join("package/try").join(name);
     if dir.exists() {
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -409,7 +410,9 @@ fn the_sdist_holds_the_crate_its_lockfile_and_the_client() {
 #[test]
 fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
     let readme = fs::read_to_string(support::root().join("README.md")).unwrap();
-    let first_screen: String = readme.lines().take(60).collect::<Vec<_>>().join("\n") + "\n";
+    // The first screens: what it is, how to install it, the test command, the commands, the
+    // first use.
+    let first_screen: String = readme.lines().take(125).collect::<Vec<_>>().join("\n") + "\n";
     for (fence, file) in [
         ("js", "clients/typescript/examples/first-steps.mjs"),
         ("python", "clients/python/examples/first_steps.py"),
@@ -420,8 +423,56 @@ fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
             "README.md's first screen must show {file} verbatim in a {fence} code block"
         );
     }
-    assert!(
-        first_screen.contains("npm install pi-session")
-            && first_screen.contains("pip install pi-session")
+    // How to install from this checkout, as the tests above install: the binary with cargo, the
+    // npm tarballs and the wheel from package.sh's output folder (globs naming exactly the
+    // artifacts this file checks).
+    for command in [
+        "cargo install --path .",
+        "scripts/package.sh dist",
+        "npm install ./dist/pi-session-*.tgz",
+        "pip install ./dist/pi_session-*.whl",
+        "cargo test",
+    ] {
+        assert!(
+            first_screen.contains(command),
+            "README.md's first screen must say `{command}`"
+        );
+    }
+    // The registry commands (nothing is published yet) only where they are said not to work.
+    for line in first_screen.lines() {
+        if line.contains("npm install pi-session") || line.contains("pip install pi-session") {
+            assert!(
+                first_screen.contains("**Not yet working** (for when the packages are published"),
+                "README.md offers a registry install without saying it does not work yet: {line}"
+            );
+        }
+    }
+}
+
+/// The README's install globs name exactly the artifacts a newcomer installs: the client and
+/// this platform's package for npm (not the sdist), the one wheel for pip.
+#[test]
+fn the_readmes_install_globs_match_the_artifacts() {
+    let names: Vec<String> = fs::read_dir(artifacts())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut npm: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("pi-session-") && n.ends_with(".tgz"))
+        .collect();
+    npm.sort();
+    assert_eq!(
+        npm,
+        [
+            &format!("pi-session-{VERSION}.tgz"),
+            &format!("pi-session-linux-x64-gnu-{VERSION}.tgz")
+        ],
+        "{names:?}"
     );
+    let wheels = names
+        .iter()
+        .filter(|n| n.starts_with("pi_session-") && n.ends_with(".whl"))
+        .count();
+    assert_eq!(wheels, 1, "{names:?}");
 }

@@ -41,6 +41,16 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Cargo's target directory for this build (`CARGO_TARGET_DIR`, a config's `build.target-dir`,
+/// else `target/` in the checkout), as cargo told this test crate: the parent of
+/// `CARGO_TARGET_TMPDIR`. Build outputs are found through cargo (`CARGO_BIN_EXE_*`, or `cargo
+/// metadata` in scripts), never as `root()/target/...`.
+pub fn target_dir() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is <target dir>/tmp")
+}
+
 /// Prints a line past the test harness's output capture.
 pub fn notice(text: &str) {
     let _ = std::io::stderr().write_all(format!("NOTICE {text}\n").as_bytes());
