@@ -11,7 +11,9 @@
 //!   a recording proxy in place of the binary, and real traffic checked against that schema;
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
-//! Each test crate includes this module with `mod support;` and uses its own part.
+//! Three test crates include it, once each (`mod support;`, with `#[path]` from a folder):
+//! `tests/suite/` (every ordinary integration test, one module per area), `tests/cases/` (the
+//! per-case comparisons with pi) and `tests/traffic.rs` (the recording proxy).
 #![allow(dead_code, unused_imports)]
 
 pub mod batch;
