@@ -427,7 +427,7 @@ fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
     // npm tarballs and the wheel from package.sh's output folder (globs naming exactly the
     // artifacts this file checks).
     for command in [
-        "cargo install --path .",
+        "cargo install --locked --path .",
         "scripts/package.sh dist",
         "npm install CHECKOUT/dist/pi-session-*.tgz",
         "pip install CHECKOUT/dist/pi_session-*.whl",
