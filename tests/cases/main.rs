@@ -7,7 +7,8 @@
 //! reason: a comparison that was not made is never a pass.
 //!
 //! - `settings`: pi's `settings.json` sections, one trial per generated pair of files;
-//! - `repo`: the listing, `continueRecent`, paths and dates, one trial per directory layout.
+//! - `repo`: the listing, `continueRecent`, paths and dates: one trial per test, the agent
+//!   directory one per setting, the dates one per text.
 //!
 //! The rest of the integration tests are one ordinary binary, `tests/suite/`.
 
