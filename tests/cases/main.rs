@@ -8,7 +8,7 @@
 //!
 //! - `settings`: pi's `settings.json` sections, one trial per generated pair of files;
 //! - `repo`: the listing, `continueRecent`, paths and dates: one trial per test, the agent
-//!   directory one per setting, the dates one per text.
+//!   directory one per setting, the paths one per working directory, the dates one per text.
 //!
 //! The rest of the integration tests are one ordinary binary, `tests/suite/`.
 

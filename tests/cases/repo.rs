@@ -673,36 +673,39 @@ fn continue_recent_picks_the_file_pi_picks() {
     );
 }
 
-fn paths_resolve_as_pi_resolves_them() {
+/// The working directories whose paths are compared (`resolvePath`, the default session
+/// directory).
+const CWDS: [&str; 13] = [
+    "/Users/ann/proj.x",
+    "/",
+    "~",
+    "~/x/",
+    "rel/../a/",
+    "/a//b/./c/",
+    "file:///tmp/a%20b",
+    "file://localhost/srv/x?q=1#f",
+    ".",
+    "..",
+    "C:\\work\\a",
+    "/a:b\\c",
+    "~user/x",
+];
+
+/// One working directory of [`CWDS`], resolved as pi resolves it: its own trial.
+fn paths_resolve_as_pi_resolves_them(cwd: &str) {
     let world = World::new();
     let Some(oracle) = oracle("paths_resolve_as_pi_resolves_them") else {
         unreachable!("support::oracle fails the test without the oracle");
     };
     let env = world.env();
-    for cwd in [
-        "/Users/ann/proj.x",
-        "/",
-        "~",
-        "~/x/",
-        "rel/../a/",
-        "/a//b/./c/",
-        "file:///tmp/a%20b",
-        "file://localhost/srv/x?q=1#f",
-        ".",
-        "..",
-        "C:\\work\\a",
-        "/a:b\\c",
-        "~user/x",
-    ] {
-        let pis = world.pi(oracle, &["paths", "--cwd", cwd]);
-        assert_eq!(
-            env.resolve_path(cwd).unwrap(),
-            pis["resolved"],
-            "resolvePath({cwd:?})"
-        );
-        let ours = env.default_session_dir(cwd).unwrap();
-        assert_eq!(ours, pis["defaultSessionDir"], "default dir of {cwd:?}");
-    }
+    let pis = world.pi(oracle, &["paths", "--cwd", cwd]);
+    assert_eq!(
+        env.resolve_path(cwd).unwrap(),
+        pis["resolved"],
+        "resolvePath({cwd:?})"
+    );
+    let ours = env.default_session_dir(cwd).unwrap();
+    assert_eq!(ours, pis["defaultSessionDir"], "default dir of {cwd:?}");
 }
 
 /// The texts whose `Date.parse` is compared.
@@ -784,8 +787,8 @@ fn date_parses_as_v8_parses_it(i: usize) {
     );
 }
 
-/// The trials: one per test, the agent directory's one per setting, the dates one per text; each
-/// is reported as ignored, with the reason, without the oracle.
+/// The trials: one per test, the agent directory's one per setting, the paths one per working
+/// directory, the dates one per text; each is reported as ignored, with the reason, without the oracle.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let mut trials = vec![
         crate::with_pi("repo::flat_session_directory_lists_as_pi_lists_it", || {
@@ -797,9 +800,6 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         crate::with_pi("repo::continue_recent_picks_the_file_pi_picks", || {
             continue_recent_picks_the_file_pi_picks()
         }),
-        crate::with_pi("repo::paths_resolve_as_pi_resolves_them", || {
-            paths_resolve_as_pi_resolves_them()
-        }),
     ];
     for (name, setting) in [
         ("default", None),
@@ -809,6 +809,12 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         trials.push(crate::with_pi(
             format!("repo::agent_directory_lists_as_pi_lists_it::{name}"),
             move || agent_directory_lists_as_pi_lists_it(setting),
+        ));
+    }
+    for (i, cwd) in CWDS.iter().enumerate() {
+        trials.push(crate::with_pi(
+            format!("repo::paths_resolve_as_pi_resolves_them::{i:02}_{cwd:?}"),
+            move || paths_resolve_as_pi_resolves_them(cwd),
         ));
     }
     for (i, text) in DATE_TEXTS.iter().enumerate() {
