@@ -2,7 +2,7 @@
 # After a change to the protocol's Rust types (a method, a param, a capability): regenerates
 # everything made from them, in order: protocol/schema.json from the Rust types, then the
 # clients' generated types from the schema. Commit what it changes; `cargo test` fails until
-# each generated file matches (tests/schema.rs, tests/clients.rs).
+# each generated file matches (tests/suite/schema.rs, tests/suite/clients.rs).
 #
 #   scripts/regenerate-protocol.sh
 #
