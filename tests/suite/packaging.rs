@@ -78,8 +78,12 @@ fn wheel() -> PathBuf {
     wheels[0].clone()
 }
 
-/// Runs `command`, killing it after `limit`; its output.
+/// Runs `command`, killing it after `limit`; its output. The watchdog stops as soon as the child
+/// is reaped: the suite is one long-lived process, and a watchdog left probing a pid that the
+/// system gives to another process would kill that one at its deadline.
 fn run_bounded(command: &mut Command, limit: Duration) -> Output {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -87,20 +91,27 @@ fn run_bounded(command: &mut Command, limit: Duration) -> Output {
         .spawn()
         .unwrap_or_else(|e| panic!("{command:?}: {e}"));
     let id = child.id();
-    let watchdog = std::thread::spawn(move || {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(200));
-            // SAFETY: kill(2) with signal 0 only probes whether the process still exists.
-            if unsafe { libc::kill(id as i32, 0) } != 0 {
-                return;
+    let reaped = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let reaped = Arc::clone(&reaped);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + limit;
+            while Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
+                if reaped.load(Ordering::SeqCst) {
+                    return;
+                }
             }
-        }
-        // SAFETY: the child is ours and still running past its limit.
-        unsafe { libc::kill(id as i32, libc::SIGKILL) };
-    });
+            if !reaped.load(Ordering::SeqCst) {
+                // SAFETY: the child is ours, not reaped yet (the flag is set only after the
+                // wait), and still running past its limit.
+                unsafe { libc::kill(id as i32, libc::SIGKILL) };
+            }
+        })
+    };
     let output = child.wait_with_output().unwrap();
-    drop(watchdog);
+    reaped.store(true, Ordering::SeqCst);
+    watchdog.join().unwrap();
     output
 }
 
