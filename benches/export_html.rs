@@ -11,7 +11,7 @@
 //! `cargo bench --bench export_html`; `BENCH_SIZE` (default 100MB) picks the generated file,
 //! `BENCH_RUNS` (default 3) the runs of each side, `BENCH_OPEN_RUNS` (default 3) the browser
 //! opens. Needs the oracle install (scripts/setup-oracle.sh) for pi's side and chromium with
-//! the browser driver (installed by `cargo test --test export_browser`) for the opens.
+//! the browser driver (installed by `cargo test --test suite -- export_browser::`) for the opens.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -13,8 +13,8 @@
 //! command `pi-session list --json` (a fresh process printing pi's rows), and `session/list`
 //! over stdio to a running server, from the request written to the last byte of the answer
 //! read (the client does not parse it), with pi's full rows and with `fields` (a picker's
-//! members, no `allMessagesText`). The release binary must be built
-//! (`cargo build --release`); `cargo bench` builds it when it builds this benchmark.
+//! members, no `allMessagesText`). The binary is the one cargo builds with this benchmark
+//! (`CARGO_BIN_EXE_pi-session`: the bench profile, release code with symbols).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -156,14 +156,9 @@ const PICKER_FIELDS: [&str; 6] = [
 
 /// `list --json` as a process and `session/list` over stdio, cold and warm, beside pi.
 fn end_to_end(root: &Path, runs: usize) {
-    let binary = root.join("target/release/pi-session");
-    if !binary.exists() {
-        eprintln!(
-            "NOTICE: no {} (cargo build --release); end-to-end figures skipped",
-            binary.display()
-        );
-        return;
-    }
+    // The binary cargo built with this benchmark (the bench profile: release code, symbols
+    // kept), wherever the target directory is.
+    let binary = Path::new(env!("CARGO_BIN_EXE_pi-session"));
     println!();
     println!(
         "{:<7} {:<26} {:>9} {:>9} {:>9} {:>8} {:>8} {:>11}",
@@ -183,7 +178,7 @@ fn end_to_end(root: &Path, runs: usize) {
             let _ = std::fs::remove_file(dir.join(CACHE_FILE_NAME));
         };
         let cli = || {
-            let out = Command::new(&binary)
+            let out = Command::new(binary)
                 .args(["list", "--json", "--cwd", CWD, "--session-dir", dir_text])
                 .stderr(Stdio::null())
                 .output()
@@ -191,7 +186,7 @@ fn end_to_end(root: &Path, runs: usize) {
             assert!(out.status.success(), "pi-session list failed");
             out.stdout.len()
         };
-        let mut server = start_server(&binary);
+        let mut server = start_server(binary);
         let list_full = json!({"cwd": CWD, "sessionDir": dir_text});
         let list_picker = json!({"cwd": CWD, "sessionDir": dir_text, "fields": PICKER_FIELDS});
         let cases: Cases<'_> = vec![

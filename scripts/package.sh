@@ -8,14 +8,20 @@
 # Set PI_SESSION_TARGET to a Rust target triple to build for it (the release workflow does, with
 # that target's toolchain installed). Needs cargo, node >= 20 with npm, python3 >= 3.11 with
 # venv (PYTHON names another python); installs maturin from PyPI (pinned with hashes) into
-# target/package-tools once.
+# TARGET/package-tools once, TARGET being cargo's target directory (`cargo metadata` says where:
+# CARGO_TARGET_DIR, a config's build.target-dir, else target/ in the checkout).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: scripts/package.sh OUTDIR" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$1"
 out="$(cd "$1" && pwd)"
 target="${PI_SESSION_TARGET:-}"
-work="$root/target/package-work"
+# Where cargo puts what it builds: asked, never assumed to be $root/target.
+target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
+  node -e 'let s = ""; process.stdin.on("data", (d) => (s += d));
+    process.stdin.on("end", () => console.log(JSON.parse(s).target_directory));')"
+[ -n "$target_dir" ] || { echo "package.sh: cargo metadata named no target directory" >&2; exit 1; }
+work="$target_dir/package-work"
 mkdir -p "$work"
 
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n1)"
@@ -31,7 +37,7 @@ step() { printf '==> %s\n' "$*" >&2; }
 step "cargo build --release ${target:+--target $target}"
 cargo build --release --locked --bin pi-session ${target:+--target "$target"} \
   --manifest-path "$root/Cargo.toml"
-release_dir="$root/target/${target:+$target/}release"
+release_dir="$target_dir/${target:+$target/}release"
 
 # 2. The npm client package, built from a copy (the checkout's node_modules stay as they are).
 step "npm: pi-session $version"
@@ -94,7 +100,7 @@ node --input-type=module -e '
 (cd "$platform_stage" && npm pack --pack-destination "$out" --loglevel=error >&2)
 
 # 4. The wheel and the sdist, with maturin from PyPI (pinned with hashes).
-tools="$root/target/package-tools"
+tools="$target_dir/package-tools"
 requirements="$root/clients/python/requirements-package.txt"
 if ! cmp -s "$requirements" "$tools/installed-requirements.txt" 2>/dev/null; then
   step "python3 -m venv $tools/venv; pip install maturin (once)"

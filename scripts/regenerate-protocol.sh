@@ -2,7 +2,7 @@
 # After a change to the protocol's Rust types (a method, a param, a capability): regenerates
 # everything made from them, in order: protocol/schema.json from the Rust types, then the
 # clients' generated types from the schema. Commit what it changes; `cargo test` fails until
-# each generated file matches (tests/schema.rs, tests/clients.rs).
+# each generated file matches (tests/suite/schema.rs, tests/suite/clients.rs).
 #
 #   scripts/regenerate-protocol.sh
 #
@@ -11,8 +11,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-echo "regenerate: protocol/schema.json and protocol.md's method index (UPDATE_SCHEMA=1 cargo test --test schema)"
-(cd "$root" && UPDATE_SCHEMA=1 cargo test --quiet --test schema)
+echo "regenerate: protocol/schema.json and protocol.md's method index (UPDATE_SCHEMA=1 cargo test --test suite -- schema::)"
+(cd "$root" && UPDATE_SCHEMA=1 cargo test --quiet --test suite -- schema::)
 
 echo "regenerate: clients/typescript/src/generated/protocol.ts (npm run generate)"
 cd "$root/clients/typescript"
@@ -21,6 +21,6 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 npm run --silent generate
 
-echo "regenerate: clients/python/src/pi_session/{schema,_tables}.py (UPDATE_PYTHON_CLIENT=1 cargo test --test python_client)"
+echo "regenerate: clients/python/src/pi_session/{schema,_tables}.py (UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::)"
 cd "$root"
-UPDATE_PYTHON_CLIENT=1 cargo test --quiet --test python_client
+UPDATE_PYTHON_CLIENT=1 cargo test --quiet --test suite -- python_client::

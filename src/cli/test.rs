@@ -173,7 +173,7 @@ fn read(file: &Path) -> Result<Transcript, String> {
     if transcript.server.state == StateKind::Test {
         return Err(format!(
             "{}:{}: server.state \"test\" asks for the project's test-only server, which only \
-             `cargo test --test rpc_transcripts` provides; pi-session test plays transcripts \
+             `cargo test --test suite -- rpc_transcripts::` provides; pi-session test plays transcripts \
              against the sidecar (leave server.state out)",
             file.display(),
             transcript.server_line

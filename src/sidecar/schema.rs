@@ -1,6 +1,6 @@
 //! `protocol/schema.json`: the JSON Schema of every message, generated from the Rust types that
 //! (de)serialize them, so the written protocol cannot drift from the code (a test compares the
-//! committed file with [`protocol_schema`]; `UPDATE_SCHEMA=1 cargo test --test schema`
+//! committed file with [`protocol_schema`]; `UPDATE_SCHEMA=1 cargo test --test suite -- schema::`
 //! rewrites it).
 //!
 //! The document is a draft-07 schema whose `definitions` hold every type; the extension

@@ -11,7 +11,9 @@
 //!   a recording proxy in place of the binary, and real traffic checked against that schema;
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
-//! Each test crate includes this module with `mod support;` and uses its own part.
+//! Three test crates include it, once each (`mod support;`, with `#[path]` from a folder):
+//! `tests/suite/` (every ordinary integration test, one module per area), `tests/cases/` (the
+//! per-case comparisons with pi) and `tests/traffic.rs` (the recording proxy).
 #![allow(dead_code, unused_imports)]
 
 pub mod batch;
@@ -39,6 +41,16 @@ pub use oracle::{Oracle, oracle};
 /// The checkout.
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Cargo's target directory for this build (`CARGO_TARGET_DIR`, a config's `build.target-dir`,
+/// else `target/` in the checkout), as cargo told this test crate: the parent of
+/// `CARGO_TARGET_TMPDIR`. Build outputs are found through cargo (`CARGO_BIN_EXE_*`, or `cargo
+/// metadata` in scripts), never as `root()/target/...`.
+pub fn target_dir() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is <target dir>/tmp")
 }
 
 /// Prints a line past the test harness's output capture.

@@ -7,8 +7,9 @@
 //! Every driver then runs under that Node 22 (pi's `AgentSession` needs it), whatever Node
 //! installed it.
 //!
-//! Without Node and npm the oracle tests fail, naming what to install, unless
-//! `PI_SESSION_NO_ORACLE=1` is set: then each prints a notice and checks only what needs no pi.
+//! Without Node and npm the oracle tests fail, naming what to install. With
+//! `PI_SESSION_NO_ORACLE=1` no comparison is made: a test of the suite that needs one fails,
+//! naming the variable; a trial of `tests/cases/` is reported as ignored, with that reason.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -28,31 +29,48 @@ pub struct Oracle {
     node: PathBuf,
 }
 
-/// The oracle, installed on first use; `None` (after a notice naming `test`) only when
-/// [`OPT_OUT`] is set. Panics, saying what to install, when Node or npm is missing.
+/// The oracle, installed on first use. A test that compares with pi cannot run without it, and
+/// is never passed in silence: when [`OPT_OUT`] is set this panics, naming `test` and the
+/// variable, so the test fails saying why (the per-case trials of `tests/cases/` ask
+/// [`available`] first and are reported as ignored, with that reason, instead). Never `None`;
+/// an `Option` for the callers' `let ... else`. Panics, saying what to install, when Node or npm
+/// is missing.
 pub fn oracle(test: &str) -> Option<&'static Oracle> {
-    static ORACLE: OnceLock<Option<Oracle>> = OnceLock::new();
-    let oracle = ORACLE.get_or_init(|| {
-        if opted_out() {
-            return None;
-        }
-        let dir = install_dir();
-        install(&root().join("tests/oracle"), &dir);
-        let node = dir.join("node_modules/node/bin/node");
-        assert!(
-            node.exists(),
-            "the oracle install in {} has no Node 22 at {}",
-            dir.display(),
-            node.display()
+    if opted_out() {
+        panic!(
+            "{test}: compares with pi's code, and {OPT_OUT} is set, so it cannot run (a comparison \
+             not made is not passed). Unset {OPT_OUT}, or leave the test out: cargo test -- --skip {test}"
         );
-        Some(Oracle { dir, node })
-    });
-    if oracle.is_none() {
-        notice(&format!(
-            "{test}: {OPT_OUT} is set; the comparison with pi's code is not made"
-        ));
     }
-    oracle.as_ref()
+    available()
+}
+
+/// The oracle, installed on first use (by the first caller; later ones share it); `None` when
+/// [`OPT_OUT`] is set. For runners that report a trial as ignored: [`oracle`] otherwise.
+pub fn available() -> Option<&'static Oracle> {
+    static ORACLE: OnceLock<Option<Oracle>> = OnceLock::new();
+    ORACLE
+        .get_or_init(|| {
+            if opted_out() {
+                return None;
+            }
+            let dir = install_dir();
+            install(&root().join("tests/oracle"), &dir);
+            let node = dir.join("node_modules/node/bin/node");
+            assert!(
+                node.exists(),
+                "the oracle install in {} has no Node 22 at {}",
+                dir.display(),
+                node.display()
+            );
+            Some(Oracle { dir, node })
+        })
+        .as_ref()
+}
+
+/// Why a comparison with pi is not made: the reason an ignored trial gives.
+pub fn opt_out_reason() -> String {
+    format!("{OPT_OUT} is set: the comparison with pi's code is not made")
 }
 
 /// Whether the suite was told to run without pi's code.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-REGENERATE = "UPDATE_PYTHON_CLIENT=1 cargo test --test python_client"
+REGENERATE = "UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

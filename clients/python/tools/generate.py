@@ -10,7 +10,7 @@ Two files, both committed and checked for drift by the tests:
 
 Usage (from the dev venv, see README.md): `python tools/generate.py` writes both files;
 `--check` only compares and exits 1 naming the files that differ. From the repository root
-the same is `UPDATE_PYTHON_CLIENT=1 cargo test --test python_client`.
+the same is `UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SCHEMA = HERE.parent.parent / "protocol" / "schema.json"
 PACKAGE = HERE / "src" / "pi_session"
 TYPES_FILE = PACKAGE / "schema.py"
 TABLES_FILE = PACKAGE / "_tables.py"
-REGENERATE = "UPDATE_PYTHON_CLIENT=1 cargo test --test python_client"
+REGENERATE = "UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::"
 
 # Options of datamodel-codegen: TypedDicts that need nothing beyond the standard library of
 # Python 3.11 (open TypedDicts: PEP 728's closed ones need typing_extensions), unions with `|`,

@@ -1,6 +1,6 @@
 # Generated from protocol/schema.json by clients/python/tools/generate.py; do not edit.
 # Regenerate with:
-#   UPDATE_PYTHON_CLIENT=1 cargo test --test python_client
+#   UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::
 """The typed method, hook and notification tables of the protocol."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 # Generated from protocol/schema.json by clients/python/tools/generate.py
 # (datamodel-codegen); do not edit. Regenerate with:
-#   UPDATE_PYTHON_CLIENT=1 cargo test --test python_client
+#   UPDATE_PYTHON_CLIENT=1 cargo test --test suite -- python_client::
 
 from __future__ import annotations
 
