@@ -24,13 +24,14 @@ mod ports;
 mod search;
 mod sessions;
 mod stats;
+mod team;
 
 pub use compact::{
     BeforeCompact, CompactHookAnswer, CompactInput, CompactReason, Compacted, ContextUsage,
     HookCompaction, PercentUsage, PrepareCompactionInput, compact, context_usage, plan_document,
     prepare_compaction,
 };
-pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
+pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, TeamIndex, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
@@ -46,6 +47,7 @@ pub use sessions::{
     continue_recent, create, delete, fork, fork_file, fork_from, open,
 };
 pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
+pub use team::TeamSync;
 
 #[cfg(test)]
 mod tests;

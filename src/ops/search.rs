@@ -92,6 +92,10 @@ pub(crate) fn caught_up(
     progress: &dyn Progress,
 ) -> Result<(Catalog, SyncReport), OpError> {
     let config = &scope.config;
+    if let Some(team) = &config.team {
+        // The team database is kept by `pi-session sync`: it is read as it is.
+        return Ok((super::team::catalog(team)?, SyncReport::default()));
+    }
     let mut catalog =
         Catalog::open(config.index_dir.as_deref(), profile).map_err(store_index_failed)?;
     if let Some(note) = &catalog.note {
@@ -117,7 +121,7 @@ pub(crate) fn project_of(scope: &Scope, cwd: &str) -> Result<String, OpError> {
         .unwrap_or_default())
 }
 
-fn store_index_failed(e: catalog::CatalogError) -> OpError {
+pub(crate) fn store_index_failed(e: catalog::CatalogError) -> OpError {
     OpError::store(ErrorKind::Io, e.message)
 }
 
