@@ -98,7 +98,7 @@ impl Target {
     /// Reads `url` (`postgres://` or `postgresql://`); errors name the URL, masked.
     pub fn parse(url: &str, env: &PgEnv) -> Result<Target, CatalogError> {
         let shown = masked(url);
-        let bad = |why: String| CatalogError::new(format!("--db {shown}: {why}"));
+        let bad = |why: String| CatalogError::new(format!("{shown}: {why}"));
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(bad(
                 "not a PostgreSQL URL (expected postgres://user@host/database)".into(),

@@ -50,10 +50,10 @@ fn root_store(target: &Target) -> Result<RootCertStore, CatalogError> {
     let file = target
         .root_cert
         .as_deref()
-        .ok_or_else(|| CatalogError::new(format!("--db {}: no root certificate", target.shown)))?;
+        .ok_or_else(|| CatalogError::new(format!("{}: no root certificate", target.shown)))?;
     let bad = |why: String| {
         CatalogError::new(format!(
-            "--db {}: sslrootcert {}: {why}",
+            "{}: sslrootcert {}: {why}",
             target.shown,
             file.display()
         ))
