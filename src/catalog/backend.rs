@@ -12,12 +12,15 @@ use super::query::Piece;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogError {
     pub message: String,
+    /// The database is damaged (not a database, corrupt pages): rebuilding it is the cure.
+    pub damaged: bool,
 }
 
 impl CatalogError {
     pub fn new(message: impl Into<String>) -> CatalogError {
         CatalogError {
             message: message.into(),
+            damaged: false,
         }
     }
 }

@@ -69,6 +69,8 @@ pub struct SyncReport {
 /// The store index of one profile.
 pub struct Catalog {
     backend: Box<dyn Backend + Send>,
+    /// The database file, when the index is persisted.
+    path: Option<PathBuf>,
     /// Why the database file could not be used, when the index lives in memory instead.
     pub note: Option<String>,
 }
@@ -81,6 +83,7 @@ impl Catalog {
         let Some(dir) = index_dir else {
             return Ok(Catalog {
                 backend: Box::new(sqlite::Sqlite::in_memory()?),
+                path: None,
                 note: None,
             });
         };
@@ -88,10 +91,12 @@ impl Catalog {
         match sqlite::Sqlite::open(&path) {
             Ok(db) => Ok(Catalog {
                 backend: Box::new(db),
+                path: Some(path),
                 note: None,
             }),
             Err(e) => Ok(Catalog {
                 backend: Box::new(sqlite::Sqlite::in_memory()?),
+                path: None,
                 note: Some(format!("{e}; answering from a scan of the files instead")),
             }),
         }
@@ -203,6 +208,48 @@ impl Catalog {
             self.backend.link_copies()?;
         }
         Ok(report)
+    }
+
+    /// Brings the index up to date, then asks it `query`. When the database file fails on the
+    /// way, the answer still comes: a damaged file is deleted and built again; any other
+    /// failure (locked past the wait, disk full) leaves the answer to an index in memory,
+    /// with the reason in `note`. What was filed before the failure stays for the next run.
+    pub fn answer<T>(
+        &mut self,
+        root: &Path,
+        options: &SessionOptions,
+        progress: &dyn Progress,
+        mut query: impl FnMut(&mut dyn Backend) -> CatalogResult<T>,
+    ) -> CatalogResult<(T, SyncReport)> {
+        let mut attempt = |catalog: &mut Catalog| -> CatalogResult<(T, SyncReport)> {
+            let report = catalog.sync(root, options, progress)?;
+            Ok((query(catalog.backend.as_mut())?, report))
+        };
+        let error = match attempt(self) {
+            Ok(answer) => return Ok(answer),
+            Err(e) => e,
+        };
+        let Some(path) = self.path.take() else {
+            return Err(error);
+        };
+        if error.damaged {
+            tracing::warn!("{}; rebuilding the store index", error.message);
+            sqlite::delete(&path);
+            if let Ok(db) = sqlite::Sqlite::open(&path) {
+                self.backend = Box::new(db);
+                if let Ok(answer) = attempt(self) {
+                    return Ok(answer);
+                }
+            }
+        }
+        self.backend = Box::new(sqlite::Sqlite::in_memory()?);
+        let note = format!(
+            "{}; answering from a scan of the files instead",
+            error.message
+        );
+        tracing::warn!("{note}");
+        self.note = Some(note);
+        attempt(self)
     }
 
     pub fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {

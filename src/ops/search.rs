@@ -84,13 +84,15 @@ pub struct SearchOutput {
     pub note: Option<String>,
 }
 
-/// The store index of `profile`, up to date with the store (in memory when the persisted
-/// index is turned off or unusable).
-pub(crate) fn caught_up(
+/// Asks `query` of the store index of `profile`, brought up to date with the store first (in
+/// memory when the persisted index is turned off or unusable); also says what the update did
+/// and, when the persisted index could not be used, why.
+pub(crate) fn ask<T>(
     scope: &Scope,
     profile: Profile,
     progress: &dyn Progress,
-) -> Result<(Catalog, SyncReport), OpError> {
+    query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
+) -> Result<(T, SyncReport, Option<String>), OpError> {
     let config = &scope.config;
     if let Some(team) = &config.team {
         // The team database is kept by `pi-session sync`: it is read as it is.
@@ -103,13 +105,13 @@ pub(crate) fn caught_up(
     }
     let root = scope.repo.env().io_path(&scope.repo.env().sessions_root());
     let options = config.session_options(profile);
-    let report = catalog
-        .sync(&root, &options, progress)
+    let (answer, report) = catalog
+        .answer(&root, &options, progress, query)
         .map_err(store_index_failed)?;
     for skipped in &report.skipped {
         tracing::warn!("left out of the store index: {skipped}");
     }
-    Ok((catalog, report))
+    Ok((answer, report, catalog.note))
 }
 
 /// The project directory name of `cwd` (as the sessions root names it).
@@ -138,7 +140,6 @@ pub fn search(
         .map(|cwd| project_of(scope, cwd))
         .transpose()?;
     let profile = scope.profile(input.scope.profile);
-    let (mut catalog, index) = caught_up(scope, profile, progress)?;
     let spec = SearchSpec {
         pieces,
         thinking: input.thinking,
@@ -152,9 +153,8 @@ pub fn search(
         limit: input.limit.unwrap_or(DEFAULT_LIMIT),
         offset: input.offset,
     };
-    let hits = catalog
-        .search(&spec)
-        .map_err(store_index_failed)?
+    let (hits, index, note) = ask(scope, profile, progress, |backend| backend.search(&spec))?;
+    let hits = hits
         .into_iter()
         .map(|h| SearchHit {
             session_path: h.session_path,
@@ -169,11 +169,7 @@ pub fn search(
             score: h.score,
         })
         .collect();
-    Ok(SearchOutput {
-        hits,
-        index,
-        note: catalog.note,
-    })
+    Ok(SearchOutput { hits, index, note })
 }
 
 pub(crate) fn iso_utc(millis: f64) -> Option<String> {

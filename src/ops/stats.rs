@@ -9,10 +9,9 @@ use std::str::FromStr;
 use chrono::{Datelike, TimeZone};
 
 use crate::catalog::{Progress, SyncReport, UsageRow};
-use crate::store::ErrorKind;
 
 use super::error::OpError;
-use super::search::{StoreScope, caught_up, project_of};
+use super::search::{StoreScope, ask, project_of};
 use super::sessions::Scope;
 
 #[derive(
@@ -231,10 +230,9 @@ pub fn stats(
         .map(|cwd| project_of(scope, cwd))
         .transpose()?;
     let profile = scope.profile(input.scope.profile);
-    let (mut catalog, index) = caught_up(scope, profile, progress)?;
-    let rows = catalog
-        .usage(project.as_deref())
-        .map_err(|e| OpError::store(ErrorKind::Io, e.message))?;
+    let (rows, index, note) = ask(scope, profile, progress, |backend| {
+        backend.usage(project.as_deref())
+    })?;
     let mut groups: BTreeMap<String, (Figures, BTreeMap<String, Figures>)> = BTreeMap::new();
     let mut totals = Figures::default();
     let mut twice = Figures::default();
@@ -291,6 +289,6 @@ pub fn stats(
         totals,
         counted_twice_per_file: (!input.per_file).then_some(twice),
         index,
-        note: catalog.note,
+        note,
     })
 }

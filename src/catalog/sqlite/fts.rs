@@ -52,7 +52,7 @@ pub fn match_expression(pieces: &[Piece], thinking: bool) -> Option<String> {
 }
 
 /// The SQL pieces of a text search: the FROM clause joining the text, the ranking and the
-/// snippet, for a query with (`matched`) or without a MATCH expression.
+/// text the snippet is cut from, for a query with (`matched`) or without a MATCH expression.
 pub struct TextSql {
     pub from: &'static str,
     pub snippet: &'static str,
@@ -64,7 +64,7 @@ pub fn text_sql(matched: bool) -> TextSql {
     if matched {
         TextSql {
             from: "entry_text JOIN entries e ON e.rid = entry_text.rowid",
-            snippet: "snippet(entry_text, -1, '«', '»', '…', 12)",
+            snippet: "rtrim(entry_text.body || char(10) || entry_text.thinking, char(10))",
             score: "bm25(entry_text)",
             order: "bm25(entry_text), e.rid",
         }
@@ -94,9 +94,9 @@ pub fn check(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(x, tokenize='trigram'); DROP TABLE temp.fts_probe;")
 }
 
-/// A snippet of `text` around the first of `pieces` found, marked (for hits found by the scan,
-/// which FTS5's `snippet` cannot mark).
-pub fn scan_snippet(text: &str, pieces: &[Piece]) -> String {
+/// A snippet of `text` around the first of `pieces` found, the piece marked whole (FTS5's
+/// `snippet` marks trigrams within a token budget, and cuts a match at the window's end).
+pub fn snippet(text: &str, pieces: &[Piece]) -> String {
     const AROUND: usize = 40;
     let Some((at, len)) = pieces
         .iter()

@@ -70,22 +70,30 @@ pub struct Sqlite {
 }
 
 fn failed(what: &str) -> impl Fn(rusqlite::Error) -> CatalogError + '_ {
-    move |e| CatalogError::new(format!("{what}: {e}"))
+    move |e| error(what, e)
+}
+
+/// `e` while doing `what`, marked damaged when SQLite says the file is.
+fn error(what: &str, e: rusqlite::Error) -> CatalogError {
+    use rusqlite::ErrorCode::*;
+    let damaged = matches!(e.sqlite_error_code(), Some(NotADatabase | DatabaseCorrupt));
+    CatalogError {
+        message: format!("{what}: {e}"),
+        damaged,
+    }
 }
 
 impl Sqlite {
     /// The index at `path`, made when missing; one that is not a current index of ours
-    /// (another schema, another folding, not SQLite at all, damaged) is deleted and made anew.
+    /// (another schema, another folding, not SQLite at all) is deleted and made anew. Damage
+    /// deeper in the file shows when a page is read (`CatalogError::damaged`): no check reads
+    /// the whole database on open, which would cost a second per hundred megabytes.
     pub fn open(path: &Path) -> CatalogResult<Sqlite> {
         match Sqlite::open_once(path) {
             Ok(db) => Ok(db),
             Err(Reopen::Rebuild(why)) => {
                 tracing::warn!("store index {}: {why}; rebuilding it", path.display());
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut file = path.as_os_str().to_owned();
-                    file.push(suffix);
-                    let _ = std::fs::remove_file(PathBuf::from(file));
-                }
+                delete(path);
                 Sqlite::open_once(path).map_err(|e| match e {
                     Reopen::Rebuild(m) | Reopen::Fail(m) => CatalogError::new(m),
                 })
@@ -146,13 +154,6 @@ impl Sqlite {
                     version.as_deref().unwrap_or("none")
                 )));
             }
-            let check: String = db
-                .conn
-                .query_row("PRAGMA quick_check", [], |r| r.get(0))
-                .map_err(fail)?;
-            if check != "ok" {
-                return Err(Reopen::Rebuild(format!("damaged ({check})")));
-            }
         }
         db.create().map_err(fail)?;
         Ok(db)
@@ -162,8 +163,9 @@ impl Sqlite {
         fts::check(&self.conn)?;
         self.conn.execute_batch(SCHEMA)?;
         self.conn.execute_batch(fts::CREATE)?;
+        // Written once: an open that finds it writes nothing (a reader is never made to wait).
         self.conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('version', ?1)",
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('version', ?1)",
             params![version_text()],
         )?;
         Ok(())
@@ -176,6 +178,15 @@ impl Sqlite {
         )?
         .query_row(params![path], |r| Ok((r.get(0)?, stamp_of(r, 1)?)))
         .optional()
+    }
+}
+
+/// Deletes the database at `path` and its journal files.
+pub fn delete(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(file));
     }
 }
 
@@ -237,7 +248,7 @@ impl Backend for Sqlite {
 
     fn apply(&mut self, update: &FileUpdate) -> CatalogResult<bool> {
         let what = format!("indexing {}", update.facts.path.display());
-        let fail = |e: rusqlite::Error| CatalogError::new(format!("{what}: {e}"));
+        let fail = |e: rusqlite::Error| error(&what, e);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -382,7 +393,7 @@ impl Backend for Sqlite {
 
     fn remove(&mut self, path: &Path) -> CatalogResult<()> {
         let what = format!("removing {} from the store index", path.display());
-        let fail = |e: rusqlite::Error| CatalogError::new(format!("{what}: {e}"));
+        let fail = |e: rusqlite::Error| error(&what, e);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -491,7 +502,6 @@ impl Backend for Sqlite {
             conditions = conditions.join(" AND "),
         );
         let mut statement = self.conn.prepare(&sql).map_err(failed("searching"))?;
-        let scanned = text.score == "NULL";
         let hits = statement
             .query_map(params_from_iter(values.iter()), |r| {
                 let snippet: String = r.get(8)?;
@@ -504,11 +514,7 @@ impl Backend for Sqlite {
                     role: r.get(5)?,
                     timestamp_ms: r.get(6)?,
                     on_path: r.get(7)?,
-                    snippet: if scanned {
-                        fts::scan_snippet(&snippet, &spec.pieces)
-                    } else {
-                        snippet
-                    },
+                    snippet: fts::snippet(&snippet, &spec.pieces),
                     score: r.get(9)?,
                 })
             })
