@@ -106,6 +106,7 @@ impl Catalog {
     pub fn with_backend(backend: Box<dyn Backend + Send>) -> Catalog {
         Catalog {
             backend,
+            path: None,
             note: None,
         }
     }

@@ -91,12 +91,14 @@ pub(crate) fn ask<T>(
     scope: &Scope,
     profile: Profile,
     progress: &dyn Progress,
-    query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
+    mut query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
 ) -> Result<(T, SyncReport, Option<String>), OpError> {
     let config = &scope.config;
     if let Some(team) = &config.team {
         // The team database is kept by `pi-session sync`: it is read as it is.
-        return Ok((super::team::catalog(team)?, SyncReport::default()));
+        let mut backend = super::team::backend(team)?;
+        let answer = query(&mut backend).map_err(store_index_failed)?;
+        return Ok((answer, SyncReport::default(), None));
     }
     let mut catalog =
         Catalog::open(config.index_dir.as_deref(), profile).map_err(store_index_failed)?;

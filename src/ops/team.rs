@@ -10,11 +10,9 @@ use super::error::OpError;
 use super::search::store_index_failed;
 use super::sessions::Scope;
 
-/// The team database as a catalog to query (narrowed to `team.machine` when set).
-pub(crate) fn catalog(team: &TeamIndex) -> Result<Catalog, OpError> {
-    let backend =
-        Postgres::connect(&team.target, team.machine.clone()).map_err(store_index_failed)?;
-    Ok(Catalog::with_backend(Box::new(backend)))
+/// The team database to query (narrowed to `team.machine` when set).
+pub(crate) fn backend(team: &TeamIndex) -> Result<Postgres, OpError> {
+    Postgres::connect(&team.target, team.machine.clone()).map_err(store_index_failed)
 }
 
 /// A connection filing this machine's store into the team database.
@@ -30,7 +28,7 @@ impl TeamSync {
             return Err(OpError::InvalidParams("sync: no machine name".into()));
         }
         Ok(TeamSync {
-            catalog: catalog(team)?,
+            catalog: Catalog::with_backend(Box::new(backend(team)?)),
             profile,
         })
     }
