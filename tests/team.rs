@@ -38,7 +38,12 @@ impl Store {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        self.command_of(BIN, args)
+    }
+
+    /// The same command run by another build of the program.
+    fn command_of(&self, program: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .args(args)
             .env("HOME", self.dir.path())
@@ -917,6 +922,154 @@ fn follow_survives_a_restart(_: &Cluster) {
     assert_rollup_consistent(&cluster, &db);
 }
 
+/// Not a check, a measurement (run with `--ignored`): `sync` of a big store into an empty
+/// database, against a bare binary COPY of the same entry rows into the same schema with its
+/// indexes; and the sync's peak memory.
+fn bench_sync_against_copy(cluster: &Cluster) {
+    let store = Store::new();
+    let started = Instant::now();
+    fill(&store, 99, 150, 300);
+    let bytes: u64 = walk_bytes(&store.sessions_root());
+    support::notice(&format!(
+        "bench: a store of {} MB made in {:.1?}",
+        bytes / 1_000_000,
+        started.elapsed()
+    ));
+    let db = cluster.database("bench");
+    let url = cluster.url(&db);
+    cluster
+        .client("postgres")
+        .batch_execute(&format!(
+            "ALTER DATABASE {db} SET log_min_duration_statement = 0"
+        ))
+        .unwrap();
+    // A release build measures what users run: PI_SESSION_BENCH_BIN=target/release/pi-session.
+    let program = std::env::var("PI_SESSION_BENCH_BIN").unwrap_or_else(|_| BIN.to_string());
+    support::notice(&format!("bench: running {program}"));
+    let mut command = store.command_of(
+        &program,
+        &["sync", "--to", &url, "--machine", "m", "--json"],
+    );
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    let started = Instant::now();
+    let child = command.spawn().unwrap();
+    let (status, peak_kb, cpu) = wait_with_peak_memory(child);
+    let sync_time = started.elapsed();
+    assert!(status, "sync failed");
+    let rows = entries_in_db(cluster, &db).len();
+    let log = cluster.log();
+    let mut slow: Vec<&str> = log.lines().filter(|l| l.contains("duration:")).collect();
+    slow.sort_by(|a, b| {
+        let ms = |l: &str| -> f64 {
+            l.split("duration: ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0.0)
+        };
+        ms(b).total_cmp(&ms(a))
+    });
+    let mut by_kind: BTreeMap<String, (usize, f64)> = BTreeMap::new();
+    for line in &slow {
+        let ms: f64 = line
+            .split("duration: ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0);
+        let what: String = line
+            .split(" ms  ")
+            .nth(1)
+            .unwrap_or("")
+            .split(':')
+            .nth(1)
+            .unwrap_or("")
+            .trim()
+            .chars()
+            .take(30)
+            .collect();
+        let entry = by_kind.entry(what).or_default();
+        entry.0 += 1;
+        entry.1 += ms;
+    }
+    let mut kinds: Vec<_> = by_kind.into_iter().collect();
+    kinds.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+    for (what, (n, ms)) in kinds.iter().take(8) {
+        support::notice(&format!("server time: {ms:.0} ms in {n} x {what}"));
+    }
+
+    // The counterpart: the same rows, dumped, then copied into the same schema, empty.
+    let mut client = cluster.client(&db);
+    let mut dump = Vec::new();
+    std::io::Read::read_to_end(
+        &mut client
+            .copy_out("COPY entries TO STDOUT (FORMAT binary)")
+            .unwrap(),
+        &mut dump,
+    )
+    .unwrap();
+    let bare = cluster.database("bench_copy");
+    // The schema, made by a sync of an empty store.
+    Store::new().ok(&["sync", "--to", &cluster.url(&bare), "--machine", "empty"]);
+    let mut target = cluster.client(&bare);
+    target
+        .batch_execute(
+            "INSERT INTO sessions (id, session_id, project, cwd, path)
+             SELECT g, 'bench-' || g, 'p', '/', '/' FROM generate_series(1, 100000) g
+             ON CONFLICT DO NOTHING",
+        )
+        .unwrap();
+    let started = Instant::now();
+    let mut tx = target.transaction().unwrap();
+    let mut sink = tx
+        .copy_in("COPY entries FROM STDIN (FORMAT binary)")
+        .unwrap();
+    sink.write_all(&dump).unwrap();
+    sink.finish().unwrap();
+    tx.commit().unwrap();
+    let copy_time = started.elapsed();
+    support::notice(&format!(
+        "bench: sync of {rows} entries ({} MB of session files): {:.2?} ({:.2?} of it the sync's own CPU), peak RSS {} MB; \
+         bare binary COPY of the same rows into the same schema and indexes: {:.2?}; ratio {:.2}",
+        bytes / 1_000_000,
+        sync_time,
+        cpu,
+        peak_kb / 1024,
+        copy_time,
+        sync_time.as_secs_f64() / copy_time.as_secs_f64()
+    ));
+}
+
+fn walk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk_bytes(&e.path())
+            } else {
+                e.metadata().unwrap().len()
+            }
+        })
+        .sum()
+}
+
+/// Waits for `child`; its success, its peak resident memory (KiB) and CPU time (user +
+/// system), from wait4's rusage.
+fn wait_with_peak_memory(child: Child) -> (bool, i64, Duration) {
+    let mut status = 0;
+    // SAFETY: rusage is plain data, written by wait4 for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        usage.ru_maxrss,
+        time(usage.ru_utime) + time(usage.ru_stime),
+    )
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     type Test = fn(&Cluster);
@@ -944,16 +1097,23 @@ fn main() {
     ];
     // Listing the tests needs no server.
     let cluster = (!args.list).then(|| Arc::new(Cluster::start()));
+    let measurements: &[(&str, Test)] = &[("bench_sync_against_copy", bench_sync_against_copy)];
+    let trial = |(name, test): &(&'static str, Test)| {
+        let cluster = cluster.clone();
+        let test = *test;
+        libtest_mimic::Trial::test(*name, move || {
+            test(cluster.as_deref().expect("a cluster"));
+            Ok(())
+        })
+    };
     let trials = tests
         .iter()
-        .map(|(name, test)| {
-            let cluster = cluster.clone();
-            let test = *test;
-            libtest_mimic::Trial::test(*name, move || {
-                test(cluster.as_deref().expect("a cluster"));
-                Ok(())
-            })
-        })
+        .map(trial)
+        .chain(
+            measurements
+                .iter()
+                .map(|m| trial(m).with_ignored_flag(true)),
+        )
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
     // The cluster is stopped here, whatever the tests did (its Drop).

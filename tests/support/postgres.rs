@@ -217,6 +217,11 @@ impl Cluster {
         self.dir.path().join("data")
     }
 
+    /// The server's log.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
     pub fn socket_dir(&self) -> &Path {
         self.dir.path()
     }

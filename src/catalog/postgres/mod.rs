@@ -12,6 +12,7 @@ pub mod target;
 mod text;
 mod tls;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use postgres::binary_copy::BinaryCopyInWriter;
@@ -61,7 +62,7 @@ const ENTRY_TYPES: &[Type] = &[
     Type::TEXT,
 ];
 
-/// The rollup of the figures of the entry rows of `source` (columns as `entries`') that meet
+/// The rollup of the figures of the entry rows of `source` (with `entries`' figure columns) that meet
 /// `condition`, added to what the rollup holds.
 fn rollup_upsert(source: &str, condition: &str) -> String {
     format!(
@@ -216,14 +217,15 @@ impl Backend for Postgres {
             facts.session_id.clone()
         };
         // The upsert locks the session's row: two machines filing one session take turns.
-        let session: i64 = tx
+        // `xmax = 0` tells a row this statement inserted from one it updated.
+        let session_row = tx
             .query_one(
                 "INSERT INTO sessions (session_id, project, cwd, name, path, parent_path,
                     parent_file_id)
                  VALUES ($1, $2, $3, $4, $5, $6, $7)
                  ON CONFLICT (session_id) DO UPDATE
                     SET name = COALESCE(EXCLUDED.name, sessions.name)
-                 RETURNING id",
+                 RETURNING id, (xmax = 0)",
                 &[
                     &session_key,
                     &text::storable(&facts.project),
@@ -234,8 +236,12 @@ impl Backend for Postgres {
                     &facts.parent_file_id.as_deref().map(text::storable),
                 ],
             )
-            .map_err(&fail)?
-            .get(0);
+            .map_err(&fail)?;
+        let session: i64 = session_row.get(0);
+        // A session new to the database has no entries yet: its rows go straight into
+        // `entries` (one write); others go through `stage`, so that entries another machine
+        // or an earlier copy filed are skipped.
+        let new_session: bool = session_row.get(1);
         let s = &update.stamp;
         tx.execute(
             "INSERT INTO files (machine, path, session, dev, ino, size, mtime_ns, entries,
@@ -272,9 +278,14 @@ impl Backend for Postgres {
         .map_err(&fail)?;
         if !update.rows.is_empty() {
             let sink = tx
-                .copy_in(&format!("COPY stage ({ENTRY_COLUMNS}) FROM STDIN BINARY"))
+                .copy_in(&format!(
+                    "COPY {} ({ENTRY_COLUMNS}) FROM STDIN BINARY",
+                    if new_session { "entries" } else { "stage" }
+                ))
                 .map_err(&fail)?;
             let mut writer = BinaryCopyInWriter::new(sink, ENTRY_TYPES);
+            // A file naming one id twice keeps its first entry of that id.
+            let mut keys = HashSet::with_capacity(update.rows.len());
             for row in &update.rows {
                 let u = &row.usage;
                 let has_usage = u.assistant_messages > 0
@@ -291,6 +302,9 @@ impl Backend for Postgres {
                     Some(id) => text::storable(id).into_owned(),
                     None => format!("#{}", row.line),
                 };
+                if !keys.insert(key.clone()) {
+                    continue;
+                }
                 let values: [&(dyn ToSql + Sync); 24] = [
                     &session,
                     &key,
@@ -312,7 +326,7 @@ impl Backend for Postgres {
                     &u.cache_read_tokens,
                     &u.cache_write_tokens,
                     &u.cost_total,
-                    &false,
+                    &update.on_path.binary_search(&row.position).is_ok(),
                     &false,
                     &text::storable(&row.body),
                     &text::storable(&row.thinking),
@@ -320,17 +334,24 @@ impl Backend for Postgres {
                 writer.write(&values).map_err(&fail)?;
             }
             writer.finish().map_err(&fail)?;
-            // Only the entries not filed before (from this machine or another) count.
-            tx.batch_execute(&format!(
-                "WITH filed AS (
+            let filing = if new_session {
+                rollup_upsert("entries", &format!("session = {session}"))
+            } else {
+                // Only the entries not filed before (from this machine or another) count.
+                format!(
+                    "WITH filed AS (
                     INSERT INTO entries ({ENTRY_COLUMNS}) SELECT {ENTRY_COLUMNS} FROM stage
                     ON CONFLICT (session, entry_key) DO NOTHING
-                    RETURNING *)
+                    RETURNING session, ts_ms, model, copied, has_usage, assistant, tool_calls,
+                        input, output, cache_read, cache_write, cost)
                  {}",
-                rollup_upsert("filed", "true")
-            ))
-            .map_err(&fail)?;
+                    rollup_upsert("filed", "true")
+                )
+            };
+            tx.batch_execute(&filing).map_err(&fail)?;
         }
+        // New rows arrived with their status; only older rows whose status changed (the leaf
+        // moved to another branch) are rewritten, so the text indexes are not touched again.
         let on_path: Vec<i32> = update.on_path.iter().map(|p| *p as i32).collect();
         tx.execute(
             "UPDATE entries SET on_path = (pos = ANY($2))
