@@ -125,11 +125,10 @@ pub fn run(scope: &ops::Scope, args: SyncArgs) -> Result<ExitCode, Failure> {
         };
         match sync.step(scope, &Quiet) {
             Ok(report) => {
-                if report != SyncReport::default() || args.json {
-                    let changed = report.new + report.grew + report.replaced + report.removed;
-                    if changed > 0 || args.json {
-                        print(&report, &machine, args.json)?;
-                    }
+                // A look that found nothing new prints nothing (except as JSON, one per look).
+                let changed = report.new + report.grew + report.replaced + report.removed;
+                if changed > 0 || !report.skipped.is_empty() || args.json {
+                    print(&report, &machine, args.json)?;
                 }
             }
             Err(e) => {
