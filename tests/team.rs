@@ -753,6 +753,36 @@ fn errors_are_one_line_and_write_nothing(cluster: &Cluster) {
     assert_one_line_failure(&output, "sslmode=maybe");
 }
 
+/// A role that may only read the tables can search and ask for figures (a current database is
+/// only read on connecting); it cannot sync, and says so in one line.
+fn a_reading_role_queries(cluster: &Cluster) {
+    let db = cluster.database("reader");
+    let store = Store::new();
+    fill(&store, 15, 4, 6);
+    store.ok(&["sync", "--to", &cluster.url(&db), "--machine", "m"]);
+    let mut admin = cluster.client(&db);
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN
+               IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'reader') THEN
+                 CREATE ROLE reader LOGIN PASSWORD '{PASSWORD}';
+               END IF;
+             END $$;
+             REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;"
+        ))
+        .unwrap();
+    let url = cluster.url(&db).replace("//postgres:", "//reader:");
+    let local = figures(&store.json(&["stats", "--json", "--by", "model"]));
+    let team = figures(&store.json(&["stats", "--json", "--by", "model", "--db", &url]));
+    assert_same_figures(&local, &team, "stats as reader");
+    let hits = hit_set(&store.json(&["search", "parser", "--json", "--db", &url]));
+    assert!(!hits.is_empty());
+    fill(&store, 16, 1, 2);
+    let output = store.run(&["sync", "--to", &url, "--machine", "m"]);
+    assert_one_line_failure(&output, "permission denied");
+}
+
 /// The password from PGPASSWORD or the pgpass file; never in the debug log.
 fn password_sources_and_logs(cluster: &Cluster) {
     let db = cluster.database("secrets");
@@ -1089,6 +1119,7 @@ fn main() {
         ),
         ("password_sources_and_logs", password_sources_and_logs),
         ("tls_verify_full", tls_verify_full),
+        ("a_reading_role_queries", a_reading_role_queries),
         (
             "killed_sync_leaves_every_entry_once",
             killed_sync_leaves_every_entry_once,

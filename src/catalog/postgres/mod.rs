@@ -114,6 +114,9 @@ pub struct Postgres {
     shown: String,
     /// Syncing: the machine whose files are filed. Querying: only its sessions (`None`: all).
     machine: Option<String>,
+    /// Whether this connection is set up for filing (made on the first file: a connection
+    /// that only queries needs no temporary table).
+    staged: bool,
 }
 
 impl Postgres {
@@ -125,25 +128,34 @@ impl Postgres {
             CatalogError::new(format!("cannot connect to {shown}: {}", describe(&e)))
         })?;
         schema::prepare(&mut client, &shown)?;
-        // A commit lost to a server crash takes its stamps with it, so the next sync files
-        // those entries again: waiting for each commit's flush buys nothing here.
-        client
-            .batch_execute(
-                "SET synchronous_commit = off;
-                 CREATE TEMP TABLE stage (LIKE entries) ON COMMIT DELETE ROWS;",
-            )
-            .map_err(failed(&shown))?;
         tracing::debug!("connected to {shown}");
         Ok(Postgres {
             client,
             shown,
             machine,
+            staged: false,
         })
     }
 
     /// Whether the connection is gone (the server restarted or went away).
     pub fn is_closed(&self) -> bool {
         self.client.is_closed()
+    }
+
+    /// Sets the connection up for filing: the stage table, and commits that do not wait for
+    /// the server's disk flush (a commit lost to a server crash takes its stamps with it,
+    /// so the next sync files those entries again: waiting buys nothing here).
+    fn stage(&mut self) -> CatalogResult<()> {
+        if !self.staged {
+            self.client
+                .batch_execute(
+                    "SET synchronous_commit = off;
+                     CREATE TEMP TABLE IF NOT EXISTS stage (LIKE entries) ON COMMIT DELETE ROWS;",
+                )
+                .map_err(failed(&self.shown))?;
+            self.staged = true;
+        }
+        Ok(())
     }
 
     fn syncing_machine(&self) -> CatalogResult<String> {
@@ -191,6 +203,7 @@ impl Backend for Postgres {
 
     fn apply(&mut self, update: &FileUpdate) -> CatalogResult<bool> {
         let machine = self.syncing_machine()?;
+        self.stage()?;
         let path = path_text(&update.facts.path);
         let what = format!("{}: filing {path}", self.shown);
         let fail = failed(&what);

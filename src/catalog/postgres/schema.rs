@@ -4,11 +4,11 @@
 //! their stamps (the cursor a sync resumes from), the entries' folded text with `pg_trgm`
 //! indexes, and a rollup of the figures kept in the same transaction as the entries.
 
-use postgres::Client;
+use postgres::{Client, GenericClient};
 
 use super::failed;
-use crate::catalog::CatalogResult;
 use crate::catalog::fold::FOLD_VERSION;
+use crate::catalog::{CatalogError, CatalogResult};
 
 /// The version this program reads and writes.
 pub const SCHEMA_VERSION: i32 = 1;
@@ -99,7 +99,7 @@ CREATE TABLE rollup (
 
 /// Makes the tables of a new database, migrates an older one, and refuses a database of
 /// another schema (a newer program's, or one folding text differently): one line naming both
-/// versions.
+/// versions. A current database is only read, so a role that may only read can query it.
 pub fn prepare(client: &mut Client, shown: &str) -> CatalogResult<()> {
     let fail = failed(shown);
     let encoding: String = client
@@ -107,10 +107,14 @@ pub fn prepare(client: &mut Client, shown: &str) -> CatalogResult<()> {
         .map_err(&fail)?
         .get(0);
     if encoding != "UTF8" {
-        return Err(crate::catalog::CatalogError::new(format!(
+        return Err(CatalogError::new(format!(
             "{shown}: the database's encoding is {encoding}; the store index needs UTF8 (createdb -E UTF8)"
         )));
     }
+    if versions(client, shown)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    // Made or migrated by one process at a time; the version is read again under the lock.
     let mut tx = client.transaction().map_err(&fail)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
         .map_err(&fail)?;
@@ -118,47 +122,60 @@ pub fn prepare(client: &mut Client, shown: &str) -> CatalogResult<()> {
         "CREATE TABLE IF NOT EXISTS pi_session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     )
     .map_err(&fail)?;
-    let value = |tx: &mut postgres::Transaction<'_>, key: &str| -> CatalogResult<Option<String>> {
-        Ok(tx
+    let version = versions(&mut tx, shown)?;
+    for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tracing::info!(
+            "{shown}: migrating the store index from schema {from} to {}",
+            from + 1
+        );
+        tx.batch_execute(step).map_err(&fail)?;
+    }
+    tx.execute(
+        "INSERT INTO pi_session_meta(key, value) VALUES ('schema', $1), ('fold', $2)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&SCHEMA_VERSION.to_string(), &FOLD_VERSION.to_string()],
+    )
+    .map_err(&fail)?;
+    tx.commit().map_err(&fail)
+}
+
+/// The schema version of the database (0: none yet), refused when it is not one this program
+/// can use or migrate.
+fn versions(client: &mut impl GenericClient, shown: &str) -> CatalogResult<i32> {
+    let fail = failed(shown);
+    let present: bool = client
+        .query_one("SELECT to_regclass('pi_session_meta') IS NOT NULL", &[])
+        .map_err(&fail)?
+        .get(0);
+    if !present {
+        return Ok(0);
+    }
+    let mut value = |key: &str| -> CatalogResult<Option<String>> {
+        Ok(client
             .query_opt("SELECT value FROM pi_session_meta WHERE key = $1", &[&key])
             .map_err(&fail)?
             .map(|r| r.get(0)))
     };
-    let schema = value(&mut tx, "schema")?;
+    let schema = value("schema")?;
+    let fold = value("fold")?;
     let version: i32 = match schema.as_deref() {
-        None => 0,
+        None => return Ok(0),
         Some(text) => text.parse().map_err(|_| {
-            crate::catalog::CatalogError::new(format!(
+            CatalogError::new(format!(
                 "{shown}: not a pi-session store index (its schema version is {text:?})"
             ))
         })?,
     };
     if version > SCHEMA_VERSION {
-        return Err(crate::catalog::CatalogError::new(format!(
+        return Err(CatalogError::new(format!(
             "{shown}: the database holds store index schema version {version}, newer than this pi-session's {SCHEMA_VERSION}; upgrade pi-session"
         )));
     }
-    let fold = value(&mut tx, "fold")?;
-    if version > 0 && fold.as_deref() != Some(&FOLD_VERSION.to_string()) {
-        return Err(crate::catalog::CatalogError::new(format!(
+    if fold.as_deref() != Some(&FOLD_VERSION.to_string()) {
+        return Err(CatalogError::new(format!(
             "{shown}: the database's text was folded by fold version {}, this pi-session folds with version {FOLD_VERSION}; sync into a new database",
             fold.as_deref().unwrap_or("none")
         )));
     }
-    if version < SCHEMA_VERSION {
-        for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tracing::info!(
-                "{shown}: migrating the store index from schema {from} to {}",
-                from + 1
-            );
-            tx.batch_execute(step).map_err(&fail)?;
-        }
-        tx.execute(
-            "INSERT INTO pi_session_meta(key, value) VALUES ('schema', $1), ('fold', $2)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            &[&SCHEMA_VERSION.to_string(), &FOLD_VERSION.to_string()],
-        )
-        .map_err(&fail)?;
-    }
-    tx.commit().map_err(&fail)
+    Ok(version)
 }
