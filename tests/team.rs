@@ -873,6 +873,7 @@ fn killed_sync_leaves_every_entry_once(cluster: &Cluster) {
         })
     };
     let mut rng = StdRng::seed_from_u64(12);
+    let mut killed = 0;
     for _ in 0..10 {
         let mut child = store
             .command(&["sync", "--to", &url, "--machine", "m"])
@@ -881,9 +882,16 @@ fn killed_sync_leaves_every_entry_once(cluster: &Cluster) {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(rng.random_range(50..900)));
+        if child.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
         let _ = child.kill();
         let _ = child.wait();
     }
+    assert!(
+        killed >= 5,
+        "only {killed} of 10 runs were killed before they ended"
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.join().unwrap();
     store.ok(&["sync", "--to", &url, "--machine", "m"]);
