@@ -412,7 +412,8 @@ impl Backend for Postgres {
                         AND p.id <> c.id),
                      (SELECT min(f.session) FROM files f WHERE f.path = c.parent_path
                         AND f.session <> c.id)) AS parent
-                   FROM sessions c) p
+                   FROM sessions c
+                   WHERE c.parent_path IS NOT NULL OR c.parent_row IS NOT NULL) p
              WHERE s.id = p.id AND s.parent_row IS DISTINCT FROM p.parent;
              CREATE TEMP TABLE copied_now ON COMMIT DROP AS
              WITH RECURSIVE up(session, ancestor) AS (

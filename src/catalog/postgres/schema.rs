@@ -54,6 +54,7 @@ CREATE TABLE files (
     entries BIGINT NOT NULL, head_hash BIGINT NOT NULL, tail_hash BIGINT NOT NULL,
     PRIMARY KEY (machine, path)
 );
+CREATE INDEX files_path ON files(path);
 CREATE TABLE entries (
     session BIGINT NOT NULL REFERENCES sessions(id),
     entry_key TEXT NOT NULL,
