@@ -110,7 +110,8 @@ pub struct HitRow {
     pub score: Option<f64>,
 }
 
-/// An entry that carries figures, for grouping.
+/// An entry that carries figures, for grouping; or, from a backend keeping a rollup, the
+/// figures of the entries of one session, model and time bucket together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageRow {
     pub session_path: PathBuf,
@@ -118,7 +119,8 @@ pub struct UsageRow {
     pub project: String,
     pub timestamp_ms: Option<f64>,
     pub model: Option<String>,
-    pub assistant: bool,
+    /// Assistant messages counted (0 or 1 for one entry).
+    pub assistant_messages: u64,
     pub tool_calls: u64,
     pub input: f64,
     pub output: f64,

@@ -5,13 +5,15 @@
 //! - `change`: what happened to a file since it was indexed (new, grew, replaced, gone);
 //! - `extract`: what is kept of an entry, read through the store's own reader and profile;
 //! - `fold`, `query`: text folded once in Rust, queries cut into pieces;
-//! - `backend`: the interface every backend implements; `sqlite`: the embedded one.
+//! - `backend`: the interface every backend implements; `sqlite`: the embedded one;
+//!   `postgres`: a team's server database.
 
 pub mod backend;
 pub mod change;
 pub mod extract;
 pub mod files;
 pub mod fold;
+pub mod postgres;
 pub mod query;
 pub mod sqlite;
 
@@ -97,6 +99,15 @@ impl Catalog {
                 path: None,
                 note: Some(format!("{e}; answering from a scan of the files instead")),
             }),
+        }
+    }
+
+    /// The index in another backend (a team's PostgreSQL database).
+    pub fn with_backend(backend: Box<dyn Backend + Send>) -> Catalog {
+        Catalog {
+            backend,
+            path: None,
+            note: None,
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 mod follow;
 mod list;
 mod store;
+mod sync;
 mod test;
 
 use crate::format::json;
@@ -163,6 +164,10 @@ enum Command {
     /// Usage figures across the store (assistant messages, tool calls, tokens, cost) by day,
     /// week, month, model, project or session; each message copied by a fork counted once.
     Stats(store::StatsArgs),
+    /// Put this machine's store into a team's PostgreSQL database (once, or --follow), each
+    /// session tagged with this machine's name, each entry filed once; `search`/`stats --db`
+    /// then answer over every machine's sessions.
+    Sync(sync::SyncArgs),
     /// Play transcripts (protocol/transcripts.md) against a fresh `pi-session --stdio` each
     /// and report every failed expectation: file, line, message and member.
     Test(test::TestArgs),
@@ -410,6 +415,7 @@ fn try_main() -> Result<ExitCode, CommandFailure> {
         }
         Command::Search(args) => store::search(&scope, args),
         Command::Stats(args) => store::stats(&scope, args),
+        Command::Sync(args) => sync::run(&scope, args),
         Command::Test(args) => test::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

@@ -29,9 +29,26 @@ pub struct ScopeArgs {
     /// One JSON document on stdout.
     #[arg(long)]
     json: bool,
+    /// Answer from a team's PostgreSQL database (filled by `pi-session sync`) over every
+    /// machine's sessions, instead of this store's index.
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+    /// With --db: only the sessions seen on this machine.
+    #[arg(long, requires = "db")]
+    machine: Option<String>,
 }
 
 impl ScopeArgs {
+    /// The operations' scope: reading the team database when --db is given.
+    fn ops_scope(&self, scope: &ops::Scope) -> Result<Option<ops::Scope>, CommandFailure> {
+        let Some(url) = &self.db else {
+            return Ok(None);
+        };
+        let mut config = (*scope.config).clone();
+        config.team = Some(super::sync::team_index(scope, url, self.machine.clone())?);
+        Ok(Some(ops::Scope::new(config)))
+    }
+
     fn scope(&self) -> StoreScope {
         StoreScope {
             profile: Some(self.profile),
@@ -181,7 +198,9 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandF
         offset: args.offset,
     };
     let bar = Bar::new(args.scope.quiet);
-    let found = ops::search(scope, input, &bar).map_err(op_failed(None))?;
+    let team = args.scope.ops_scope(scope)?;
+    let found =
+        ops::search(team.as_ref().unwrap_or(scope), input, &bar).map_err(op_failed(None))?;
     if let Some(note) = &found.note {
         warn(format_args!("{note}"));
     }
@@ -223,7 +242,9 @@ pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, CommandFai
         per_file: args.per_file,
     };
     let bar = Bar::new(args.scope.quiet);
-    let figures = ops::stats(scope, input, &bar).map_err(op_failed(None))?;
+    let team = args.scope.ops_scope(scope)?;
+    let figures =
+        ops::stats(team.as_ref().unwrap_or(scope), input, &bar).map_err(op_failed(None))?;
     if let Some(note) = &figures.note {
         warn(format_args!("{note}"));
     }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::catalog::postgres::{PgEnv, Target};
 use crate::format::profile::Profile;
 use crate::repo::paths::{AGENT_DIR_ENV, SESSION_DIR_ENV};
 use crate::repo::{PathEnv, RepoError};
@@ -36,6 +37,19 @@ pub struct Config {
     pub group_commit: bool,
     /// The log filter (`$PI_SESSION_LOG`); `None` when unset.
     pub log_filter: Option<String>,
+    /// What the environment says about PostgreSQL connections (`PGPASSWORD`, the pgpass
+    /// file, the login name).
+    pub pg: PgEnv,
+    /// Store-wide queries answer from this team database instead of the local index.
+    pub team: Option<TeamIndex>,
+}
+
+/// A team's PostgreSQL store index, and the machine a query is narrowed to (or a sync files
+/// as).
+#[derive(Debug, Clone)]
+pub struct TeamIndex {
+    pub target: Target,
+    pub machine: Option<String>,
 }
 
 /// One variable of the environment the configuration is read from.
@@ -90,6 +104,15 @@ impl Config {
                 reason: "no home directory: set HOME".to_string(),
             })?;
         let env = PathEnv::new(home.clone(), cwd, nonempty(AGENT_DIR_ENV).as_deref())?;
+        let pg = PgEnv {
+            password: vars.var("PGPASSWORD"),
+            passfile: Some(
+                nonempty("PGPASSFILE")
+                    .map_or_else(|| Path::new(&home).join(".pgpass"), PathBuf::from),
+            ),
+            os_user: nonempty("PGUSER").or_else(|| nonempty("USER")),
+            default_root_cert: Some(Path::new(&home).join(".postgresql/root.crt")),
+        };
         let index_off = nonempty(ENV_OFF).is_some_and(|v| v != "0");
         let index_dir = match nonempty(ENV_DIR) {
             Some(dir) => PathBuf::from(dir),
@@ -108,6 +131,8 @@ impl Config {
                 .unwrap_or(DEFAULT_MAX_BYTES),
             group_commit: vars.var(NO_GROUP_COMMIT_ENV).is_none(),
             log_filter: Config::log_filter_of(vars),
+            pg,
+            team: None,
         })
     }
 

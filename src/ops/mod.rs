@@ -30,12 +30,13 @@ mod scope;
 mod search;
 mod sessions;
 mod stats;
+mod team;
 
 pub use compact::{
     CompactInput, Compacted, ContextUsage, PercentUsage, PrepareCompactionInput, compact,
     context_usage, plan_document, prepare_compaction,
 };
-pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, Vars};
+pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, TeamIndex, Vars};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
 pub use cursor::{cursor_at, cursor_position};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
@@ -61,6 +62,7 @@ pub use sessions::{
     create, delete, fork, fork_file, fork_from, open,
 };
 pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
+pub use team::TeamSync;
 
 #[cfg(test)]
 mod tests;

@@ -92,9 +92,15 @@ pub(crate) fn ask<T>(
     profile: Profile,
     progress: &dyn Progress,
     with_text: bool,
-    query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
+    mut query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
 ) -> Result<(T, SyncReport, Option<String>), OpError> {
     let config = &scope.config;
+    if let Some(team) = &config.team {
+        // The team database is kept by `pi-session sync`: it is read as it is.
+        let mut backend = super::team::backend(team)?;
+        let answer = query(&mut backend).map_err(store_index_failed)?;
+        return Ok((answer, SyncReport::default(), None));
+    }
     let mut catalog =
         Catalog::open(config.index_dir.as_deref(), profile).map_err(store_index_failed)?;
     if let Some(note) = &catalog.note {
@@ -120,7 +126,7 @@ pub(crate) fn project_of(scope: &Scope, cwd: &str) -> Result<String, OpError> {
         .unwrap_or_default())
 }
 
-fn store_index_failed(e: catalog::CatalogError) -> OpError {
+pub(crate) fn store_index_failed(e: catalog::CatalogError) -> OpError {
     OpError::store(ErrorKind::Io, e.message)
 }
 

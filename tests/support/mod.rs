@@ -9,6 +9,7 @@
 //!   here and by pi;
 //! - `schema_check`: the server's messages checked against `protocol/schema.json`; `traffic`:
 //!   a recording proxy in place of the binary, and real traffic checked against that schema;
+//! - `postgres`: a throwaway PostgreSQL cluster (Debian's server, run as `postgres` when root);
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
 //! Three test crates include it, once each (`mod support;`, with `#[path]` from a folder):
@@ -25,6 +26,7 @@ pub mod listing;
 pub mod memory;
 pub mod oracle;
 pub mod pipe;
+pub mod postgres;
 pub mod process;
 pub mod python;
 pub mod schema_check;

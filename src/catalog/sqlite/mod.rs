@@ -577,7 +577,7 @@ impl Backend for Sqlite {
                     project: r.get(2)?,
                     timestamp_ms: r.get(3)?,
                     model: r.get(4)?,
-                    assistant: r.get(5)?,
+                    assistant_messages: r.get::<_, i64>(5)? as u64,
                     tool_calls: r.get::<_, i64>(6)? as u64,
                     input: r.get(7)?,
                     output: r.get(8)?,
