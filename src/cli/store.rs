@@ -205,8 +205,8 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandF
         warn(format_args!("{note}"));
     }
     if args.scope.json {
-        let text =
-            serde_json::to_string_pretty(&found).map_err(|e| CommandFailure::Usage(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&found)
+            .map_err(|e| CommandFailure::Usage(e.to_string()))?;
         emit(&(text + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }

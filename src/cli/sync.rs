@@ -70,7 +70,8 @@ fn host_name() -> Option<String> {
 
 fn print(report: &SyncReport, machine: &str, json: bool) -> Result<(), CommandFailure> {
     if json {
-        let text = serde_json::to_string(report).map_err(|e| CommandFailure::Usage(e.to_string()))?;
+        let text =
+            serde_json::to_string(report).map_err(|e| CommandFailure::Usage(e.to_string()))?;
         return emit(&(text + "\n"));
     }
     emit(&format!(

@@ -11,8 +11,8 @@ use chrono::{Datelike, TimeZone};
 use crate::catalog::{Progress, SyncReport, UsageRow};
 
 use super::error::OpError;
-use super::search::{StoreScope, ask, project_of};
 use super::scope::Scope;
+use super::search::{StoreScope, ask, project_of};
 
 #[derive(
     Debug,

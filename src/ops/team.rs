@@ -7,8 +7,8 @@ use crate::format::profile::Profile;
 
 use super::config::TeamIndex;
 use super::error::OpError;
-use super::search::store_index_failed;
 use super::scope::Scope;
+use super::search::store_index_failed;
 
 /// The team database to query (narrowed to `team.machine` when set).
 pub(crate) fn backend(team: &TeamIndex) -> Result<Postgres, OpError> {
