@@ -32,6 +32,13 @@ impl From<StoreError> for OpError {
     }
 }
 
+/// The store index could not answer (its database, a team's server): an I/O failure.
+impl From<crate::catalog::CatalogError> for OpError {
+    fn from(e: crate::catalog::CatalogError) -> OpError {
+        OpError::store(ErrorKind::Io, e.message)
+    }
+}
+
 impl From<RepoError> for OpError {
     fn from(error: RepoError) -> Self {
         OpError::Store(error.into())

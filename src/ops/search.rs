@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{self, Catalog, Progress, SearchSpec, SyncReport, query};
 use crate::format::profile::Profile;
-use crate::store::ErrorKind;
 
 use super::error::OpError;
 use super::scope::Scope;
@@ -98,11 +97,10 @@ pub(crate) fn ask<T>(
     if let Some(team) = &config.team {
         // The team database is kept by `pi-session sync`: it is read as it is.
         let mut backend = super::team::backend(team)?;
-        let answer = query(&mut backend).map_err(store_index_failed)?;
+        let answer = query(&mut backend).map_err(OpError::from)?;
         return Ok((answer, SyncReport::default(), None));
     }
-    let mut catalog =
-        Catalog::open(config.index_dir.as_deref(), profile).map_err(store_index_failed)?;
+    let mut catalog = Catalog::open(config.index_dir.as_deref(), profile).map_err(OpError::from)?;
     if let Some(note) = &catalog.note {
         tracing::warn!("{note}");
     }
@@ -110,7 +108,7 @@ pub(crate) fn ask<T>(
     let options = config.session_options(profile);
     let (answer, report) = catalog
         .answer(&root, &options, progress, with_text, query)
-        .map_err(store_index_failed)?;
+        .map_err(OpError::from)?;
     for skipped in &report.skipped {
         tracing::warn!("left out of the store index: {skipped}");
     }
@@ -124,10 +122,6 @@ pub(crate) fn project_of(scope: &Scope, cwd: &str) -> Result<String, OpError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default())
-}
-
-pub(crate) fn store_index_failed(e: catalog::CatalogError) -> OpError {
-    OpError::store(ErrorKind::Io, e.message)
 }
 
 pub fn search(

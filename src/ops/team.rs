@@ -8,11 +8,10 @@ use crate::format::profile::Profile;
 use super::config::TeamIndex;
 use super::error::OpError;
 use super::scope::Scope;
-use super::search::store_index_failed;
 
 /// The team database to query (narrowed to `team.machine` when set).
 pub(crate) fn backend(team: &TeamIndex) -> Result<Postgres, OpError> {
-    Postgres::connect(&team.target, team.machine.clone()).map_err(store_index_failed)
+    Postgres::connect(&team.target, team.machine.clone()).map_err(OpError::from)
 }
 
 /// A connection filing this machine's store into the team database.
@@ -40,7 +39,7 @@ impl TeamSync {
         let report = self
             .catalog
             .sync(&root, &options, true, progress)
-            .map_err(store_index_failed)?;
+            .map_err(OpError::from)?;
         for skipped in &report.skipped {
             tracing::warn!("left out of the team index: {skipped}");
         }

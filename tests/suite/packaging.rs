@@ -338,9 +338,7 @@ fn without_its_platform_package_the_npm_shim_names_the_platform_and_the_override
 
 #[test]
 fn the_wheel_installs_with_pip_and_runs_a_whole_session() {
-    let Some(mut python3) = support::python::python3("the_wheel_installs_with_pip") else {
-        return;
-    };
+    let mut python3 = support::python::python3("the_wheel_installs_with_pip");
     let wheel = wheel();
     let real_python = PathBuf::from(
         succeed(

@@ -8,7 +8,9 @@
 //! installing at once (as `oracle.rs` does for npm).
 //!
 //! Without python3 (3.11 or later) with `venv` and pip the Python tests fail, naming what to
-//! install, unless `PI_SESSION_NO_PYTHON=1` is set: then each prints a notice and returns.
+//! install. `PI_SESSION_NO_PYTHON=1` does not make them pass: each fails at once, naming the
+//! variable and how to leave it out (`cargo test -- --skip NAME`), since a test not run is not
+//! passed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,15 +48,14 @@ pub fn opted_out() -> bool {
     std::env::var_os(OPT_OUT).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// python3 itself, for the tests that need only the standard library; `None` (after a notice
-/// naming `test`) only when [`OPT_OUT`] is set. Panics, saying what to install, without it.
-pub fn python3(test: &str) -> Option<Command> {
-    if opted_out() {
-        notice(&format!(
-            "{test}: {OPT_OUT} is set; the Python test is not run"
-        ));
-        return None;
-    }
+/// python3 itself, for the tests that need only the standard library. Panics, saying what
+/// to install, without it, and naming the variable when [`OPT_OUT`] is set.
+pub fn python3(test: &str) -> Command {
+    assert!(
+        !opted_out(),
+        "{test}: needs Python, and {OPT_OUT} is set, so it cannot run (a test not run is not \
+         passed). Unset {OPT_OUT}, or leave the test out: cargo test -- --skip {test}"
+    );
     let ok = Command::new("python3")
         .args([
             "-c",
@@ -66,18 +67,17 @@ pub fn python3(test: &str) -> Option<Command> {
         ok,
         "{test}: the Python client's tests need python3 >= 3.11 with its venv and ensurepip \
          modules (Debian: `apt-get install python3 python3-venv python3-pip`), or set \
-         {OPT_OUT}=1 to run the rest of the suite without them"
+         `cargo test -- --skip {test}` to run the rest of the suite without them"
     );
-    Some(Command::new("python3"))
+    Command::new("python3")
 }
 
-/// The dev venv, installed on first use; `None` (after a notice naming `test`) only when
-/// [`OPT_OUT`] is set. Panics, saying what to install, when python3 or the install fails.
-pub fn venv(test: &str) -> Option<&'static Venv> {
-    static VENV: OnceLock<Option<Venv>> = OnceLock::new();
-    python3(test)?;
-    VENV.get_or_init(|| Some(install(&root().join("target/python-client"))))
-        .as_ref()
+/// The dev venv, installed on first use. Panics, saying what to install, when python3 or the
+/// install fails, and naming the variable when [`OPT_OUT`] is set.
+pub fn venv(test: &str) -> &'static Venv {
+    static VENV: OnceLock<Venv> = OnceLock::new();
+    python3(test);
+    VENV.get_or_init(|| install(&root().join("target/python-client")))
 }
 
 fn install(dest: &Path) -> Venv {
