@@ -34,6 +34,11 @@ impl WorkDone {
     }
 
     fn send(&self, value: WorkDoneProgress) {
+        // A cancelled read is answered -32800 at once while the indexing finishes here: the
+        // client has closed the token with that answer, so nothing more is sent under it.
+        if self.ctx.is_cancelled() {
+            return;
+        }
         self.ctx.send(&ProgressNotification {
             token: self.token.clone(),
             value,
