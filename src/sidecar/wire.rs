@@ -1191,7 +1191,8 @@ pub struct StatsParams {
 }
 
 impl SearchParams {
-    /// The operation's input and the progress token.
+    /// The operation's input and the progress token. (Struct literals: a member added to the
+    /// input does not compile until it is mapped here.)
     pub fn into_input(self) -> (crate::ops::SearchInput, Option<ProgressToken>) {
         let input = crate::ops::SearchInput {
             query: self.query,
