@@ -897,3 +897,50 @@ pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcErr
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The store index
+
+/// Runs a store-wide operation on a blocking thread (bringing the index up to date can take
+/// long), with `$/progress` under the request's token when it gave one.
+async fn with_store_index<T: Send + 'static>(
+    ctx: &Ctx,
+    token: Option<super::wire::ProgressToken>,
+    work: impl FnOnce(&Scope, &dyn crate::catalog::Progress) -> Result<T, OpError> + Send + 'static,
+) -> Result<T, RpcError> {
+    in_scope(ctx, move |scope, ctx| {
+        let answer = match token {
+            None => work(scope, &crate::catalog::Quiet),
+            Some(token) => {
+                let progress = super::progress::WorkDone::new(ctx, token);
+                let answer = work(scope, &progress);
+                progress.end(answer.is_err());
+                answer
+            }
+        };
+        // Params that fit the schema but whose value cannot be used (a query the engine cannot
+        // read, an unknown time zone) are `invalid_argument`, as elsewhere: -32602 means the
+        // params do not fit the schema. The command line keeps them usage errors.
+        answer.map_err(|e| match e {
+            OpError::InvalidParams(message) => OpError::store(ErrorKind::InvalidArgument, message),
+            other => other,
+        })
+    })
+    .await
+}
+
+pub async fn search(ctx: Ctx, p: super::wire::SearchParams) -> Result<ops::SearchOutput, RpcError> {
+    let (input, token) = p.into_input();
+    with_store_index(&ctx, token, move |scope, progress| {
+        ops::search(scope, input, progress)
+    })
+    .await
+}
+
+pub async fn stats(ctx: Ctx, p: super::wire::StatsParams) -> Result<ops::StatsOutput, RpcError> {
+    let (input, token) = p.into_input();
+    with_store_index(&ctx, token, move |scope, progress| {
+        ops::stats(scope, input, progress)
+    })
+    .await
+}

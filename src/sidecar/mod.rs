@@ -9,6 +9,7 @@ mod error;
 mod handlers;
 mod memory;
 pub mod pi_format;
+mod progress;
 mod registry;
 pub mod schema;
 pub mod session_server;
@@ -90,6 +91,19 @@ pub struct SidecarCapabilities {
     pub watch: bool,
     /// The `format`s `session/export` writes.
     pub export_formats: Vec<crate::export::ExportFormat>,
+    /// `session/search` and `session/stats`: the store index across every session.
+    pub store_index: StoreIndexCapabilities,
+}
+
+/// `capabilities.storeIndex`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreIndexCapabilities {
+    /// The values of `session/stats`' `by`.
+    pub group_by: Vec<crate::ops::GroupBy>,
+    /// A `workDoneToken` in the params is answered with `$/progress` while the index catches
+    /// up (LSP's work-done progress).
+    pub work_done_progress: bool,
 }
 
 /// `capabilities.listing`.
@@ -149,6 +163,13 @@ impl SidecarCapabilities {
             exact_entries: true,
             watch: true,
             export_formats: crate::export::ExportFormat::ALL.to_vec(),
+            store_index: StoreIndexCapabilities {
+                group_by: {
+                    use crate::ops::GroupBy::*;
+                    vec![Day, Week, Month, Model, Project, Session]
+                },
+                work_done_progress: true,
+            },
         }
     }
 }
@@ -227,6 +248,10 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .add("session/listAll", list_all)
         .add("session/findById", find_by_id)
         .add("session/delete", delete)
+        .add("session/search", search)
+        .advertised_by("storeIndex")
+        .add("session/stats", stats)
+        .advertised_by("storeIndex")
         .add_serial("session/close", by_session, close)
         .add_serial("session/watch", by_session, watch_session)
         .advertised_by("watch")
@@ -285,5 +310,6 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .announce::<wire::TreeNotification>()
         .announce::<wire::CompactNotification>()
         .announce::<wire::ChangedNotification>()
-        .announce::<wire::WatchEndedNotification>();
+        .announce::<wire::WatchEndedNotification>()
+        .announce::<wire::ProgressNotification>();
 }

@@ -1113,3 +1113,159 @@ pub struct CompactNotification {
 impl ServerNotification for CompactNotification {
     const NAME: &'static str = "session_compact";
 }
+
+// ---------------------------------------------------------------------------------------------
+// The store index: `session/search`, `session/stats` and their progress
+
+/// A `$/progress` token, as LSP's `ProgressToken`: chosen by the client (`workDoneToken`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProgressToken {
+    Number(i64),
+    String(String),
+}
+
+/// `session/search`: the entries of every session (or one project's) that hold the query,
+/// from the store index, brought up to date first. (The `search` command's input, its members
+/// spelled out here so that unknown members are refused as in every other method.)
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchParams {
+    /// Words that must each appear, anywhere in the entry (case and diacritics ignored);
+    /// `"a phrase"` must appear as written; a piece shorter than three characters is found by
+    /// a bounded scan.
+    pub query: String,
+    /// Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
+    /// Only the sessions of the project in this directory; omitted: every project.
+    pub cwd: Option<String>,
+    /// `message.role` (user, assistant, toolResult, ...) or the entry type of other entries
+    /// (compaction, branch_summary, custom_message, label, session_info).
+    pub role: Option<String>,
+    /// Entries at or after this time (milliseconds since the epoch).
+    pub since_ms: Option<f64>,
+    /// Entries before this time (milliseconds since the epoch).
+    pub until_ms: Option<f64>,
+    /// `model` or `provider/model`.
+    pub model: Option<String>,
+    /// Entries that call or answer this tool.
+    pub tool: Option<String>,
+    /// Only entries on the path to each session's current leaf.
+    #[serde(default)]
+    pub on_path: bool,
+    /// Search thinking text too.
+    #[serde(default)]
+    pub thinking: bool,
+    /// At most this many hits (default 20).
+    pub limit: Option<u64>,
+    /// Hits skipped first (default 0).
+    #[serde(default)]
+    pub offset: u64,
+    /// `$/progress` is sent under this token while the index catches up (LSP's
+    /// `WorkDoneProgressParams`).
+    pub work_done_token: Option<ProgressToken>,
+}
+
+/// `session/stats`: usage figures across the store, each message counted once (or per file).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatsParams {
+    /// Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
+    /// Only the sessions of the project in this directory; omitted: every project.
+    pub cwd: Option<String>,
+    /// The groups (default `day`).
+    #[serde(default)]
+    pub by: crate::ops::GroupBy,
+    /// First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
+    pub since: Option<String>,
+    /// Last day counted.
+    pub until: Option<String>,
+    /// IANA name (`UTC`, `Europe/Paris`); omitted: the server machine's local time.
+    pub timezone: Option<String>,
+    /// Each file summed as pi's `getSessionStats` counts it (copies counted in each file).
+    #[serde(default)]
+    pub per_file: bool,
+    /// `$/progress` is sent under this token while the index catches up.
+    pub work_done_token: Option<ProgressToken>,
+}
+
+impl SearchParams {
+    /// The operation's input and the progress token. (Struct literals: a member added to the
+    /// input does not compile until it is mapped here.)
+    pub fn into_input(self) -> (crate::ops::SearchInput, Option<ProgressToken>) {
+        let input = crate::ops::SearchInput {
+            query: self.query,
+            scope: crate::ops::StoreScope {
+                profile: self.profile,
+                cwd: self.cwd,
+            },
+            role: self.role,
+            since_ms: self.since_ms,
+            until_ms: self.until_ms,
+            model: self.model,
+            tool: self.tool,
+            on_path: self.on_path,
+            thinking: self.thinking,
+            limit: self.limit,
+            offset: self.offset,
+        };
+        (input, self.work_done_token)
+    }
+}
+
+impl StatsParams {
+    /// The operation's input and the progress token.
+    pub fn into_input(self) -> (crate::ops::StatsInput, Option<ProgressToken>) {
+        let input = crate::ops::StatsInput {
+            scope: crate::ops::StoreScope {
+                profile: self.profile,
+                cwd: self.cwd,
+            },
+            by: self.by,
+            since: self.since,
+            until: self.until,
+            timezone: self.timezone,
+            per_file: self.per_file,
+        };
+        (input, self.work_done_token)
+    }
+}
+
+/// `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProgressNotification {
+    pub token: ProgressToken,
+    pub value: WorkDoneProgress,
+}
+
+impl ServerNotification for ProgressNotification {
+    const NAME: &'static str = "$/progress";
+}
+
+/// LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum WorkDoneProgress {
+    Begin {
+        title: String,
+        /// The client cannot cancel the indexing on its own (`$/cancelRequest` still ends
+        /// the request's wait).
+        cancellable: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// 0 to 100.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        percentage: Option<u32>,
+    },
+    Report {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        percentage: Option<u32>,
+    },
+    End {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+}

@@ -20,7 +20,8 @@ assert.ok(binary, "PI_SESSION_BIN must name the server");
 const root = mkdtempSync(join(tmpdir(), "pi-session-lsp-"));
 const child = spawn(binary, ["--stdio", "--framing", "lsp"], {
   stdio: ["pipe", "pipe", "inherit"],
-  env: { ...process.env, PI_SESSION_LOG: "off" },
+  // A store index of its own: the suite's shared one would hold other runs' sessions.
+  env: { ...process.env, PI_SESSION_LOG: "off", PI_SESSION_INDEX_DIR: join(root, "index") },
 });
 const connection = rpc.createMessageConnection(
   new rpc.StreamMessageReader(child.stdout),
@@ -264,6 +265,21 @@ try {
   await request("session/getTree", { sessionId: harness.sessionId, filter: "all" });
   await request("session/listAll", { profile: "harness" });
   await request("session/close", { sessionId: harness.sessionId });
+
+  // The store index across every session, with LSP's work-done progress while it is built.
+  assert.equal(init.capabilities.storeIndex.workDoneProgress, true);
+  const progress = [];
+  const token = "lsp-search";
+  const listening = connection.onProgress(new rpc.ProgressType(), token, (value) => progress.push(value));
+  const found = await request("session/search", { query: "buy milk", workDoneToken: token });
+  listening.dispose();
+  assert.ok(found.hits.some((hit) => hit.sessionId === sessionId), "the search finds the first session");
+  assert.equal(progress[0]?.kind, "begin", JSON.stringify(progress));
+  assert.equal(progress.at(-1).kind, "end", JSON.stringify(progress));
+  const figures = await request("session/stats", { by: "model", timezone: "UTC" });
+  assert.ok(figures.totals.assistantMessages > 0, JSON.stringify(figures.totals));
+  await refused("session/search", { query: '"buy milk' }, 1009);
+  await refused("session/search", { limit: 3 }, -32602);
 
   // Errors a client meets.
   await refused("session/getEntry", { sessionId }, -32602);

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::support;
 
 mod reference;
+mod rpc;
 
 use reference::RefEntry;
 

@@ -122,6 +122,34 @@ async def test_built_entries_and_snake_case_keywords_make_a_session(binary: str)
         assert roles == ["user", "assistant", "toolResult", "assistant", "custom"]
 
 
+async def test_search_and_stats_across_the_store_with_work_done_progress(
+    binary: str, tmp_path: Path
+) -> None:
+    # An index of its own: the suite's shared one would hold other tests' sessions.
+    env = {**os.environ, "PI_SESSION_INDEX_DIR": str(tmp_path / "index")}
+    async with Client(binary, env=env) as client:
+        progress: list[schema.ProgressNotification] = []
+        client.notifications.progress(progress.append)
+        await client.initialize(sessions_root=str(tmp_path / "sessions"))
+        sid = (await client.session.create(cwd=str(tmp_path / "project")))["sessionId"]
+        asked = await client.session.append(
+            session_id=sid, entry=user_message("Where is the parser?", timestamp=1))
+        answered = await client.session.append(
+            session_id=sid,
+            entry=assistant_message("In src/parser.rs.", provider="anthropic", model="m",
+                                    timestamp=2))
+        # snake_case keywords (`on_path`, `work_done_token`) reach the server as camelCase.
+        found = await client.session.search(query="pars", on_path=True, work_done_token="t1")
+        assert {hit["entryId"] for hit in found["hits"]} == {
+            asked["entryId"], answered["entryId"]}
+        assert all(hit["sessionId"] == sid and hit["onPath"] for hit in found["hits"])
+        kinds = [p["value"]["kind"] for p in progress if p["token"] == "t1"]
+        assert kinds[0] == "begin" and kinds[-1] == "end", progress
+        figures = await client.session.stats(by="model", per_file=True, timezone="UTC")
+        assert figures["totals"]["assistantMessages"] == 1
+        assert [group["key"] for group in figures["groups"]] == ["m"]
+
+
 async def test_a_server_that_dies_is_named_with_its_status_and_last_log_lines(
     binary: str,
 ) -> None:

@@ -120,8 +120,9 @@ def generate_types(schema_path: Path) -> str:
 
 
 def python_name(wire: str) -> str:
-    """`continueRecent` -> `continue_recent`; keywords get a trailing underscore."""
-    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", wire).lower()
+    """`continueRecent` -> `continue_recent`, `$/progress` -> `progress`; keywords get a
+    trailing underscore."""
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", wire.removeprefix("$/")).lower()
     name = re.sub(r"[^a-z0-9_]", "_", name)
     return name + "_" if keyword.iskeyword(name) else name
 

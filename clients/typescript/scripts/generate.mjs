@@ -141,7 +141,7 @@ export const NAMESPACES = ${JSON.stringify(
 export const HOOK_NAMES = ${names("hooks")} as const satisfies readonly (keyof Hooks)[];
 
 /** Every server -> client notification but \`$/cancelRequest\` (the connection's own). */
-export const NOTIFICATION_NAMES = ${names("notifications", (n) => !n.startsWith("$/"))} as const satisfies readonly (keyof Notifications)[];
+export const NOTIFICATION_NAMES = ${names("notifications", (n) => n !== "$/cancelRequest")} as const satisfies readonly (keyof Notifications)[];
 `;
 
 if (args.check) {

@@ -211,11 +211,16 @@ export class PiSession {
     // Its output ended: every answer it sent has been read, no other will come.
     this.connection.onClose(() => lost("its output ended"));
     for (const name of NOTIFICATION_NAMES) {
-      this.connection.onNotification(name, (params: unknown) => {
+      const deliver = (params: unknown) => {
         for (const listener of this.listeners.get(name) ?? []) {
           (listener as (params: unknown) => void)(params);
         }
-      });
+      };
+      // vscode-jsonrpc hands `$/progress` to per-token progress handlers; this client registers
+      // none, so every one arrives as unhandled progress (a notification handler would replace
+      // the connection's own).
+      if (name === "$/progress") this.connection.onUnhandledProgress(deliver);
+      else this.connection.onNotification(name, deliver);
     }
     for (const namespace of NAMESPACES) {
       const methods: Record<string, unknown> = {};

@@ -156,3 +156,30 @@ test("compact with the session_before_compact hook: a veto, then the hook's comp
   deepStrictEqual(seen, ["hook manual", "hook threshold", "event true", "response"]);
   strictEqual(await pi.dispose(), 0);
 });
+
+test("search and stats across the store, with $/progress under a workDoneToken", async () => {
+  const root = temporaryDir();
+  // An index of its own: the suite's shared one would hold other tests' sessions.
+  const pi = spawnClient({ env: { ...process.env, PI_SESSION_INDEX_DIR: join(root, "index") } });
+  const progress: unknown[] = [];
+  pi.on("$/progress", (params) => {
+    if (params.token === "ts-1") progress.push(params.value.kind);
+  });
+  const init = await pi.initialize({ sessionsRoot: join(root, "sessions") });
+  strictEqual(init.capabilities.storeIndex.workDoneProgress, true);
+  const { sessionId } = await pi.session.create({ cwd: join(root, "project") });
+  const asked = await pi.session.append({ sessionId, entry: { type: "message", message: user("Where is the parser?", 1) } });
+  const answered = await pi.session.append({
+    sessionId,
+    entry: { type: "message", message: assistant("In src/parser.rs.", 2) },
+  });
+  const found = await pi.session.search({ query: "pars", onPath: true, workDoneToken: "ts-1" });
+  deepStrictEqual(found.hits.map((hit) => hit.entryId).sort(), [asked.entryId, answered.entryId].sort());
+  ok(found.hits.every((hit) => hit.sessionId === sessionId && hit.onPath));
+  strictEqual(progress[0], "begin");
+  strictEqual(progress.at(-1), "end");
+  const figures = await pi.session.stats({ by: "model", perFile: true, timezone: "UTC" });
+  strictEqual(figures.totals.assistantMessages, 1);
+  deepStrictEqual(figures.groups.map((group) => group.key), ["claude-sonnet-4-5"]);
+  strictEqual(await pi.dispose(), 0);
+});

@@ -56,6 +56,7 @@ from .schema import (
     ForkPosition,
     ForkResult,
     GetTreeParams,
+    GroupBy,
     HarnessMetadata,
     InfoResult,
     LeafResult,
@@ -71,8 +72,14 @@ from .schema import (
     PrepareCompactionParams,
     PrepareTreeResult,
     Profile,
+    ProgressNotification,
+    ProgressToken,
+    SearchOutput,
+    SearchParams,
     SearchSort,
     SessionRef,
+    StatsOutput,
+    StatsParams,
     SummariesParam,
     SummaryModelParam,
     SummaryParam,
@@ -87,7 +94,7 @@ from .schema import (
     WatchResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.7"
+PROTOCOL_TITLE = "pi-session protocol 0.8"
 METHODS = (
     "initialize",
     "session/append",
@@ -118,6 +125,8 @@ METHODS = (
     "session/prepareCompaction",
     "session/prepareTree",
     "session/resetLeaf",
+    "session/search",
+    "session/stats",
     "session/unwatch",
     "session/watch",
     "shutdown",
@@ -125,6 +134,7 @@ METHODS = (
 HOOKS = ("session_before_compact", "session_before_fork", "session_before_tree")
 NOTIFICATIONS = (
     "$/cancelRequest",
+    "$/progress",
     "session_changed",
     "session_compact",
     "session_tree",
@@ -407,10 +417,62 @@ class PrepareCompactionKeywords(TypedDict):
     """Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness)."""
 
 
+class SearchKeywords(TypedDict):
+    """`SearchParams` as keyword arguments: snake_case names, sent as the wire's camelCase."""
+
+    cwd: NotRequired[str | None]
+    """Only the sessions of the project in this directory; omitted: every project."""
+    limit: NotRequired[int | None]
+    """At most this many hits (default 20)."""
+    model: NotRequired[str | None]
+    """`model` or `provider/model`."""
+    offset: NotRequired[int]
+    """Hits skipped first (default 0)."""
+    on_path: NotRequired[bool]
+    """Only entries on the path to each session's current leaf."""
+    profile: NotRequired[Profile | None]
+    """Whose reading (one index per profile); defaults to `initialize.defaultProfile`."""
+    query: str
+    """Words that must each appear, anywhere in the entry (case and diacritics ignored); `"a phrase"` must appear as written; a piece shorter than three characters is found by a bounded scan."""
+    role: NotRequired[str | None]
+    """`message.role` (user, assistant, toolResult, ...) or the entry type of other entries (compaction, branch_summary, custom_message, label, session_info)."""
+    since_ms: NotRequired[float | None]
+    """Entries at or after this time (milliseconds since the epoch)."""
+    thinking: NotRequired[bool]
+    """Search thinking text too."""
+    tool: NotRequired[str | None]
+    """Entries that call or answer this tool."""
+    until_ms: NotRequired[float | None]
+    """Entries before this time (milliseconds since the epoch)."""
+    work_done_token: NotRequired[ProgressToken | None]
+    """`$/progress` is sent under this token while the index catches up (LSP's `WorkDoneProgressParams`)."""
+
+
 class SessionRefKeywords(TypedDict):
     """`SessionRef` as keyword arguments: snake_case names, sent as the wire's camelCase."""
 
     session_id: str
+
+
+class StatsKeywords(TypedDict):
+    """`StatsParams` as keyword arguments: snake_case names, sent as the wire's camelCase."""
+
+    by: NotRequired[GroupBy]
+    """The groups (default `day`)."""
+    cwd: NotRequired[str | None]
+    """Only the sessions of the project in this directory; omitted: every project."""
+    per_file: NotRequired[bool]
+    """Each file summed as pi's `getSessionStats` counts it (copies counted in each file)."""
+    profile: NotRequired[Profile | None]
+    """Whose reading (one index per profile); defaults to `initialize.defaultProfile`."""
+    since: NotRequired[str | None]
+    """First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`)."""
+    timezone: NotRequired[str | None]
+    """IANA name (`UTC`, `Europe/Paris`); omitted: the server machine's local time."""
+    until: NotRequired[str | None]
+    """Last day counted."""
+    work_done_token: NotRequired[ProgressToken | None]
+    """`$/progress` is sent under this token while the index catches up."""
 
 
 class TreeKeywords(TypedDict):
@@ -514,6 +576,24 @@ class SessionMethods:
         return cast(
             "DeleteResult", await self._client.request("session/delete", params)
         )
+
+    @overload
+    async def search(self, **params: Unpack[SearchKeywords]) -> SearchOutput: ...
+    @overload
+    async def search(self, **params: Unpack[SearchParams]) -> SearchOutput: ...
+    async def search(self, **params: Any) -> SearchOutput:
+        """`session/search`: the entries of every session (or one project's) that hold the query, from the store index, brought up to date first. (The `search` command's input, its members spelled out here so that unknown members are refused as in every other method.)"""
+        return cast(
+            "SearchOutput", await self._client.request("session/search", params)
+        )
+
+    @overload
+    async def stats(self, **params: Unpack[StatsKeywords]) -> StatsOutput: ...
+    @overload
+    async def stats(self, **params: Unpack[StatsParams]) -> StatsOutput: ...
+    async def stats(self, **params: Any) -> StatsOutput:
+        """`session/stats`: usage figures across the store, each message counted once (or per file)."""
+        return cast("StatsOutput", await self._client.request("session/stats", params))
 
     @overload
     async def close(self, **params: Unpack[SessionRefKeywords]) -> Empty: ...
@@ -830,4 +910,12 @@ class NotificationTable:
         """Call `callback` with every `session_watch_ended` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("session_watch_ended", callback)
+        return callback
+
+    def progress(
+        self, callback: Callable[[ProgressNotification], None]
+    ) -> Callable[[ProgressNotification], None]:
+        """Call `callback` with every `$/progress` (before the answer of the request
+        that caused it is delivered)."""
+        self._subscribe("$/progress", callback)
         return callback

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PiSessionProtocol07: TypeAlias = Any
+PiSessionProtocol08: TypeAlias = Any
 """
 Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
 """
@@ -434,6 +434,21 @@ Extension data (a custom entry's `data`, the `details` of a compaction, branch s
 """
 
 
+class Figures(TypedDict):
+    """
+    Figures of a group, named as ccusage's `--json` names them.
+    """
+
+    assistantMessages: int
+    cacheCreationTokens: float
+    cacheReadTokens: float
+    inputTokens: float
+    outputTokens: float
+    toolCalls: int
+    totalCost: float
+    totalTokens: float
+
+
 class FileOperations(TypedDict):
     """
     pi's `FileOperations`, its sets as arrays in insertion order.
@@ -455,6 +470,9 @@ ForkPosition: TypeAlias = Literal['before', 'at']
 """
 `/fork` copies the path before a user message; `/clone` the path up to an entry.
 """
+
+
+GroupBy: TypeAlias = Literal['day', 'week', 'month', 'model', 'project', 'session']
 
 
 HarnessMetadata: TypeAlias = dict[str, Any]
@@ -574,6 +592,22 @@ class ModelChangeEntry(TypedDict):
     type: Literal['model_change']
 
 
+class ModelFigures(TypedDict):
+    """
+    Figures of a group, named as ccusage's `--json` names them.
+    """
+
+    assistantMessages: int
+    cacheCreationTokens: float
+    cacheReadTokens: float
+    inputTokens: float
+    modelName: str
+    outputTokens: float
+    toolCalls: int
+    totalCost: float
+    totalTokens: float
+
+
 NameFilter: TypeAlias = Literal['all'] | Literal['named']
 """
 Which sessions the picker offers before the query is applied.
@@ -658,10 +692,103 @@ Which pi implementation a session reads and writes like.
 """
 
 
+ProgressToken: TypeAlias = int | str
+"""
+A `$/progress` token, as LSP's `ProgressToken`: chosen by the client (`workDoneToken`).
+"""
+
+
 RequestId: TypeAlias = int | str
 """
 A request id: a string or a non-negative integer.
 """
+
+
+class SearchHit(TypedDict):
+    entryId: NotRequired[str | None]
+    line: int
+    """
+    The entry's line in its file (1-based).
+    """
+    onPath: bool
+    """
+    On the path to the session's current leaf (else on an abandoned branch).
+    """
+    role: NotRequired[str | None]
+    score: NotRequired[float | None]
+    """
+    bm25 (lower ranks first); `None` for hits found by the scan for short pieces.
+    """
+    sessionId: str
+    sessionName: NotRequired[str | None]
+    sessionPath: str
+    snippet: str
+    """
+    Folded text around the match, the match between « and ».
+    """
+    timestamp: NotRequired[str | None]
+    """
+    ISO 8601, UTC.
+    """
+
+
+class SearchParams(TypedDict):
+    """
+    `session/search`: the entries of every session (or one project's) that hold the query, from the store index, brought up to date first. (The `search` command's input, its members spelled out here so that unknown members are refused as in every other method.)
+    """
+
+    cwd: NotRequired[str | None]
+    """
+    Only the sessions of the project in this directory; omitted: every project.
+    """
+    limit: NotRequired[int | None]
+    """
+    At most this many hits (default 20).
+    """
+    model: NotRequired[str | None]
+    """
+    `model` or `provider/model`.
+    """
+    offset: NotRequired[int]
+    """
+    Hits skipped first (default 0).
+    """
+    onPath: NotRequired[bool]
+    """
+    Only entries on the path to each session's current leaf.
+    """
+    profile: NotRequired[Profile | None]
+    """
+    Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+    """
+    query: str
+    """
+    Words that must each appear, anywhere in the entry (case and diacritics ignored); `"a phrase"` must appear as written; a piece shorter than three characters is found by a bounded scan.
+    """
+    role: NotRequired[str | None]
+    """
+    `message.role` (user, assistant, toolResult, ...) or the entry type of other entries (compaction, branch_summary, custom_message, label, session_info).
+    """
+    sinceMs: NotRequired[float | None]
+    """
+    Entries at or after this time (milliseconds since the epoch).
+    """
+    thinking: NotRequired[bool]
+    """
+    Search thinking text too.
+    """
+    tool: NotRequired[str | None]
+    """
+    Entries that call or answer this tool.
+    """
+    untilMs: NotRequired[float | None]
+    """
+    Entries before this time (milliseconds since the epoch).
+    """
+    workDoneToken: NotRequired[ProgressToken | None]
+    """
+    `$/progress` is sent under this token while the index catches up (LSP's `WorkDoneProgressParams`).
+    """
 
 
 SearchSort: TypeAlias = Literal['relevance'] | Literal['recent']
@@ -777,12 +904,66 @@ class SessionStats(TypedDict):
     userMessages: int
 
 
+class StatsParams(TypedDict):
+    """
+    `session/stats`: usage figures across the store, each message counted once (or per file).
+    """
+
+    by: NotRequired[GroupBy]
+    """
+    The groups (default `day`).
+    """
+    cwd: NotRequired[str | None]
+    """
+    Only the sessions of the project in this directory; omitted: every project.
+    """
+    perFile: NotRequired[bool]
+    """
+    Each file summed as pi's `getSessionStats` counts it (copies counted in each file).
+    """
+    profile: NotRequired[Profile | None]
+    """
+    Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+    """
+    since: NotRequired[str | None]
+    """
+    First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
+    """
+    timezone: NotRequired[str | None]
+    """
+    IANA name (`UTC`, `Europe/Paris`); omitted: the server machine's local time.
+    """
+    until: NotRequired[str | None]
+    """
+    Last day counted.
+    """
+    workDoneToken: NotRequired[ProgressToken | None]
+    """
+    `$/progress` is sent under this token while the index catches up.
+    """
+
+
 StopReason: TypeAlias = Literal[
     'stop', 'length', 'toolUse', 'error', 'aborted', 'pending', 'deferred'
 ]
 """
 pi-ai's `StopReason` (`pending` and `deferred`: pi 1.6).
 """
+
+
+class StoreIndexCapabilities(TypedDict):
+    """
+    `capabilities.storeIndex`.
+    """
+
+    groupBy: list[GroupBy]
+    """
+    The values of `session/stats`' `by`.
+    """
+    workDoneProgress: bool
+    """
+    A `workDoneToken` in the params is answered with `$/progress` while the index catches up (LSP's work-done progress).
+    """
 
 
 StringOrNumber: TypeAlias = str | float
@@ -812,6 +993,26 @@ SummaryPurpose: TypeAlias = (
 """
 What a summarizing request is for.
 """
+
+
+class SyncReport(TypedDict):
+    """
+    What bringing the index up to date did.
+    """
+
+    entriesIndexed: int
+    """
+    Entries read and filed in this run.
+    """
+    files: int
+    grew: int
+    new: int
+    removed: int
+    replaced: int
+    skipped: list[str]
+    """
+    Session files that could not be read (path: reason); they are left out.
+    """
 
 
 class TextContent(TypedDict):
@@ -1017,6 +1218,49 @@ class WatchResult(TypedDict):
 WireFraming: TypeAlias = Literal['lsp'] | Literal['ndjson']
 """
 The framing actually in use on the wire, once decided.
+"""
+
+
+class WorkDoneProgress1(TypedDict):
+    """
+    LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
+    """
+
+    cancellable: bool
+    """
+    The client cannot cancel the indexing on its own (`$/cancelRequest` still ends the request's wait).
+    """
+    kind: Literal['begin']
+    message: NotRequired[str | None]
+    percentage: NotRequired[int | None]
+    """
+    0 to 100.
+    """
+    title: str
+
+
+class WorkDoneProgress2(TypedDict):
+    """
+    LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
+    """
+
+    kind: Literal['report']
+    message: NotRequired[str | None]
+    percentage: NotRequired[int | None]
+
+
+class WorkDoneProgress3(TypedDict):
+    """
+    LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
+    """
+
+    kind: Literal['end']
+    message: NotRequired[str | None]
+
+
+WorkDoneProgress: TypeAlias = WorkDoneProgress1 | WorkDoneProgress2 | WorkDoneProgress3
+"""
+LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
 """
 
 
@@ -1290,6 +1534,27 @@ class GetTreeParams(TypedDict):
     sessionId: str
 
 
+class Group(TypedDict):
+    """
+    Figures of a group, named as ccusage's `--json` names them.
+    """
+
+    assistantMessages: int
+    cacheCreationTokens: float
+    cacheReadTokens: float
+    inputTokens: float
+    key: str
+    """
+    The day, week (its Monday), month, model, project directory or session id.
+    """
+    modelBreakdowns: list[ModelFigures]
+    modelsUsed: list[str]
+    outputTokens: float
+    toolCalls: int
+    totalCost: float
+    totalTokens: float
+
+
 class InfoResult(TypedDict):
     entryCount: int
     header: SessionHeader
@@ -1544,6 +1809,40 @@ class PrepareCompactionParams(TypedDict):
     """
 
 
+class ProgressNotification(TypedDict):
+    """
+    `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
+    """
+
+    token: ProgressToken
+    value: WorkDoneProgress
+
+
+class SearchOutput(TypedDict):
+    hits: list[SearchHit]
+    index: SyncReport
+    """
+    What bringing the index up to date did first.
+    """
+    note: NotRequired[str | None]
+    """
+    Why the persisted index could not be used, when it was not.
+    """
+
+
+class StatsOutput(TypedDict):
+    by: GroupBy
+    countedTwicePerFile: NotRequired[Figures | None]
+    """
+    Counting once: what summing each file would add (the copies up fork chains).
+    """
+    groups: list[Group]
+    index: SyncReport
+    note: NotRequired[str | None]
+    perFile: bool
+    totals: Figures
+
+
 class SummaryUsage(TypedDict):
     """
     The `usage` of a compaction or branch summary: pi's `Usage` when pi wrote it, but stored as the extension or client gave it (a hook's answer, `summaries`, `modelSummary`), so no member is sure to be there.
@@ -1781,6 +2080,10 @@ class Capabilities(TypedDict):
     profiles: list[Profile]
     """
     The profiles a `profile` member may name (the default first); `pi-0.82` is also accepted, as another name of `pi-cli`.
+    """
+    storeIndex: StoreIndexCapabilities
+    """
+    `session/search` and `session/stats`: the store index across every session.
     """
     treeFilters: list[TreeFilterName]
     """

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.7";
+export const PROTOCOL_VERSION = "0.8";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -62,6 +62,11 @@ export type NameFilter = "all" | "named";
  */
 export type SearchSort = "relevance" | "recent";
 /**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "GroupBy".
+ */
+export type GroupBy = "day" | "week" | "month" | "model" | "project" | "session";
+/**
  * pi 0.82.1's `/tree` selector filter modes.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -89,6 +94,13 @@ export type NoParams = null | {};
  * via the `definition` "SessionRow".
  */
 export type SessionRow = SessionInfoRow | HarnessSessionRow;
+/**
+ * A `$/progress` token, as LSP's `ProgressToken`: chosen by the client (`workDoneToken`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProgressToken".
+ */
+export type ProgressToken = number | string;
 /**
  * `session/append`'s `entry`: an entry's own members, without `id`, `parentId` and `timestamp` (the server gives them), discriminated on `type`.
  *
@@ -257,6 +269,35 @@ export type CompactReason = "manual" | "threshold" | "overflow";
  */
 export type WatchEndReason = "deleted" | "replaced" | "truncated" | "error";
 /**
+ * LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorkDoneProgress".
+ */
+export type WorkDoneProgress =
+  | {
+      /**
+       * The client cannot cancel the indexing on its own (`$/cancelRequest` still ends the request's wait).
+       */
+      cancellable: boolean;
+      kind: "begin";
+      message?: string | null;
+      /**
+       * 0 to 100.
+       */
+      percentage?: number | null;
+      title: string;
+    }
+  | {
+      kind: "report";
+      message?: string | null;
+      percentage?: number | null;
+    }
+  | {
+      kind: "end";
+      message?: string | null;
+    };
+/**
  * A request id: a string or a non-negative integer.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -308,6 +349,14 @@ export interface Protocol {
     "session/delete": {
       params: DeleteParams;
       result: DeleteResult;
+    };
+    "session/search": {
+      params: SearchParams;
+      result: SearchOutput;
+    };
+    "session/stats": {
+      params: StatsParams;
+      result: StatsOutput;
     };
     "session/close": {
       params: SessionRef;
@@ -424,6 +473,9 @@ export interface Protocol {
     };
     session_watch_ended: {
       params: WatchEndedNotification;
+    };
+    "$/progress": {
+      params: ProgressNotification;
     };
     "$/cancelRequest": {
       params: CancelRequest;
@@ -601,6 +653,10 @@ export interface Capabilities {
    */
   profiles: Profile[];
   /**
+   * `session/search` and `session/stats`: the store index across every session.
+   */
+  storeIndex: StoreIndexCapabilities;
+  /**
    * The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
    */
   treeFilters: TreeFilterName[];
@@ -640,6 +696,22 @@ export interface ListingCapabilities {
    * The values of `sort`.
    */
   sort: SearchSort[];
+}
+/**
+ * `capabilities.storeIndex`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StoreIndexCapabilities".
+ */
+export interface StoreIndexCapabilities {
+  /**
+   * The values of `session/stats`' `by`.
+   */
+  groupBy: GroupBy[];
+  /**
+   * A `workDoneToken` in the params is answered with `$/progress` while the index catches up (LSP's work-done progress).
+   */
+  workDoneProgress: boolean;
 }
 /**
  * `serverInfo`.
@@ -1088,6 +1160,244 @@ export interface DeleteResult {
    * `false` when the file was already gone.
    */
   deleted: boolean;
+}
+/**
+ * `session/search`: the entries of every session (or one project's) that hold the query, from the store index, brought up to date first. (The `search` command's input, its members spelled out here so that unknown members are refused as in every other method.)
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SearchParams".
+ */
+export interface SearchParams {
+  /**
+   * Only the sessions of the project in this directory; omitted: every project.
+   */
+  cwd?: string | null;
+  /**
+   * At most this many hits (default 20).
+   */
+  limit?: number | null;
+  /**
+   * `model` or `provider/model`.
+   */
+  model?: string | null;
+  /**
+   * Hits skipped first (default 0).
+   */
+  offset?: number;
+  /**
+   * Only entries on the path to each session's current leaf.
+   */
+  onPath?: boolean;
+  /**
+   * Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+   */
+  profile?: Profile | null;
+  /**
+   * Words that must each appear, anywhere in the entry (case and diacritics ignored); `"a phrase"` must appear as written; a piece shorter than three characters is found by a bounded scan.
+   */
+  query: string;
+  /**
+   * `message.role` (user, assistant, toolResult, ...) or the entry type of other entries (compaction, branch_summary, custom_message, label, session_info).
+   */
+  role?: string | null;
+  /**
+   * Entries at or after this time (milliseconds since the epoch).
+   */
+  sinceMs?: number | null;
+  /**
+   * Search thinking text too.
+   */
+  thinking?: boolean;
+  /**
+   * Entries that call or answer this tool.
+   */
+  tool?: string | null;
+  /**
+   * Entries before this time (milliseconds since the epoch).
+   */
+  untilMs?: number | null;
+  /**
+   * `$/progress` is sent under this token while the index catches up (LSP's `WorkDoneProgressParams`).
+   */
+  workDoneToken?: ProgressToken | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SearchOutput".
+ */
+export interface SearchOutput {
+  hits: SearchHit[];
+  /**
+   * What bringing the index up to date did first.
+   */
+  index: SyncReport;
+  /**
+   * Why the persisted index could not be used, when it was not.
+   */
+  note?: string | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SearchHit".
+ */
+export interface SearchHit {
+  entryId?: string | null;
+  /**
+   * The entry's line in its file (1-based).
+   */
+  line: number;
+  /**
+   * On the path to the session's current leaf (else on an abandoned branch).
+   */
+  onPath: boolean;
+  role?: string | null;
+  /**
+   * bm25 (lower ranks first); `None` for hits found by the scan for short pieces.
+   */
+  score?: number | null;
+  sessionId: string;
+  sessionName?: string | null;
+  sessionPath: string;
+  /**
+   * Folded text around the match, the match between « and ».
+   */
+  snippet: string;
+  /**
+   * ISO 8601, UTC.
+   */
+  timestamp?: string | null;
+}
+/**
+ * What bringing the index up to date did.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SyncReport".
+ */
+export interface SyncReport {
+  /**
+   * Entries read and filed in this run.
+   */
+  entriesIndexed: number;
+  files: number;
+  grew: number;
+  new: number;
+  removed: number;
+  replaced: number;
+  /**
+   * Session files that could not be read (path: reason); they are left out.
+   */
+  skipped: string[];
+}
+/**
+ * `session/stats`: usage figures across the store, each message counted once (or per file).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StatsParams".
+ */
+export interface StatsParams {
+  /**
+   * The groups (default `day`).
+   */
+  by?: GroupBy;
+  /**
+   * Only the sessions of the project in this directory; omitted: every project.
+   */
+  cwd?: string | null;
+  /**
+   * Each file summed as pi's `getSessionStats` counts it (copies counted in each file).
+   */
+  perFile?: boolean;
+  /**
+   * Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
+   */
+  profile?: Profile | null;
+  /**
+   * First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
+   */
+  since?: string | null;
+  /**
+   * IANA name (`UTC`, `Europe/Paris`); omitted: the server machine's local time.
+   */
+  timezone?: string | null;
+  /**
+   * Last day counted.
+   */
+  until?: string | null;
+  /**
+   * `$/progress` is sent under this token while the index catches up.
+   */
+  workDoneToken?: ProgressToken | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StatsOutput".
+ */
+export interface StatsOutput {
+  by: GroupBy;
+  /**
+   * Counting once: what summing each file would add (the copies up fork chains).
+   */
+  countedTwicePerFile?: Figures | null;
+  groups: Group[];
+  index: SyncReport;
+  note?: string | null;
+  perFile: boolean;
+  totals: Figures;
+}
+/**
+ * Figures of a group, named as ccusage's `--json` names them.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Figures".
+ */
+export interface Figures {
+  assistantMessages: number;
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  toolCalls: number;
+  totalCost: number;
+  totalTokens: number;
+}
+/**
+ * Figures of a group, named as ccusage's `--json` names them.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Group".
+ */
+export interface Group {
+  assistantMessages: number;
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
+  inputTokens: number;
+  /**
+   * The day, week (its Monday), month, model, project directory or session id.
+   */
+  key: string;
+  modelBreakdowns: ModelFigures[];
+  modelsUsed: string[];
+  outputTokens: number;
+  toolCalls: number;
+  totalCost: number;
+  totalTokens: number;
+}
+/**
+ * Figures of a group, named as ccusage's `--json` names them.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ModelFigures".
+ */
+export interface ModelFigures {
+  assistantMessages: number;
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
+  inputTokens: number;
+  modelName: string;
+  outputTokens: number;
+  toolCalls: number;
+  totalCost: number;
+  totalTokens: number;
 }
 /**
  * Names an open session.
@@ -2928,6 +3238,16 @@ export interface WatchEndedNotification {
   sessionId: string;
 }
 /**
+ * `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProgressNotification".
+ */
+export interface ProgressNotification {
+  token: ProgressToken;
+  value: WorkDoneProgress;
+}
+/**
  * `$/cancelRequest` params, in both directions.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -2981,6 +3301,8 @@ export const METHOD_NAMES = [
   "session/listAll",
   "session/findById",
   "session/delete",
+  "session/search",
+  "session/stats",
   "session/close",
   "session/watch",
   "session/unwatch",
@@ -3020,5 +3342,6 @@ export const NOTIFICATION_NAMES = [
   "session_tree",
   "session_compact",
   "session_changed",
-  "session_watch_ended"
+  "session_watch_ended",
+  "$/progress"
 ] as const satisfies readonly (keyof Notifications)[];
