@@ -98,7 +98,7 @@ pub struct Figures {
 
 impl Figures {
     fn add(&mut self, row: &UsageRow) {
-        self.assistant_messages += row.assistant as u64;
+        self.assistant_messages += row.assistant_messages;
         self.tool_calls += row.tool_calls;
         self.input_tokens += row.input;
         self.output_tokens += row.output;
