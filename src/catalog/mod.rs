@@ -340,10 +340,16 @@ impl Job {
         let first = rows_from.min(if self.with_text { text_from } else { rows_from });
         for position in first as u32..upto as u32 {
             let wants_text = self.with_text && u64::from(position) >= text_from;
-            let row = extract::entry_row(&session, position, wants_text)
+            let mut row = extract::entry_row(&session, position, wants_text)
                 .map_err(|e| failed(&e.message))?;
             if let Some(texts) = texts.as_mut().filter(|_| wants_text) {
-                texts.push((position, row.body.clone(), row.thinking.clone()));
+                // Moved, not copied: the rows' text fields are unused (a big file's text was
+                // held twice).
+                texts.push((
+                    position,
+                    std::mem::take(&mut row.body),
+                    std::mem::take(&mut row.thinking),
+                ));
             }
             if u64::from(position) >= rows_from {
                 rows.push(row);
