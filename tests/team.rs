@@ -900,7 +900,10 @@ fn killed_sync_leaves_every_entry_once(cluster: &Cluster) {
         let _ = child.kill();
         let _ = child.wait();
     }
-    assert_eq!(killed, 10, "a following sync ended by itself before it was killed");
+    assert_eq!(
+        killed, 10,
+        "a following sync ended by itself before it was killed"
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.join().unwrap();
     store.ok(&["sync", "--to", &url, "--machine", "m"]);

@@ -110,13 +110,16 @@ pub struct HitRow {
     pub score: Option<f64>,
 }
 
-/// An entry that carries figures, for grouping; or, from a backend keeping a rollup, the
-/// figures of the entries of one session, model and time bucket together.
+/// Figures for grouping: the entries of one session, one 15-minute bucket of time (zone
+/// offsets are multiples of 15 minutes, so any zone's days are whole buckets), one model and
+/// one copied-or-not, summed in the session's entry order (a backend may also give one row
+/// per entry).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageRow {
     pub session_path: PathBuf,
     pub session_id: String,
     pub project: String,
+    /// The start of the bucket (or the entry's time); `None`: no valid timestamp.
     pub timestamp_ms: Option<f64>,
     pub model: Option<String>,
     /// Assistant messages counted (0 or 1 for one entry).

@@ -39,10 +39,21 @@ pub struct EntryRow {
 /// the figures).
 pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResult<EntryRow> {
     let record = session.record(position);
-    let value = session.entry_value(position)?;
-    let mut usage = SessionStats::default();
+    let value = match with_text {
+        false => match light_value(&session.line_text(position)?) {
+            Some(value) => value,
+            None => session.entry_value(position)?,
+        },
+        true => session.entry_value(position)?,
+    };
     let pi16_usage = session.profile().rules().pi16_entries;
-    usage.count(record, || Ok(value.clone()), pi16_usage)?;
+    // What getSessionStats counts, once the fields below are read: the value then moves into
+    // the count instead of being copied (a tool result's whole output, for one).
+    let counted = move |value: JsValue| -> StoreResult<SessionStats> {
+        let mut usage = SessionStats::default();
+        usage.count(record, move || Ok(value), pi16_usage)?;
+        Ok(usage)
+    };
     let millis = record.timestamp_millis();
     let mut row = EntryRow {
         position,
@@ -51,7 +62,6 @@ pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResu
         parent_id: record.parent().into_id().map(str::to_string),
         kind: record.kind().type_name(),
         timestamp_ms: millis.is_finite().then_some(millis),
-        usage,
         ..EntryRow::default()
     };
     let mut body = String::new();
@@ -78,6 +88,7 @@ pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResu
                 &mut row.tools,
             );
         }
+        row.usage = counted(value)?;
         return Ok(row);
     }
     match record.kind() {
@@ -140,6 +151,7 @@ pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResu
         }
         _ => {}
     }
+    row.usage = counted(value)?;
     row.body = fold(&body);
     row.thinking = fold(&thinking);
     Ok(row)
@@ -194,4 +206,105 @@ fn cut(text: &mut String, max: usize) {
         }
         text.truncate(end);
     }
+}
+
+/// What the figures and the filters read of an entry line (`message.role`, `.provider`,
+/// `.model`, `.toolName`, `.usage`, the `type` and `name` of each `message.content` block, and
+/// the entry's `usage`), as a value of the same shape, the rest skipped rather than copied:
+/// most of a line is text the figures never read. The pieces kept are pi's own JSON text,
+/// read by the same parser as the whole line would be. `None` when the line is not plain
+/// enough for the short reading (a key twice, content blocks that are not objects, ...): the
+/// caller then parses the whole line.
+fn light_value(line: &str) -> Option<JsValue> {
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+    #[derive(Deserialize)]
+    struct Entry<'a> {
+        #[serde(borrow)]
+        message: Option<&'a RawValue>,
+        #[serde(borrow)]
+        usage: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Message<'a> {
+        #[serde(borrow)]
+        role: Option<&'a RawValue>,
+        #[serde(borrow)]
+        provider: Option<&'a RawValue>,
+        #[serde(borrow)]
+        model: Option<&'a RawValue>,
+        #[serde(borrow)]
+        tool_name: Option<&'a RawValue>,
+        #[serde(borrow)]
+        usage: Option<&'a RawValue>,
+        #[serde(borrow)]
+        content: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<&'a RawValue>,
+        #[serde(borrow)]
+        name: Option<&'a RawValue>,
+    }
+    fn member(out: &mut String, key: &str, value: Option<&RawValue>) {
+        if let Some(value) = value {
+            if !out.ends_with('{') {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\":");
+            out.push_str(value.get());
+        }
+    }
+    let entry: Entry<'_> = serde_json::from_str(line).ok()?;
+    let mut out = String::from("{");
+    if let Some(message) = entry.message {
+        let text = message.get();
+        if !text.starts_with('{') {
+            member(&mut out, "message", Some(message));
+        } else {
+            let message: Message<'_> = serde_json::from_str(text).ok()?;
+            // `message` is the first member written.
+            out.push_str("\"message\":{");
+            member(&mut out, "role", message.role);
+            member(&mut out, "provider", message.provider);
+            member(&mut out, "model", message.model);
+            member(&mut out, "toolName", message.tool_name);
+            member(&mut out, "usage", message.usage);
+            if let Some(content) = message.content {
+                if content.get().starts_with('[') {
+                    let blocks: Vec<Block<'_>> = serde_json::from_str(content.get()).ok()?;
+                    if !out.ends_with('{') {
+                        out.push(',');
+                    }
+                    out.push_str("\"content\":[");
+                    for (i, block) in blocks.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push('{');
+                        member(&mut out, "type", block.kind);
+                        member(&mut out, "name", block.name);
+                        out.push('}');
+                    }
+                    out.push(']');
+                } else if content.get().starts_with('"') {
+                    // A string: no blocks, no tools (its text is not read here).
+                    if !out.ends_with('{') {
+                        out.push(',');
+                    }
+                    out.push_str("\"content\":\"\"");
+                } else {
+                    member(&mut out, "content", Some(content));
+                }
+            }
+            out.push('}');
+        }
+    }
+    member(&mut out, "usage", entry.usage);
+    out.push('}');
+    crate::format::json::parse(&out).ok()
 }

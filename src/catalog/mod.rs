@@ -181,22 +181,39 @@ impl Catalog {
         }
         let bytes: u64 = work.iter().map(Job::bytes).sum();
         progress.start(work.len() as u64, bytes);
-        // Files are read and folded on one thread while this one writes (SQLite has one
-        // writer): a bounded channel keeps at most a few files' rows in memory.
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Read>(4);
+        // Files are read and folded on the other cores while this thread writes (SQLite has
+        // one writer); the biggest files first, so one big file does not start last. A
+        // bounded channel keeps at most a few files' rows in memory.
+        work.sort_by_key(|job| std::cmp::Reverse(job.bytes()));
+        let readers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(work.len());
+        let queue = std::sync::Mutex::new(work.into_iter());
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Read>(2);
         let outcome = std::thread::scope(|scope| -> CatalogResult<()> {
-            scope.spawn(move || {
-                for job in work {
-                    let read = Read {
-                        change: job.change,
-                        bytes: job.bytes(),
-                        outcome: job.read(options),
-                    };
-                    if sender.send(read).is_err() {
-                        return;
+            for _ in 0..readers {
+                let sender = sender.clone();
+                let queue = &queue;
+                scope.spawn(move || {
+                    loop {
+                        let job = match queue.lock() {
+                            Ok(mut jobs) => jobs.next(),
+                            Err(_) => None,
+                        };
+                        let Some(job) = job else { return };
+                        let read = Read {
+                            change: job.change,
+                            bytes: job.bytes(),
+                            outcome: job.read(options),
+                        };
+                        if sender.send(read).is_err() {
+                            return;
+                        }
                     }
-                }
-            });
+                });
+            }
+            drop(sender);
             for read in receiver {
                 progress.advance(read.bytes);
                 match read.outcome {
@@ -334,10 +351,16 @@ impl Job {
         let first = rows_from.min(if self.with_text { text_from } else { rows_from });
         for position in first as u32..upto as u32 {
             let wants_text = self.with_text && u64::from(position) >= text_from;
-            let row = extract::entry_row(&session, position, wants_text)
+            let mut row = extract::entry_row(&session, position, wants_text)
                 .map_err(|e| failed(&e.message))?;
             if let Some(texts) = texts.as_mut().filter(|_| wants_text) {
-                texts.push((position, row.body.clone(), row.thinking.clone()));
+                // Moved, not copied: the rows' text fields are unused (a big file's text was
+                // held twice).
+                texts.push((
+                    position,
+                    std::mem::take(&mut row.body),
+                    std::mem::take(&mut row.thinking),
+                ));
             }
             if u64::from(position) >= rows_from {
                 rows.push(row);

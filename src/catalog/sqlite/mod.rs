@@ -17,7 +17,7 @@ use super::change::FileStamp;
 use super::fold::FOLD_VERSION;
 
 /// Bumped when the tables change: an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How long a write waits for another process's transaction before giving up.
 const BUSY_WAIT: Duration = Duration::from_secs(5);
@@ -63,7 +63,31 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_session_id ON entries(session, entry_id);
 CREATE INDEX IF NOT EXISTS entries_figures ON entries(has_usage, session);
+CREATE TABLE IF NOT EXISTS usage_rollup (
+    session INTEGER NOT NULL,
+    bucket_ms INTEGER,
+    model TEXT,
+    copied INTEGER NOT NULL,
+    assistant INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    input REAL NOT NULL, output REAL NOT NULL, cache_read REAL NOT NULL,
+    cache_write REAL NOT NULL, cost REAL NOT NULL
+);
 ";
+
+/// The figures rollup's bucket: 15 minutes, so that a day in any zone whose offset is a
+/// multiple of 15 minutes (every zone in use since the 1980s) is a whole number of buckets.
+pub const BUCKET_MS: i64 = 15 * 60 * 1000;
+
+/// `meta` key present while `usage_rollup` lags the entries (set in the transaction that
+/// changes them; the next `usage` rebuilds the rollup and removes it).
+const ROLLUP_STALE: &str = "rollup stale";
+
+/// A page of a search without filters that ends within its first `RANK_CAP_PAGE` hits is
+/// chosen by bm25 among the last `RANK_CAP` matches filed (highest rowid), not among all of
+/// them; deeper pages rank every match.
+const RANK_CAP: i64 = 2000;
+const RANK_CAP_PAGE: u64 = 100;
 
 /// The SQLite store index.
 pub struct Sqlite {
@@ -414,6 +438,9 @@ impl Backend for Sqlite {
                 set.execute(params![session, pos, 1]).map_err(fail)?;
             }
         }
+        if update.replace || !update.rows.is_empty() {
+            mark_rollup_stale(&tx).map_err(fail)?;
+        }
         tx.commit().map_err(fail)?;
         Ok(true)
     }
@@ -431,6 +458,7 @@ impl Backend for Sqlite {
                 .map_err(fail)?;
             tx.execute("DELETE FROM sessions WHERE id = ?1", params![id])
                 .map_err(fail)?;
+            mark_rollup_stale(&tx).map_err(fail)?;
         }
         tx.commit().map_err(fail)
     }
@@ -464,12 +492,14 @@ impl Backend for Sqlite {
                WHERE up.session = entries.session AND up.ancestor <> entries.session);",
         )
         .map_err(&fail)?;
+        mark_rollup_stale(&tx).map_err(&fail)?;
         tx.commit().map_err(&fail)
     }
 
     fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
         let expression = fts::match_expression(&spec.pieces, spec.thinking);
         let text = fts::text_sql(expression.is_some());
+        let match_text = expression.clone();
         let mut conditions: Vec<String> = Vec::new();
         let mut values: Vec<rusqlite::types::Value> = Vec::new();
         let mut bind = |value: rusqlite::types::Value| {
@@ -514,15 +544,56 @@ impl Backend for Sqlite {
         if spec.on_path_only {
             conditions.push("e.on_path = 1".into());
         }
+        // Only the words, no filter: the page is chosen from the text table alone, without
+        // joining every match to its entry and session (common words match most entries).
+        let bare = spec.pieces.iter().all(|p| p.indexed())
+            && conditions.len() == 1
+            && conditions[0].starts_with("entry_text MATCH");
+        // A short page of a common word ranks the last RANK_CAP matches filed, not every
+        // match: bm25 over tens of thousands of rows was most of the time of a common search.
+        if let Some(match_text) =
+            match_text.filter(|_| bare && spec.limit.saturating_add(spec.offset) <= RANK_CAP_PAGE)
+        {
+            let floor: Option<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT rowid FROM entry_text WHERE entry_text MATCH ?1
+                     ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![match_text, RANK_CAP - 1], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(failed("searching"))?;
+            if let Some(floor) = floor {
+                let at = bind(Value::Integer(floor));
+                conditions.push(format!("entry_text.rowid >= ?{at}"));
+            }
+        }
         let limit = bind(Value::Integer(spec.limit.min(i64::MAX as u64) as i64));
         let offset = bind(Value::Integer(spec.offset.min(i64::MAX as u64) as i64));
+        let (page_from, page_rid, page_ts, order) = if bare {
+            (
+                "entry_text".to_string(),
+                "entry_text.rowid",
+                "NULL",
+                "bm25(entry_text), entry_text.rowid",
+            )
+        } else {
+            (
+                format!("{} JOIN sessions s ON s.id = e.session", text.from),
+                "e.rid",
+                "e.ts_ms",
+                text.order,
+            )
+        };
         // The page is chosen first (ids and ranks only), then its rows and text are read: a
         // sort over every match carrying its whole text made common words slow.
         let sql = format!(
             "SELECT s.path, s.session_id, s.name, e.entry_id, e.line, COALESCE(e.role, e.kind),
                e.ts_ms, e.on_path, {snippet}, page.score
-             FROM (SELECT e.rid AS rid, {score} AS score, e.ts_ms AS ts
-                   FROM {from} JOIN sessions s ON s.id = e.session
+             FROM (SELECT {page_rid} AS rid, {score} AS score, {page_ts} AS ts
+                   FROM {page_from}
                    WHERE {conditions}
                    ORDER BY {order} LIMIT ?{limit} OFFSET ?{offset}) AS page
              JOIN entries e ON e.rid = page.rid
@@ -531,8 +602,6 @@ impl Backend for Sqlite {
              ORDER BY {page_order}",
             snippet = text.snippet,
             score = text.score,
-            from = text.from,
-            order = text.order,
             page_order = text.page_order,
             conditions = conditions.join(" AND "),
         );
@@ -559,14 +628,15 @@ impl Backend for Sqlite {
     }
 
     fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
+        self.refresh_rollup()?;
         let mut statement = self
             .conn
             .prepare(
-                "SELECT s.path, s.session_id, s.project, e.ts_ms, e.model, e.assistant,
-                   e.tool_calls, e.input, e.output, e.cache_read, e.cache_write, e.cost, e.copied
-                 FROM entries e JOIN sessions s ON s.id = e.session
-                 WHERE e.has_usage = 1 AND (?1 IS NULL OR s.project = ?1)
-                 ORDER BY e.session, e.pos",
+                "SELECT s.path, s.session_id, s.project, r.bucket_ms, r.model, r.assistant,
+                   r.tool_calls, r.input, r.output, r.cache_read, r.cache_write, r.cost, r.copied
+                 FROM usage_rollup r JOIN sessions s ON s.id = r.session
+                 WHERE ?1 IS NULL OR s.project = ?1
+                 ORDER BY s.path, r.bucket_ms, r.model, r.copied",
             )
             .map_err(failed("reading figures"))?;
         let rows = statement
@@ -575,7 +645,7 @@ impl Backend for Sqlite {
                     session_path: PathBuf::from(r.get::<_, String>(0)?),
                     session_id: r.get(1)?,
                     project: r.get(2)?,
-                    timestamp_ms: r.get(3)?,
+                    timestamp_ms: r.get::<_, Option<i64>>(3)?.map(|ms| ms as f64),
                     model: r.get(4)?,
                     assistant_messages: r.get::<_, i64>(5)? as u64,
                     tool_calls: r.get::<_, i64>(6)? as u64,
@@ -590,5 +660,125 @@ impl Backend for Sqlite {
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(failed("reading figures"))?;
         Ok(rows)
+    }
+}
+
+fn mark_rollup_stale(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, '1')")?
+        .execute(params![ROLLUP_STALE])?;
+    Ok(())
+}
+
+/// The start of the rollup bucket `millis` falls in.
+fn bucket_of(millis: f64) -> i64 {
+    // Valid times are within ±8.64e15 ms (ECMAScript's range); the clamp keeps the product
+    // from overflowing on anything else.
+    (millis.clamp(-8.64e15, 8.64e15).floor() as i64).div_euclid(BUCKET_MS) * BUCKET_MS
+}
+
+/// One rollup row being summed.
+#[derive(Default)]
+struct Sums {
+    assistant: i64,
+    tool_calls: i64,
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
+    cost: f64,
+}
+
+impl Sqlite {
+    /// Rebuilds `usage_rollup` when the entries changed since it was made: the figures summed
+    /// per session, 15-minute bucket, model and copied-or-not, in each session's entry order,
+    /// so a warm `stats` reads a few rows per session instead of every entry with figures.
+    fn refresh_rollup(&mut self) -> CatalogResult<()> {
+        let fail = failed("summing figures");
+        let stale = |conn: &Connection| {
+            conn.query_row(
+                "SELECT count(*) FROM meta WHERE key = ?1",
+                params![ROLLUP_STALE],
+                |r| r.get::<_, i64>(0),
+            )
+        };
+        if stale(&self.conn).map_err(&fail)? == 0 {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&fail)?;
+        if stale(&tx).map_err(&fail)? == 0 {
+            // Another process rebuilt it meanwhile.
+            return Ok(());
+        }
+        tx.execute("DELETE FROM usage_rollup", []).map_err(&fail)?;
+        {
+            let mut read = tx
+                .prepare(
+                    "SELECT session, ts_ms, model, copied, assistant, tool_calls, input, output,
+                       cache_read, cache_write, cost
+                     FROM entries WHERE has_usage = 1 ORDER BY session, pos",
+                )
+                .map_err(&fail)?;
+            let mut write = tx
+                .prepare(
+                    "INSERT INTO usage_rollup(session, bucket_ms, model, copied, assistant,
+                       tool_calls, input, output, cache_read, cache_write, cost)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(&fail)?;
+            type Key = (Option<i64>, Option<String>, bool);
+            let mut session: Option<i64> = None;
+            let mut groups: std::collections::BTreeMap<Key, Sums> = Default::default();
+            let mut flush = |session: i64,
+                             groups: &mut std::collections::BTreeMap<Key, Sums>|
+             -> rusqlite::Result<()> {
+                for ((bucket, model, copied), g) in std::mem::take(groups) {
+                    write.execute(params![
+                        session,
+                        bucket,
+                        model,
+                        copied,
+                        g.assistant,
+                        g.tool_calls,
+                        g.input,
+                        g.output,
+                        g.cache_read,
+                        g.cache_write,
+                        g.cost
+                    ])?;
+                }
+                Ok(())
+            };
+            let mut rows = read.query([]).map_err(&fail)?;
+            while let Some(r) = rows.next().map_err(&fail)? {
+                let at: i64 = r.get(0).map_err(&fail)?;
+                if session.is_some_and(|s| s != at) {
+                    flush(session.unwrap_or_default(), &mut groups).map_err(&fail)?;
+                }
+                session = Some(at);
+                let ts: Option<f64> = r.get(1).map_err(&fail)?;
+                let key = (
+                    ts.map(bucket_of),
+                    r.get::<_, Option<String>>(2).map_err(&fail)?,
+                    r.get::<_, bool>(3).map_err(&fail)?,
+                );
+                let g = groups.entry(key).or_default();
+                g.assistant += r.get::<_, i64>(4).map_err(&fail)?;
+                g.tool_calls += r.get::<_, i64>(5).map_err(&fail)?;
+                g.input += r.get::<_, f64>(6).map_err(&fail)?;
+                g.output += r.get::<_, f64>(7).map_err(&fail)?;
+                g.cache_read += r.get::<_, f64>(8).map_err(&fail)?;
+                g.cache_write += r.get::<_, f64>(9).map_err(&fail)?;
+                g.cost += r.get::<_, f64>(10).map_err(&fail)?;
+            }
+            if let Some(at) = session {
+                flush(at, &mut groups).map_err(&fail)?;
+            }
+        }
+        tx.execute("DELETE FROM meta WHERE key = ?1", params![ROLLUP_STALE])
+            .map_err(&fail)?;
+        tx.commit().map_err(&fail)
     }
 }
