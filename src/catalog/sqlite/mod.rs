@@ -301,68 +301,46 @@ impl Backend for Sqlite {
             None if update.replace => 0,
             None => update.previous_text,
         };
-        let session = match existing {
-            Some((id, _, _)) => {
-                if update.replace {
-                    fts::delete_session(&tx, id).map_err(fail)?;
-                    tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
-                        .map_err(fail)?;
-                }
-                tx.execute(
-                    "UPDATE sessions SET project = ?2, session_id = ?3, cwd = ?4, name = ?5,
-                       parent_path = ?6, parent_file_id = ?7, dev = ?8, ino = ?9, size = ?10,
-                       mtime_ns = ?11, entries = ?12, head_hash = ?13, tail_hash = ?14,
-                       text_entries = ?15
-                     WHERE id = ?1",
-                    params![
-                        id,
-                        facts.project,
-                        facts.session_id,
-                        facts.cwd,
-                        facts.name,
-                        facts.parent_path,
-                        facts.parent_file_id,
-                        stamp.dev as i64,
-                        stamp.ino as i64,
-                        stamp.size as i64,
-                        stamp.mtime_ns,
-                        stamp.entries as i64,
-                        stamp.head_hash as i64,
-                        stamp.tail_hash as i64,
-                        text_entries as i64
-                    ],
-                )
+        if let (Some((id, _, _)), true) = (&existing, update.replace) {
+            fts::delete_session(&tx, *id).map_err(fail)?;
+            tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
                 .map_err(fail)?;
-                id
-            }
-            None => {
-                tx.execute(
-                    "INSERT INTO sessions(path, project, session_id, cwd, name, parent_path,
-                       parent_file_id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash,
-                       text_entries)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                    params![
-                        path,
-                        facts.project,
-                        facts.session_id,
-                        facts.cwd,
-                        facts.name,
-                        facts.parent_path,
-                        facts.parent_file_id,
-                        stamp.dev as i64,
-                        stamp.ino as i64,
-                        stamp.size as i64,
-                        stamp.mtime_ns,
-                        stamp.entries as i64,
-                        stamp.head_hash as i64,
-                        stamp.tail_hash as i64,
-                        text_entries as i64
-                    ],
-                )
-                .map_err(fail)?;
-                tx.last_insert_rowid()
-            }
-        };
+        }
+        // One statement for a new file and a known one (its row keeps its id).
+        let session: i64 = tx
+            .query_row(
+                "INSERT INTO sessions(path, project, session_id, cwd, name, parent_path,
+                   parent_file_id, dev, ino, size, mtime_ns, entries, head_hash, tail_hash,
+                   text_entries)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                 ON CONFLICT(path) DO UPDATE SET project = excluded.project,
+                   session_id = excluded.session_id, cwd = excluded.cwd, name = excluded.name,
+                   parent_path = excluded.parent_path, parent_file_id = excluded.parent_file_id,
+                   dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+                   mtime_ns = excluded.mtime_ns, entries = excluded.entries,
+                   head_hash = excluded.head_hash, tail_hash = excluded.tail_hash,
+                   text_entries = excluded.text_entries
+                 RETURNING id",
+                params![
+                    path,
+                    facts.project,
+                    facts.session_id,
+                    facts.cwd,
+                    facts.name,
+                    facts.parent_path,
+                    facts.parent_file_id,
+                    stamp.dev as i64,
+                    stamp.ino as i64,
+                    stamp.size as i64,
+                    stamp.mtime_ns,
+                    stamp.entries as i64,
+                    stamp.head_hash as i64,
+                    stamp.tail_hash as i64,
+                    text_entries as i64
+                ],
+                |row| row.get(0),
+            )
+            .map_err(fail)?;
         {
             let mut insert = tx
                 .prepare_cached(
