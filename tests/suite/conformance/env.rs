@@ -1,6 +1,8 @@
 //! Where things are, and how to run this program and the oracle's tools.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::process::Command;
 
 pub use crate::support::batch::Outcome;
@@ -56,6 +58,17 @@ pub fn skipped(what: &str) {
 /// A session written by the generator (`tests/oracle/gen-session.mjs`), cached in
 /// `target/conformance/generated`.
 pub fn generated(oracle: &Oracle, name: &str, args: &[&str]) -> PathBuf {
+    // Tests of one binary run in parallel and several ask for the same session: one lock per
+    // name makes the second wait for the first's file instead of racing it to the rename.
+    static WRITING: Mutex<BTreeMap<String, Arc<Mutex<()>>>> = Mutex::new(BTreeMap::new());
+    let lock = Arc::clone(
+        WRITING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name.to_owned())
+            .or_default(),
+    );
+    let _writing = lock.lock().unwrap_or_else(|e| e.into_inner());
     let dir = work_dir().join("generated");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.jsonl"));
