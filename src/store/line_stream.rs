@@ -24,10 +24,11 @@ struct Chunk {
     bytes: Vec<u8>,
 }
 
-/// A chunk with its lines read: `(start, end)` within the chunk, and what the line says.
-struct ReadChunk {
+/// A chunk with its lines read: `(start, end)` within the chunk, what the line says, and
+/// what the scan's digest made of it.
+struct ReadChunk<D> {
     chunk: Chunk,
-    lines: Vec<(usize, usize, LineRead)>,
+    lines: Vec<(usize, usize, LineRead, D)>,
 }
 
 /// The bytes `start..end` of a file, which begin at physical line `first_line` (1-based).
@@ -46,11 +47,30 @@ pub fn scan_lines(
     max_line_bytes: usize,
     mut each: impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
 ) -> StoreResult<()> {
+    scan_lines_digested(
+        file,
+        span,
+        max_line_bytes,
+        &|_, _| (),
+        |n, offset, bytes, read, ()| each(n, offset, bytes, read),
+    )
+}
+
+/// [`scan_lines`], with `digest(bytes, read)` of every line computed on the workers beside
+/// its facts (while its bytes are in hand) and handed to `each` with them: what a first read
+/// files for later reads costs no second pass over the file.
+pub fn scan_lines_digested<D: Send>(
+    file: &SessionFile,
+    span: Span,
+    max_line_bytes: usize,
+    digest: &(dyn Fn(&[u8], &LineRead) -> D + Sync),
+    mut each: impl FnMut(u64, u64, &[u8], LineRead, D) -> StoreResult<()>,
+) -> StoreResult<()> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
     let (job_tx, job_rx) = sync_channel::<Chunk>(workers * 2);
-    let (done_tx, done_rx) = sync_channel::<Result<ReadChunk, StoreError>>(workers * 2);
+    let (done_tx, done_rx) = sync_channel::<Result<ReadChunk<D>, StoreError>>(workers * 2);
     // Delivered chunks' buffers go back to the reader, so a scan allocates a handful of
     // buffers whatever the file's size.
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -65,20 +85,20 @@ pub fn scan_lines(
         for _ in 0..workers {
             let jobs = Arc::clone(&job_rx);
             let done = done_tx.clone();
-            scope.spawn(move || read_facts(&jobs, &done));
+            scope.spawn(move || read_facts(&jobs, &done, digest));
         }
         drop(done_tx);
         deliver_in_order(&done_rx, &free_tx, span.first_line, &mut each)
     })
 }
 
-fn deliver_in_order(
-    done: &Receiver<Result<ReadChunk, StoreError>>,
+fn deliver_in_order<D>(
+    done: &Receiver<Result<ReadChunk<D>, StoreError>>,
     free: &std::sync::mpsc::Sender<Vec<u8>>,
     first_line: u64,
-    each: &mut impl FnMut(u64, u64, &[u8], LineRead) -> StoreResult<()>,
+    each: &mut impl FnMut(u64, u64, &[u8], LineRead, D) -> StoreResult<()>,
 ) -> StoreResult<()> {
-    let mut waiting: BTreeMap<usize, ReadChunk> = BTreeMap::new();
+    let mut waiting: BTreeMap<usize, ReadChunk<D>> = BTreeMap::new();
     let mut next = 0usize;
     let mut line_number = first_line.saturating_sub(1);
     for result in done.iter() {
@@ -86,13 +106,14 @@ fn deliver_in_order(
         waiting.insert(read.chunk.seq, read);
         while let Some(read) = waiting.remove(&next) {
             let ReadChunk { chunk, lines } = read;
-            for (start, end, line) in lines {
+            for (start, end, line, digest) in lines {
                 line_number += 1;
                 each(
                     line_number,
                     chunk.offset + start as u64,
                     &chunk.bytes[start..end],
                     line,
+                    digest,
                 )?;
             }
             let _ = free.send(chunk.bytes);
@@ -102,7 +123,11 @@ fn deliver_in_order(
     Ok(())
 }
 
-fn read_facts(jobs: &Mutex<Receiver<Chunk>>, done: &SyncSender<Result<ReadChunk, StoreError>>) {
+fn read_facts<D>(
+    jobs: &Mutex<Receiver<Chunk>>,
+    done: &SyncSender<Result<ReadChunk<D>, StoreError>>,
+    digest: &(dyn Fn(&[u8], &LineRead) -> D + Sync),
+) {
     loop {
         let chunk = match jobs.lock() {
             Ok(rx) => match rx.recv() {
@@ -116,7 +141,10 @@ fn read_facts(jobs: &Mutex<Receiver<Chunk>>, done: &SyncSender<Result<ReadChunk,
         while start < chunk.bytes.len() {
             let end = memchr::memchr(b'\n', &chunk.bytes[start..])
                 .map_or(chunk.bytes.len(), |p| start + p);
-            lines.push((start, end, read_line(&chunk.bytes[start..end])));
+            let bytes = &chunk.bytes[start..end];
+            let read = read_line(bytes);
+            let digested = digest(bytes, &read);
+            lines.push((start, end, read, digested));
             start = end + 1;
         }
         if done.send(Ok(ReadChunk { chunk, lines })).is_err() {

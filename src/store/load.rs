@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::entry::{
-    Kind, LineFacts, LineRead, LineSkip, Ref, facts_from_value, is_torn, read_line,
+    Kind, LineFacts, LineRead, LineSkip, Payload, Ref, facts_from_value, is_torn, read_line,
 };
 use crate::format::json::{self, JsValue};
 use crate::format::migrate;
@@ -17,8 +17,12 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::file::SessionFile;
 use super::index::{Body, Index};
 use super::index_file;
-use super::line_stream::{Span, last_newline, scan_lines, too_long};
+use super::line_stream::{Span, last_newline, scan_lines, scan_lines_digested, too_long};
 use super::options::SessionOptions;
+use super::preview::{RowEntry, row_facts_of_line};
+use super::stats::{LineUsage, SessionStats};
+use super::stats_lean;
+use super::tree_memo::TreeFacts;
 use crate::format::ids::{EntryIdStyle, IdSource};
 
 /// What reading a file produced.
@@ -36,6 +40,8 @@ pub struct Loaded {
     pub checkpoint: Option<Checkpoint>,
     /// The persisted index this load used or wrote.
     pub persisted: Option<Persisted>,
+    /// What a first read of the whole file gathered for later reads (see [`Digests`]).
+    pub digests: Option<Digests>,
 }
 
 /// Why a file could not be loaded as a session, beyond I/O.
@@ -75,7 +81,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
         .as_ref()
         .map_or_else(rand::random::<u64>, |r| r.generation);
     let mut outcome = match restored {
-        None => load_from(file, options, None)?,
+        None => read_file(file, options, None, true)?,
         Some(restored) => match load_from(file, options, Some(restored.resume)) {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -89,7 +95,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
                 // taken for this read's entries.
                 generation = rand::random::<u64>();
                 resumed_at = None;
-                load_from(file, options, None)?
+                read_file(file, options, None, true)?
             }
         },
     };
@@ -98,6 +104,19 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
     {
         if resumed_at != Some(point.end) {
             index_file::save(&place, file, options, point, &loaded.index, generation);
+        }
+        // A whole read gathered the tree's facts and the stats: filed under the same
+        // generation, `getInfo` and `getTree` read them instead of the file.
+        if let Some(digests) = loaded.digests.take()
+            && digests.tree.len() == point.records
+        {
+            index_file::save_stats(&place, generation, point.records, &digests.stats);
+            index_file::tree_file::save(&place, generation, &digests.tree, point.records);
+            tracing::debug!(
+                "{}: stats and tree previews of {} entries filed in the first pass",
+                file.path().display(),
+                point.records
+            );
         }
         loaded.persisted = Some(Persisted {
             place: Arc::new(place),
@@ -124,6 +143,17 @@ pub fn load_from(
     options: &SessionOptions,
     resume: Option<Resume>,
 ) -> StoreResult<LoadOutcome> {
+    read_file(file, options, resume, false)
+}
+
+/// [`load_from`]; with `digest` and no `resume`, also gathering the [`Digests`] of the
+/// entries in the same pass.
+fn read_file(
+    file: &mut SessionFile,
+    options: &SessionOptions,
+    resume: Option<Resume>,
+    digest: bool,
+) -> StoreResult<LoadOutcome> {
     let (profile, max_line_bytes) = (options.profile, options.max_line_bytes);
     if file.is_empty() {
         return Ok(LoadOutcome::Empty);
@@ -133,7 +163,9 @@ pub fn load_from(
     let mut reader = match resume {
         None => {
             file.set_indexed(0, 0);
-            Reader::new(profile, path, None, Index::default(), false)
+            let mut reader = Reader::new(profile, path, None, Index::default(), false);
+            reader.digests = digest.then(Digests::default);
+            reader
         }
         Some(resume) => {
             let point = resume.checkpoint;
@@ -153,6 +185,7 @@ pub fn load_from(
         mut warnings,
         pi16_features,
         checkpoint,
+        digests,
         ..
     } = reader;
     warnings.extend(pi16_warnings(profile, pi16_features));
@@ -188,6 +221,7 @@ pub fn load_from(
             migrated_from: Some(from),
             checkpoint: None,
             persisted: None,
+            digests: None,
         })));
     }
     Ok(LoadOutcome::Loaded(Box::new(Loaded {
@@ -198,6 +232,7 @@ pub fn load_from(
         migrated_from: None,
         checkpoint,
         persisted: None,
+        digests,
     })))
 }
 
@@ -255,6 +290,62 @@ struct Reader<'a> {
     header_span: Option<(u64, u64)>,
     /// The state after the last complete line read.
     checkpoint: Option<Checkpoint>,
+    /// With a first read of a whole file: what later reads need of every entry, gathered in
+    /// the same pass (dropped when a line could not be digested).
+    digests: Option<Digests>,
+}
+
+/// What the first read of a file gathers of its entries for later reads, while their bytes
+/// are in hand: the tree rows' facts and the stats (`getInfo`), filed beside the persisted
+/// index, so that no later request reads the whole file again.
+#[derive(Debug, Default)]
+pub struct Digests {
+    pub tree: TreeFacts,
+    pub stats: SessionStats,
+}
+
+/// One entry's part of [`Digests`].
+pub struct LineDigest {
+    preview: String,
+    shown: bool,
+    stats: SessionStats,
+}
+
+/// [`LineDigest`] of a line, by the same functions later reads use on the index; `None` for a
+/// line that is no entry or that those functions could not read.
+fn digest_line(bytes: &[u8], read: &LineRead, pi16_usage: bool) -> Option<LineDigest> {
+    let LineRead::Entry(facts) = read else {
+        return None;
+    };
+    if facts.kind == Kind::Session {
+        return None;
+    }
+    // As `Session::line_text` reads it back.
+    let text = String::from_utf8_lossy(bytes);
+    let (preview, shown) = row_facts_of_line(RowEntry::of_facts(facts), &text).ok()?;
+    let role = match facts.payload {
+        Payload::Message { role, .. } => Some(role),
+        _ => None,
+    };
+    let mut stats = SessionStats::default();
+    stats
+        .count_as(
+            facts.kind,
+            role,
+            || match stats_lean::line_usage(&text) {
+                Some(usage) => Ok(usage),
+                None => json::parse(&text)
+                    .map(|value| LineUsage::of_value(&value))
+                    .map_err(|e| StoreError::new(ErrorKind::Io, e.to_string())),
+            },
+            pi16_usage,
+        )
+        .ok()?;
+    Some(LineDigest {
+        preview,
+        shown,
+        stats,
+    })
 }
 
 impl<'a> Reader<'a> {
@@ -276,6 +367,7 @@ impl<'a> Reader<'a> {
             following,
             header_span: None,
             checkpoint: None,
+            digests: None,
         }
     }
 
@@ -313,10 +405,27 @@ impl<'a> Reader<'a> {
                 end: complete_end,
                 first_line: lines + 1,
             };
-            scan_lines(file, span, max_line_bytes, |n, offset, bytes, read| {
-                last_line = n;
-                self.line(n, offset, bytes, read)
-            })?;
+            let pi16_usage = self.profile.rules().pi16_entries;
+            let digesting = self.digests.is_some();
+            let digest: &(dyn Fn(&[u8], &LineRead) -> Option<LineDigest> + Sync) = match digesting {
+                true => &|bytes, read| digest_line(bytes, read, pi16_usage),
+                false => &|_, _| None,
+            };
+            scan_lines_digested(
+                file,
+                span,
+                max_line_bytes,
+                digest,
+                |n, offset, bytes, read, digested| {
+                    last_line = n;
+                    let before = self.index.len();
+                    self.line(n, offset, bytes, read)?;
+                    if self.index.len() > before {
+                        self.digested(digested)?;
+                    }
+                    Ok(())
+                },
+            )?;
             file.set_indexed(complete_end, last_line);
         }
         self.checkpoint = self.checkpoint(file);
@@ -343,6 +452,21 @@ impl<'a> Reader<'a> {
         }
         self.line(number, complete_end, &bytes, read)?;
         file.set_indexed(end, number);
+        Ok(())
+    }
+
+    /// Adds the digest of the entry just indexed; without one, no digests are kept.
+    fn digested(&mut self, digest: Option<LineDigest>) -> StoreResult<()> {
+        let Some(digests) = &mut self.digests else {
+            return Ok(());
+        };
+        match digest {
+            Some(d) if digests.tree.len() + 1 == self.index.len() => {
+                digests.tree.push(&d.preview, d.shown)?;
+                digests.stats.add(&d.stats);
+            }
+            _ => self.digests = None,
+        }
         Ok(())
     }
 

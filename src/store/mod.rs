@@ -31,6 +31,7 @@ mod row_indents;
 pub mod safe_file;
 mod session;
 mod stats;
+mod stats_lean;
 mod sync;
 mod system_message;
 mod tree;

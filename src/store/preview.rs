@@ -1,102 +1,186 @@
 //! Short previews of entries, for tree rows and pickers.
 
-use crate::format::entry::{Kind, Payload, Replacement};
-use crate::format::json::JsValue;
+use crate::format::entry::{Kind, LineFacts, Payload, Replacement, Role, field_values};
+use crate::format::json::{JsValue, JsonError};
 
-use super::error::StoreResult;
+use super::error::{ErrorKind, StoreError, StoreResult};
+use super::index::Record;
 use super::preview_lean;
 use super::session::Session;
+use super::tree::has_text;
 
 const PREVIEW_CHARS: usize = 72;
 
-impl Session {
-    /// An entry's preview and, for an assistant message, whether pi's `/tree` selector shows
-    /// it when it is not the leaf (`false` for every other entry). A message is read on the
-    /// lean path; what that path cannot answer exactly is read again on the exact one.
-    pub(super) fn row_facts(&self, position: u32) -> StoreResult<(String, bool)> {
-        let record = self.record(position);
-        if record.kind() != Kind::Message {
-            return Ok((self.preview(position)?, false));
+/// What a tree row needs of an entry beyond its line: the same from the index (a record) as
+/// from a line's facts while the file is first read, so both give one answer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowEntry<'a> {
+    kind: Kind,
+    assistant: bool,
+    /// A context edit whose replacement is `null`.
+    removes: bool,
+    type_name: Option<&'a str>,
+}
+
+impl<'a> RowEntry<'a> {
+    pub(super) fn of_record(record: Record<'a>) -> Self {
+        RowEntry {
+            kind: record.kind(),
+            assistant: record.is_assistant_message(),
+            removes: matches!(record.payload(), Payload::ContextEdit(Replacement::Null)),
+            type_name: record.type_name(),
         }
-        if let Some(lean) = preview_lean::message(&self.line_text(position)?) {
-            let preview = format!("{}: {}", lean.role, shorten(lean.body.iter()));
-            return Ok((preview, lean.shown && record.is_assistant_message()));
-        }
-        let shown = record.is_assistant_message() && self.assistant_is_shown(position)?;
-        Ok((self.preview(position)?, shown))
     }
 
-    /// A one-line description of an entry: its kind and a short preview of its text, read on
-    /// the exact path. Only the fields shown are read from the line (a 50 MB `custom` entry
-    /// costs its `customType`).
-    pub fn preview(&self, position: u32) -> StoreResult<String> {
-        let record = self.record(position);
-        let one = |key: &str| -> StoreResult<String> {
-            let [value] = self.entry_fields(position, [key])?;
-            Ok(value.as_ref().map(preview_of).unwrap_or_default())
-        };
-        let two = |a: &str, b: &str| -> StoreResult<(String, String)> {
-            let [x, y] = self.entry_fields(position, [a, b])?;
-            let text = |v: Option<JsValue>| v.as_ref().map(preview_of).unwrap_or_default();
-            Ok((text(x), text(y)))
-        };
-        Ok(match record.kind() {
-            Kind::Message => {
-                let [message] = self.entry_fields(position, ["message"])?;
-                let message = message.as_ref();
-                let role = message
-                    .and_then(|m| m.get("role"))
-                    .and_then(JsValue::as_str)
-                    .unwrap_or_default()
-                    .into_owned();
-                let body = match role.as_str() {
-                    "bashExecution" => message
-                        .and_then(|m| m.get("command"))
-                        .map(preview_of)
-                        .unwrap_or_default(),
-                    _ => message
-                        .and_then(|m| m.get("content"))
-                        .map(preview_of)
-                        .unwrap_or_default(),
-                };
-                format!("{role}: {}", shorten([body]))
-            }
-            Kind::Compaction => format!("compaction: {}", shorten([one("summary")?])),
-            Kind::BranchSummary => format!("branch summary: {}", shorten([one("summary")?])),
-            Kind::CustomMessage => {
-                let (custom_type, content) = two("customType", "content")?;
-                format!("custom message ({custom_type}): {}", shorten([content]))
-            }
-            Kind::Custom => format!("custom ({})", one("customType")?),
-            Kind::ContextEdit => {
-                let target = one("targetId")?;
-                match record.payload() {
-                    Payload::ContextEdit(Replacement::Null) => {
-                        format!("context edit: removes {target}")
-                    }
-                    _ => format!("context edit: replaces {target}"),
+    pub(super) fn of_facts(facts: &'a LineFacts) -> Self {
+        RowEntry {
+            kind: facts.kind,
+            assistant: matches!(
+                facts.payload,
+                Payload::Message {
+                    role: Role::Assistant,
+                    ..
                 }
+            ) && facts.kind == Kind::Message,
+            removes: matches!(facts.payload, Payload::ContextEdit(Replacement::Null)),
+            type_name: facts.kind.type_name().or(facts.other_type.as_deref()),
+        }
+    }
+}
+
+/// An entry's preview and, for an assistant message, whether pi's `/tree` selector shows it
+/// when it is not the leaf (`false` for every other entry). A message is read on the lean
+/// path; what that path cannot answer exactly is read again on the exact one.
+pub(super) fn row_facts_of_line(
+    entry: RowEntry<'_>,
+    text: &str,
+) -> Result<(String, bool), JsonError> {
+    if entry.kind != Kind::Message {
+        return Ok((preview_of_line(entry, text)?, false));
+    }
+    if let Some(lean) = preview_lean::message(text) {
+        let preview = format!("{}: {}", lean.role, shorten(lean.body.iter()));
+        return Ok((preview, lean.shown && entry.assistant));
+    }
+    let shown = entry.assistant && assistant_shown_of_line(text)?;
+    Ok((preview_of_line(entry, text)?, shown))
+}
+
+/// `hasTextContent(message.content) || isErrorOrAborted`, on the exact path (the lean one is
+/// [`super::preview_lean`]).
+pub(super) fn assistant_shown_of_line(text: &str) -> Result<bool, JsonError> {
+    let [message] = field_values(text, ["message"])?;
+    let Some(message) = message else {
+        return Ok(false);
+    };
+    let error_or_aborted = match message.get("stopReason") {
+        Some(JsValue::String(reason)) => {
+            !reason.is_empty() && !matches!(reason.escaped(), "stop" | "toolUse")
+        }
+        Some(reason) => reason.is_truthy(),
+        None => false,
+    };
+    Ok(error_or_aborted || message.get("content").is_some_and(has_text))
+}
+
+/// A one-line description of an entry: its kind and a short preview of its text, read on the
+/// exact path. Only the fields shown are read from the line (a 50 MB `custom` entry costs its
+/// `customType`).
+pub(super) fn preview_of_line(entry: RowEntry<'_>, text: &str) -> Result<String, JsonError> {
+    let one = |key: &str| -> Result<String, JsonError> {
+        let [value] = field_values(text, [key])?;
+        Ok(value.as_ref().map(preview_of).unwrap_or_default())
+    };
+    let two = |a: &str, b: &str| -> Result<(String, String), JsonError> {
+        let [x, y] = field_values(text, [a, b])?;
+        let text = |v: Option<JsValue>| v.as_ref().map(preview_of).unwrap_or_default();
+        Ok((text(x), text(y)))
+    };
+    Ok(match entry.kind {
+        Kind::Message => {
+            let [message] = field_values(text, ["message"])?;
+            let message = message.as_ref();
+            let role = message
+                .and_then(|m| m.get("role"))
+                .and_then(JsValue::as_str)
+                .unwrap_or_default()
+                .into_owned();
+            let body = match role.as_str() {
+                "bashExecution" => message
+                    .and_then(|m| m.get("command"))
+                    .map(preview_of)
+                    .unwrap_or_default(),
+                _ => message
+                    .and_then(|m| m.get("content"))
+                    .map(preview_of)
+                    .unwrap_or_default(),
+            };
+            format!("{role}: {}", shorten([body]))
+        }
+        Kind::Compaction => format!("compaction: {}", shorten([one("summary")?])),
+        Kind::BranchSummary => format!("branch summary: {}", shorten([one("summary")?])),
+        Kind::CustomMessage => {
+            let (custom_type, content) = two("customType", "content")?;
+            format!("custom message ({custom_type}): {}", shorten([content]))
+        }
+        Kind::Custom => format!("custom ({})", one("customType")?),
+        Kind::ContextEdit => {
+            let target = one("targetId")?;
+            match entry.removes {
+                true => format!("context edit: removes {target}"),
+                false => format!("context edit: replaces {target}"),
             }
-            Kind::Usage => {
-                let (kind, provider) = two("kind", "provider")?;
-                format!("usage ({kind}): {provider}/{}", one("model")?)
-            }
-            Kind::Label => {
-                let (target, label) = two("targetId", "label")?;
-                format!("label {target} -> {label}")
-            }
-            Kind::SessionInfo => format!("name: {}", one("name")?),
-            Kind::ModelChange => {
-                let (provider, model) = two("provider", "modelId")?;
-                format!("model: {provider}/{model}")
-            }
-            Kind::ThinkingLevelChange => format!("thinking: {}", one("thinkingLevel")?),
-            Kind::Leaf => format!("leaf -> {}", one("targetId")?),
-            Kind::ActiveToolsChange => "active tools changed".to_string(),
-            Kind::Session | Kind::Other => {
-                record.type_name().unwrap_or("(not an object)").to_string()
-            }
-        })
+        }
+        Kind::Usage => {
+            let (kind, provider) = two("kind", "provider")?;
+            format!("usage ({kind}): {provider}/{}", one("model")?)
+        }
+        Kind::Label => {
+            let (target, label) = two("targetId", "label")?;
+            format!("label {target} -> {label}")
+        }
+        Kind::SessionInfo => format!("name: {}", one("name")?),
+        Kind::ModelChange => {
+            let (provider, model) = two("provider", "modelId")?;
+            format!("model: {provider}/{model}")
+        }
+        Kind::ThinkingLevelChange => format!("thinking: {}", one("thinkingLevel")?),
+        Kind::Leaf => format!("leaf -> {}", one("targetId")?),
+        Kind::ActiveToolsChange => "active tools changed".to_string(),
+        Kind::Session | Kind::Other => entry.type_name.unwrap_or("(not an object)").to_string(),
+    })
+}
+
+impl Session {
+    /// [`row_facts_of_line`] of the entry at `position`.
+    pub(super) fn row_facts(&self, position: u32) -> StoreResult<(String, bool)> {
+        let text = self.line_text(position)?;
+        row_facts_of_line(RowEntry::of_record(self.record(position)), &text)
+            .map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// [`preview_of_line`] of the entry at `position`.
+    pub fn preview(&self, position: u32) -> StoreResult<String> {
+        let text = self.line_text(position)?;
+        preview_of_line(RowEntry::of_record(self.record(position)), &text)
+            .map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// [`assistant_shown_of_line`] of the entry at `position`.
+    #[cfg(test)]
+    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
+        let text = self.line_text(position)?;
+        assistant_shown_of_line(&text).map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// A line that parsed when it was indexed and no longer does.
+    fn changed_on_disk(&self, position: u32, e: JsonError) -> StoreError {
+        let line = self.record(position).line();
+        StoreError::at_line(
+            ErrorKind::Io,
+            line,
+            format!("line {line} changed on disk: {e}"),
+        )
     }
 }
 

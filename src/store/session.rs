@@ -891,11 +891,19 @@ impl Session {
     fn count(&self, stats: &mut SessionStats, from: usize, to: usize) -> StoreResult<()> {
         let pi16_usage = self.profile().rules().pi16_entries;
         for position in from as u32..to as u32 {
-            stats.count(
-                self.record(position),
-                || self.entry_value(position),
-                pi16_usage,
-            )?;
+            let record = self.record(position);
+            let role = match record.payload() {
+                crate::format::entry::Payload::Message { role, .. } => Some(role),
+                _ => None,
+            };
+            // The lean reader first; what it cannot answer exactly, the whole value.
+            let usage = || match super::stats_lean::line_usage(&self.line_text(position)?) {
+                Some(usage) => Ok(usage),
+                None => Ok(super::stats::LineUsage::of_value(
+                    &self.entry_value(position)?,
+                )),
+            };
+            stats.count_as(record.kind(), role, usage, pi16_usage)?;
         }
         Ok(())
     }

@@ -25,21 +25,74 @@ pub struct SessionStats {
     pub cost_total: f64,
 }
 
-impl SessionStats {
-    fn add_usage(&mut self, usage: Option<&JsValue>) {
-        let Some(usage) = usage else { return };
+/// The usage figures of one `usage` object, as pi reads them (`x || 0`-like: what is not a
+/// number counts 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    /// `cost.total`.
+    pub cost: f64,
+}
+
+impl Usage {
+    fn of(usage: &JsValue) -> Usage {
         let number = |v: Option<&JsValue>| v.and_then(JsValue::as_f64).unwrap_or(0.0);
-        let (input, output) = (number(usage.get("input")), number(usage.get("output")));
-        let (read, write) = (
-            number(usage.get("cacheRead")),
-            number(usage.get("cacheWrite")),
-        );
-        self.input_tokens += input;
-        self.output_tokens += output;
-        self.cache_read_tokens += read;
-        self.cache_write_tokens += write;
-        self.total_tokens += input + output + read + write;
-        self.cost_total += number(usage.get("cost").and_then(|c| c.get("total")));
+        Usage {
+            input: number(usage.get("input")),
+            output: number(usage.get("output")),
+            cache_read: number(usage.get("cacheRead")),
+            cache_write: number(usage.get("cacheWrite")),
+            cost: number(usage.get("cost").and_then(|c| c.get("total"))),
+        }
+    }
+}
+
+/// What the stats read of one line beyond the index's facts: the `toolCall` blocks of
+/// `message.content`, `message.usage` and the entry's own `usage` (`None` where absent).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LineUsage {
+    pub tool_calls: u64,
+    pub message_usage: Option<Usage>,
+    pub entry_usage: Option<Usage>,
+}
+
+impl LineUsage {
+    /// From the entry as `JSON.parse` gives it.
+    pub fn of_value(entry: &JsValue) -> LineUsage {
+        let message = entry.get("message");
+        let tool_calls = message
+            .and_then(|m| m.get("content"))
+            .and_then(JsValue::as_array)
+            .map_or(0, |blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| {
+                        b.get("type").and_then(JsValue::as_str).as_deref() == Some("toolCall")
+                    })
+                    .count()
+            });
+        // `null` counts nothing, as its zeros would.
+        let usage = |v: Option<&JsValue>| v.filter(|u| !matches!(u, JsValue::Null)).map(Usage::of);
+        LineUsage {
+            tool_calls: tool_calls as u64,
+            message_usage: usage(message.and_then(|m| m.get("usage"))),
+            entry_usage: usage(entry.get("usage")),
+        }
+    }
+}
+
+impl SessionStats {
+    fn add_usage(&mut self, usage: Option<Usage>) {
+        let Some(u) = usage else { return };
+        self.input_tokens += u.input;
+        self.output_tokens += u.output;
+        self.cache_read_tokens += u.cache_read;
+        self.cache_write_tokens += u.cache_write;
+        self.total_tokens += u.input + u.output + u.cache_read + u.cache_write;
+        self.cost_total += u.cost;
     }
 
     /// Counts the entry `record`; `value` reads its whole JSON when the counts need more than
@@ -51,42 +104,67 @@ impl SessionStats {
         value: impl FnOnce() -> StoreResult<JsValue>,
         pi16_usage: bool,
     ) -> StoreResult<()> {
-        match (record.payload(), record.kind()) {
-            (Payload::Message { role, .. }, _) => {
+        let role = match record.payload() {
+            Payload::Message { role, .. } => Some(role),
+            _ => None,
+        };
+        self.count_as(
+            record.kind(),
+            role,
+            || Ok(LineUsage::of_value(&value()?)),
+            pi16_usage,
+        )
+    }
+
+    /// [`SessionStats::count`] of an entry of `kind` (a message's `role` when it is one), from
+    /// a line's facts as well as from the index; `usage` reads the line when it is needed.
+    pub fn count_as(
+        &mut self,
+        kind: Kind,
+        role: Option<Role>,
+        usage: impl FnOnce() -> StoreResult<LineUsage>,
+        pi16_usage: bool,
+    ) -> StoreResult<()> {
+        match (role, kind) {
+            (Some(role), _) => {
                 self.message_count += 1;
                 match role {
                     Role::User => self.user_messages += 1,
                     Role::Assistant => {
                         self.assistant_messages += 1;
-                        let message = value()?.get("message").cloned().unwrap_or(JsValue::Null);
-                        let calls = message.get("content").and_then(JsValue::as_array).map_or(
-                            0,
-                            |blocks| {
-                                blocks
-                                    .iter()
-                                    .filter(|b| {
-                                        b.get("type").and_then(JsValue::as_str).as_deref()
-                                            == Some("toolCall")
-                                    })
-                                    .count()
-                            },
-                        );
-                        self.tool_calls += calls as u64;
-                        self.add_usage(message.get("usage"));
+                        let line = usage()?;
+                        self.tool_calls += line.tool_calls;
+                        self.add_usage(line.message_usage);
                     }
                     Role::ToolResult => {
                         self.tool_results += 1;
-                        let entry = value()?;
-                        self.add_usage(entry.get("message").and_then(|m| m.get("usage")));
+                        self.add_usage(usage()?.message_usage);
                     }
                     Role::System | Role::Other => {}
                 }
             }
-            (_, Kind::Compaction | Kind::BranchSummary) => self.add_usage(value()?.get("usage")),
+            (_, Kind::Compaction | Kind::BranchSummary) => self.add_usage(usage()?.entry_usage),
             // pi 1.6 counts usage entries (cache warming, ...); 0.82.1 does not know them.
-            (_, Kind::Usage) if pi16_usage => self.add_usage(value()?.get("usage")),
+            (_, Kind::Usage) if pi16_usage => self.add_usage(usage()?.entry_usage),
             _ => {}
         }
         Ok(())
+    }
+
+    /// Adds what [`SessionStats::count`] counted of later entries, starting from zero: the
+    /// sums are those of one pass in order, since each entry adds its usage once and `0 + x`
+    /// is `x` exactly.
+    pub fn add(&mut self, later: &SessionStats) {
+        self.message_count += later.message_count;
+        self.user_messages += later.user_messages;
+        self.assistant_messages += later.assistant_messages;
+        self.tool_results += later.tool_results;
+        self.tool_calls += later.tool_calls;
+        self.input_tokens += later.input_tokens;
+        self.output_tokens += later.output_tokens;
+        self.cache_read_tokens += later.cache_read_tokens;
+        self.cache_write_tokens += later.cache_write_tokens;
+        self.total_tokens += later.total_tokens;
+        self.cost_total += later.cost_total;
     }
 }

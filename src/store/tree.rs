@@ -379,23 +379,6 @@ impl Session {
         true
     }
 
-    /// `hasTextContent(message.content) || isErrorOrAborted`, on the exact path (the lean
-    /// one is [`super::preview_lean`]).
-    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
-        let [message] = self.entry_fields(position, ["message"])?;
-        let Some(message) = message else {
-            return Ok(false);
-        };
-        let error_or_aborted = match message.get("stopReason") {
-            Some(JsValue::String(reason)) => {
-                !reason.is_empty() && !matches!(reason.escaped(), "stop" | "toolUse")
-            }
-            Some(reason) => reason.is_truthy(),
-            None => false,
-        };
-        Ok(error_or_aborted || message.get("content").is_some_and(has_text))
-    }
-
     /// The rows of the tree pre-order (as [`Session::tree_rows`]) that `filter` shows (all
     /// without one), cut to `window`. `entry_not_found` for an unknown `Around` id.
     pub fn tree_page(
@@ -578,7 +561,7 @@ impl Session {
 }
 
 /// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
-fn has_text(content: &JsValue) -> bool {
+pub(super) fn has_text(content: &JsValue) -> bool {
     let non_blank = |text: &JsValue| match text {
         JsValue::String(s) => !s.trim_js().is_empty(),
         // pi calls `text.trim()`, which only strings have; count anything else as no text.

@@ -659,6 +659,69 @@ fn stats_from_the_index_are_what_pi_counts() {
     }
 }
 
+/// One pass: the first read of a file (no index yet) files the stats and the tree previews
+/// beside the index it writes, gathered while it read the lines; they are what counting and
+/// computing them later from the index gives (every hand-written file, two generated ones,
+/// every profile), and a later open reads them instead of the file.
+#[test]
+fn the_first_read_files_stats_and_previews() {
+    use pi_session::internal::format::profile::Profile;
+    use pi_session::internal::store::{Session, SessionOptions};
+    let work = env::fresh_dir("index-one-pass");
+    let mut files = hand_written_files();
+    files.extend(["5", "6"].iter().filter_map(|s| small_generated(s)));
+    let (mut filed, mut compared) = (0, 0);
+    for (n, file) in files.iter().enumerate() {
+        for profile in Profile::ALL {
+            let dir: std::sync::Arc<Path> =
+                std::sync::Arc::from(work.join(format!("{n}-{}", profile.name())).as_path());
+            let options = |indexed: bool| SessionOptions {
+                index_dir: indexed.then(|| dir.clone()),
+                ..SessionOptions::with_profile(profile)
+            };
+            let Ok(first) = Session::open_read_only(file, options(true)) else {
+                // Not a session in this profile: nothing is filed, nothing to compare.
+                continue;
+            };
+            let has = |extension: &str| !files_named(&dir, extension).is_empty();
+            if !has("idx") {
+                continue;
+            }
+            assert!(
+                has("stats") && has("tree"),
+                "{} ({}): the first read filed no stats or previews",
+                file.display(),
+                profile.name()
+            );
+            filed += 1;
+            let plain = Session::open_read_only(file, options(false)).unwrap();
+            let what = format!("{} ({})", file.display(), profile.name());
+            assert_eq!(
+                first.stats().unwrap(),
+                plain.stats().unwrap(),
+                "{what}: stats"
+            );
+            assert!(
+                *first.tree_facts().unwrap() == *plain.tree_facts().unwrap(),
+                "{what}: previews"
+            );
+            let again = Session::open_read_only(file, options(true)).unwrap();
+            assert_eq!(
+                again.stats().unwrap(),
+                plain.stats().unwrap(),
+                "{what}: stats again"
+            );
+            assert!(
+                *again.tree_facts().unwrap() == *plain.tree_facts().unwrap(),
+                "{what}: previews again"
+            );
+            compared += 4;
+        }
+    }
+    crate::support::count("one-pass stats and previews", compared);
+    assert!(filed >= files.len() * 2, "only {filed} first reads filed");
+}
+
 /// `pi-session tree FILE` with the index in `dir`: its outcome, and how many entries' previews
 /// it read from beside the index and how many it computed (from its debug log).
 fn tree_run(file: &Path, dir: &Path) -> (Outcome, usize, usize) {
@@ -711,7 +774,9 @@ fn tree_previews_are_filed_extended_and_rebuilt() {
         );
     };
     let n = entries(&file);
-    step("first tree", 0, n, &mut found);
+    // The first read of the file filed the previews beside the index it wrote (one pass):
+    // no tree ever computes them for these entries.
+    step("first tree", n, 0, &mut found);
     step("second tree", n, 0, &mut found);
 
     // Appended entries: a reply to the last entry and a new branch from the first one.
