@@ -320,8 +320,11 @@ fn digest_line(bytes: &[u8], read: &LineRead, pi16_usage: bool) -> Option<LineDi
     if facts.kind == Kind::Session {
         return None;
     }
-    // As `Session::line_text` reads it back.
-    let text = String::from_utf8_lossy(bytes);
+    // As `Session::line_text` reads it back (checked at SIMD speed; lossy only when invalid).
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     let (preview, shown) = row_facts_of_line(RowEntry::of_facts(facts), &text).ok()?;
     let role = match facts.payload {
         Payload::Message { role, .. } => Some(role),
