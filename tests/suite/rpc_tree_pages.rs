@@ -419,7 +419,10 @@ fn tree_answers_are_the_same_with_and_without_the_index() {
     assert_eq!(answers(true), without, "a fresh index");
     // One pass: the open that wrote the index filed the previews it gathered while reading
     // the lines; the tree reads them back and computes none.
-    assert!(log_lines(READ) >= files.len() / 2, "previews filed by the first read");
+    assert!(
+        log_lines(READ) >= files.len() / 2,
+        "previews filed by the first read"
+    );
     assert_eq!(
         log_lines(COMPUTED),
         0,
