@@ -81,7 +81,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
         .as_ref()
         .map_or_else(rand::random::<u64>, |r| r.generation);
     let mut outcome = match restored {
-        None => read_file(file, options, None, true)?,
+        None => read_file(file, options, None, options.file_digests)?,
         Some(restored) => match load_from(file, options, Some(restored.resume)) {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -95,7 +95,7 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
                 // taken for this read's entries.
                 generation = rand::random::<u64>();
                 resumed_at = None;
-                read_file(file, options, None, true)?
+                read_file(file, options, None, options.file_digests)?
             }
         },
     };

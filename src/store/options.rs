@@ -26,6 +26,10 @@ pub struct SessionOptions {
     pub index_dir: Option<Arc<Path>>,
     /// The most bytes the index directory may hold before the least recently written go.
     pub index_max_bytes: u64,
+    /// On a first whole read with an index, also file each entry's tree preview and the
+    /// session's stats beside it, so `getInfo` and the first `getTree` read no line again.
+    /// Off where they are never asked for (the store index's build reads for its own rows).
+    pub file_digests: bool,
 }
 
 impl Default for SessionOptions {
@@ -37,6 +41,7 @@ impl Default for SessionOptions {
             ids: Arc::new(IdSource::system()),
             index_dir: None,
             index_max_bytes: DEFAULT_INDEX_MAX_BYTES,
+            file_digests: true,
         }
     }
 }
