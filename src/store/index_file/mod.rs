@@ -462,14 +462,30 @@ fn prune_once(dir: &Path, max_bytes: u64) {
     PRUNED.call_once(|| prune(dir, max_bytes));
 }
 
-/// See [`prune_once`]; public for tests.
+/// The store index's database files in the index directory begin with this
+/// (`crate::catalog`): they count in the directory's bound, but are not pruned here (the
+/// store index is one file that every search and figure needs; the per-session indexes go
+/// first).
+pub const STORE_INDEX_PREFIX: &str = "store-index-";
+
+/// See [`prune_once`]; public for tests and for the store index after it grew.
 pub fn prune(dir: &Path, max_bytes: u64) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let mut kept = Vec::new();
+    // Bytes that count in the bound but are not pruned here: the store index's databases.
+    let mut fixed: u64 = 0;
     for entry in entries.flatten() {
         let path = entry.path();
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(STORE_INDEX_PREFIX))
+        {
+            fixed += std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
+            continue;
+        }
         if path.extension().is_none_or(|e| e != "idx") {
             continue;
         }
@@ -496,7 +512,7 @@ pub fn prune(dir: &Path, max_bytes: u64) {
             _ => kept.push((meta.mtime(), meta.len() + sidecars_len, path)),
         }
     }
-    let mut total: u64 = kept.iter().map(|k| k.1).sum();
+    let mut total: u64 = fixed + kept.iter().map(|k| k.1).sum::<u64>();
     kept.sort();
     for (_, len, path) in kept {
         if total <= max_bytes {
@@ -510,6 +526,13 @@ pub fn prune(dir: &Path, max_bytes: u64) {
         let _ = std::fs::remove_file(path.with_extension("stats"));
         let _ = std::fs::remove_file(path.with_extension(TREE_EXTENSION));
         total -= len;
+    }
+    if fixed > max_bytes {
+        tracing::warn!(
+            "the store index in {} alone takes {} bytes, over the index directory's bound of {max_bytes} ({ENV_MAX_BYTES})",
+            dir.display(),
+            fixed
+        );
     }
 }
 
