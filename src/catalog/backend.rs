@@ -81,7 +81,8 @@ pub struct FileUpdate {
     /// Text of the entries from `previous_text` (0 when `replace`) on, when the text index is
     /// brought up to date too: (position, body, thinking), folded.
     pub texts: Option<Vec<(u32, String, String)>>,
-    /// Positions of the entries on the path to the leaf, ascending (below the batch's end).
+    /// Positions of the entries on the path to the leaf, ascending (all of them up to where
+    /// the file is taken, in every batch).
     pub on_path: Vec<u32>,
 }
 

@@ -542,7 +542,17 @@ impl Job {
             (Change::Unchanged, Some(p)) if !replace => p,
             _ => change::stamp(&file.path, self.observed, upto).map_err(|e| failed(&e))?,
         };
-        let leaf_path = session.on_leaf_path();
+        let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+        // Every batch carries the whole path (up to where the file is taken): a batch that
+        // only adds text still compares the older entries' status with all of it.
+        let on_path: Vec<u32> = session
+            .on_leaf_path()
+            .iter()
+            .take(upto as usize)
+            .enumerate()
+            .filter(|(_, on)| **on)
+            .map(|(i, _)| i as u32)
+            .collect();
         let facts = facts(file, &session);
         // Where each batch's last line ends: the size its stamp is taken at.
         let line_end = |position: u64| session.line_end(position as u32);
@@ -572,20 +582,49 @@ impl Job {
             };
             let mut rows = Vec::with_capacity(end.saturating_sub(position.max(rows_from)) as usize);
             let mut texts = self.with_text.then(Vec::new);
-            for at in position as u32..end as u32 {
-                let wants_text = self.with_text && u64::from(at) >= text_from;
-                let mut row =
-                    extract::entry_row(&session, at, wants_text).map_err(|e| failed(&e.message))?;
-                if let Some(texts) = texts.as_mut().filter(|_| wants_text) {
-                    // Moved, not copied: the rows' text fields are unused.
-                    texts.push((
-                        at,
-                        std::mem::take(&mut row.body),
-                        std::mem::take(&mut row.thinking),
-                    ));
-                }
-                if u64::from(at) >= rows_from {
-                    rows.push(row);
+            let with_text = self.with_text;
+            let read = |from: u64, to: u64| {
+                (from as u32..to as u32)
+                    .map(|at| {
+                        let wants_text = with_text && u64::from(at) >= text_from;
+                        extract::entry_row(&session, at, wants_text)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            // The batch's entries are read on every core: one big file, the last one left,
+            // is not read by one thread while the others wait.
+            let chunk = (end - position).div_ceil(helpers as u64).max(MIN_CHUNK);
+            let parts = if end - position <= chunk {
+                vec![read(position, end)]
+            } else {
+                std::thread::scope(|scope| {
+                    let read = &read;
+                    let handles: Vec<_> = (position..end)
+                        .step_by(chunk as usize)
+                        .map(|from| scope.spawn(move || read(from, (from + chunk).min(end))))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                        .collect()
+                })
+            };
+            let mut at = position as u32;
+            for part in parts {
+                for mut row in part.map_err(|e| failed(&e.message))? {
+                    let wants_text = self.with_text && u64::from(at) >= text_from;
+                    if let Some(texts) = texts.as_mut().filter(|_| wants_text) {
+                        // Moved, not copied: the rows' text fields are unused.
+                        texts.push((
+                            at,
+                            std::mem::take(&mut row.body),
+                            std::mem::take(&mut row.thinking),
+                        ));
+                    }
+                    if u64::from(at) >= rows_from {
+                        rows.push(row);
+                    }
+                    at += 1;
                 }
             }
             let stamp = if end == upto {
@@ -603,13 +642,7 @@ impl Job {
                 None if replace => 0,
                 None => self.previous_text,
             };
-            let on_path = leaf_path
-                .iter()
-                .take(end as usize)
-                .enumerate()
-                .filter(|(_, on)| **on)
-                .map(|(i, _)| i as u32)
-                .collect();
+            let on_path = on_path.clone();
             let update = FileUpdate {
                 facts: facts.clone(),
                 previous,
@@ -638,6 +671,8 @@ impl Job {
 const BATCH_ENTRIES: u64 = 8192;
 /// ... or about this many bytes of their lines (a few batches are in memory at once).
 const BATCH_BYTES: u64 = 8 << 20;
+/// A batch is read by several threads in parts of at least this many entries.
+const MIN_CHUNK: u64 = 512;
 
 fn facts(file: &StoreFile, session: &Session) -> SessionFacts {
     let header = session.header();
