@@ -552,3 +552,38 @@ fn indexed_path(index: &Path) -> Option<PathBuf> {
     r.u64().ok()?;
     Some(PathBuf::from(r.str().ok()?))
 }
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+
+    #[test]
+    fn the_store_index_counts_in_the_bound_and_is_not_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        // Three per-session indexes of 100 bytes (not readable as ours: kept unless the
+        // directory is over its bound) and a store index database of 250 bytes.
+        for name in ["a.idx", "b.idx", "c.idx"] {
+            std::fs::write(dir.path().join(name), [0u8; 100]).unwrap();
+        }
+        let database = dir
+            .path()
+            .join(format!("{STORE_INDEX_PREFIX}pi-cli.sqlite3"));
+        std::fs::write(&database, [0u8; 250]).unwrap();
+        let left = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        // 300 bytes of .idx alone fit in 400; with the database (550) two must go.
+        prune(dir.path(), 400);
+        assert_eq!(left().len(), 2, "{:?}", left());
+        assert!(database.exists(), "the database is never pruned");
+        // Over the bound by the database alone: every .idx goes, the database stays.
+        prune(dir.path(), 200);
+        assert_eq!(left(), vec![format!("{STORE_INDEX_PREFIX}pi-cli.sqlite3")]);
+    }
+}
