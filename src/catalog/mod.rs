@@ -777,7 +777,10 @@ mod tests {
     }
 
     /// What an index answers: every figure row and the hits of two searches, in order.
-    fn answers(catalog: &mut Catalog) -> (Vec<UsageRow>, Vec<(u64, bool)>, Vec<(u64, bool)>) {
+    /// Hits as (line, on the current path).
+    type Hits = Vec<(u64, bool)>;
+
+    fn answers(catalog: &mut Catalog) -> (Vec<UsageRow>, Hits, Hits) {
         let usage = catalog.usage(None).unwrap();
         let mut hits = |word: &str| {
             let mut keys: Vec<(u64, bool)> = catalog
