@@ -933,7 +933,7 @@ fn a_flat_session_dir_is_read_as_pi_reads_it() {
         panic!("the store needs the oracle");
     };
     let store = Store::generated(oracle, 23, &[]);
-    let query = ["search", "--json", "--limit", "100000", "--", "the"];
+    let query = ["search", "--json", "--limit", "100000", "--", "parser"];
     let expected = named_hits(&store.json(&query));
     assert!(!expected.is_empty());
     let stats = ["stats", "--json", "-z", "UTC", "--by", "project"];
@@ -945,8 +945,8 @@ fn a_flat_session_dir_is_read_as_pi_reads_it() {
         std::fs::copy(&file, flat.join(file.file_name().unwrap())).unwrap();
     }
     let flat_text = flat.to_str().unwrap();
-    let mut with_flag = vec!["--session-dir", flat_text];
-    with_flag.splice(0..0, query);
+    let mut with_flag = query.to_vec();
+    with_flag.splice(1..1, ["--session-dir", flat_text]);
     let found = store.json(&with_flag);
     assert_eq!(named_hits(&found), expected, "--session-dir");
     assert!(found["pending"].is_null());
