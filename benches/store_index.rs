@@ -5,7 +5,10 @@
 //! - the first index build (`stats`, no index yet), its MB/s of session file and of text;
 //! - `stats --by day` warm, beside `ccusage pi daily --json --offline` on the same store;
 //! - `search`, 10 rare and 10 common queries, warm, top 20;
-//! - the database's size against the text it indexes.
+//! - the database's size against the text it indexes;
+//! - the same searches with pi 0.82.1's /resume search (`SessionManager.listAll` then its
+//!   `filterAndSortSessions`, `tests/oracle/pi-resume-search.mjs`), a process each;
+//! - a bare FTS5 insert of the same folded text, beside the first search's text build.
 //!
 //! Best wall time and peak memory of `BENCH_RUNS` (default 3) fresh processes each. Needs Node
 //! and npm (ccusage 19.0.3 is installed into target/ccusage when missing).
@@ -251,5 +254,83 @@ fn main() {
             walls[walls.len() - 1] * 1e3
         );
     }
+    // pi 0.82.1's /resume search over every project: SessionManager.listAll, then its
+    // filterAndSortSessions, a process per query (BENCH_PI_QUERIES of each kind, default 2:
+    // each reads the whole store).
+    let pi_queries: usize = std::env::var("BENCH_PI_QUERIES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2);
+    let resume = root().join("target/oracle/pi-resume-search.mjs");
+    if !resume.exists() {
+        let _ = std::fs::copy(root().join("tests/oracle/pi-resume-search.mjs"), &resume);
+    }
+    for query in RARE[..pi_queries].iter().chain(&COMMON[..pi_queries]) {
+        let pi = side_by_side::best(1, || {
+            let mut command = Command::new("node");
+            command
+                .arg(&resume)
+                .arg(query)
+                .env("HOME", agent.parent().unwrap())
+                .env("PI_CODING_AGENT_DIR", &agent);
+            command
+        });
+        let us = side_by_side::best(runs, || {
+            ours(
+                &agent,
+                &index,
+                &["search", "--json", "--limit", "20", "--", query],
+            )
+        });
+        println!(
+            "search {query:?}: pi /resume {:.3} s, pi-session {:.1} ms ({:.0}x)",
+            pi.0,
+            us.0 * 1e3,
+            pi.0 / us.0
+        );
+    }
+    // The text index against a bare FTS5 insert of the same folded text into an empty table
+    // of the same definition, one transaction, in this process.
+    let bare = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut statement = conn
+            .prepare("SELECT rowid, body, thinking FROM entry_text ORDER BY rowid")
+            .unwrap();
+        let rows: Vec<(i64, String, String)> = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let target = bench_dir().join("bare-fts.sqlite3");
+        let _ = std::fs::remove_file(&target);
+        let mut bare = rusqlite::Connection::open(&target).unwrap();
+        bare.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+             CREATE VIRTUAL TABLE entry_text USING fts5(body, thinking,
+               tokenize = 'trigram case_sensitive 1');",
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let tx = bare.transaction().unwrap();
+        {
+            let mut insert = tx
+                .prepare("INSERT INTO entry_text(rowid, body, thinking) VALUES (?1, ?2, ?3)")
+                .unwrap();
+            for (rowid, body, thinking) in &rows {
+                insert
+                    .execute(rusqlite::params![rowid, body, thinking])
+                    .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        let took = started.elapsed().as_secs_f64();
+        let _ = std::fs::remove_file(&target);
+        took
+    };
+    println!(
+        "bare FTS5 insert of the same text: {bare:.3} s; the first search's whole text build \
+         (reading, folding, filing) is {:.2}x that",
+        first_search.0 / bare
+    );
     println!("load after: {}", load());
 }

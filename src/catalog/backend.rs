@@ -56,8 +56,10 @@ pub struct SessionFacts {
     pub parent_file_id: Option<String>,
 }
 
-/// One file brought up to date: its entries from `rows[0].position` on (all of them when
-/// `replace`), and which entries are now on the current path.
+/// One batch of a file brought up to date: its entries from `rows[0].position` on (all of
+/// them when `replace`), and which entries are now on the current path. A big file comes in
+/// several batches, each naming the stamp the one before it filed (a stamp's `entries` and
+/// `size` then stop at the batch's last line).
 #[derive(Debug)]
 pub struct FileUpdate {
     pub facts: SessionFacts,
@@ -68,13 +70,19 @@ pub struct FileUpdate {
     pub stamp: FileStamp,
     /// The text progress this update was computed against (see `previous`).
     pub previous_text: u64,
+    /// Entries whose text is in the text index once this update is filed (the first ones).
+    pub text_entries: u64,
     pub replace: bool,
+    /// Entries filed before this update may have changed branch status (the leaf moved):
+    /// true in a file's first batch; later batches of the same read only add entries.
+    pub check_old_path: bool,
     /// New entries (their text fields unused: text comes in `texts`).
     pub rows: Vec<EntryRow>,
     /// Text of the entries from `previous_text` (0 when `replace`) on, when the text index is
     /// brought up to date too: (position, body, thinking), folded.
     pub texts: Option<Vec<(u32, String, String)>>,
-    /// Positions of the entries on the path to the leaf, ascending.
+    /// Positions of the entries on the path to the leaf, ascending (all of them up to where
+    /// the file is taken, in every batch).
     pub on_path: Vec<u32>,
 }
 

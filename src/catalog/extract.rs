@@ -216,39 +216,7 @@ fn cut(text: &mut String, max: usize) {
 /// enough for the short reading (a key twice, content blocks that are not objects, ...): the
 /// caller then parses the whole line.
 fn light_value(line: &str) -> Option<JsValue> {
-    use serde::Deserialize;
-    use serde_json::value::RawValue;
-    #[derive(Deserialize)]
-    struct Entry<'a> {
-        #[serde(borrow)]
-        message: Option<&'a RawValue>,
-        #[serde(borrow)]
-        usage: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Message<'a> {
-        #[serde(borrow)]
-        role: Option<&'a RawValue>,
-        #[serde(borrow)]
-        provider: Option<&'a RawValue>,
-        #[serde(borrow)]
-        model: Option<&'a RawValue>,
-        #[serde(borrow)]
-        tool_name: Option<&'a RawValue>,
-        #[serde(borrow)]
-        usage: Option<&'a RawValue>,
-        #[serde(borrow)]
-        content: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Block<'a> {
-        #[serde(borrow, rename = "type")]
-        kind: Option<&'a RawValue>,
-        #[serde(borrow)]
-        name: Option<&'a RawValue>,
-    }
-    fn member(out: &mut String, key: &str, value: Option<&RawValue>) {
+    fn member(out: &mut String, key: &str, value: Option<&str>) {
         if let Some(value) = value {
             if !out.ends_with('{') {
                 out.push(',');
@@ -256,27 +224,70 @@ fn light_value(line: &str) -> Option<JsValue> {
             out.push('"');
             out.push_str(key);
             out.push_str("\":");
-            out.push_str(value.get());
+            out.push_str(value);
         }
     }
-    let entry: Entry<'_> = serde_json::from_str(line).ok()?;
+    // A member set to null reads as one that is not there (serde's `Option`, as before).
+    fn present(v: Option<&str>) -> Option<&str> {
+        v.filter(|v| *v != "null")
+    }
+    const KEYS: [&str; 6] = ["role", "provider", "model", "toolName", "usage", "content"];
+    let b = line.as_bytes();
+    let mut entry: [Option<&str>; 2] = [None; 2];
+    // The message, when it is an object: its members, and its content blocks' type and name.
+    let mut fields: Option<[Option<&str>; 6]> = None;
+    let mut blocks: Option<Vec<[Option<&str>; 2]>> = None;
+    let end = skim::object(b, 0, &["message", "usage"], |slot, at| {
+        let end = match (slot, b.get(at)) {
+            (0, Some(b'{')) => {
+                let mut message = [None; 6];
+                let end = skim::object(b, at, &KEYS, |slot, at| {
+                    let end = match (slot, b.get(at)) {
+                        (5, Some(b'[')) => {
+                            let mut list = Vec::new();
+                            let end = skim::array(b, at, |at| {
+                                if b.get(at) != Some(&b'{') {
+                                    return None;
+                                }
+                                let mut block = [None; 2];
+                                let end = skim::object(b, at, &["type", "name"], |slot, at| {
+                                    let end = skim::value(b, at)?;
+                                    block[slot] = Some(line.get(at..end)?);
+                                    Some(end)
+                                })?;
+                                list.push(block.map(present));
+                                Some(end)
+                            })?;
+                            blocks = Some(list);
+                            end
+                        }
+                        _ => skim::value(b, at)?,
+                    };
+                    message[slot] = Some(line.get(at..end)?);
+                    Some(end)
+                })?;
+                fields = Some(message.map(present));
+                end
+            }
+            _ => skim::value(b, at)?,
+        };
+        entry[slot] = Some(line.get(at..end)?);
+        Some(end)
+    })?;
+    if skim::ws(b, end) != b.len() {
+        return None;
+    }
+    let [message, usage] = entry.map(present);
     let mut out = String::from("{");
-    if let Some(message) = entry.message {
-        let text = message.get();
-        if !text.starts_with('{') {
-            member(&mut out, "message", Some(message));
-        } else {
-            let message: Message<'_> = serde_json::from_str(text).ok()?;
+    match (message, fields) {
+        (Some(_), Some(fields)) => {
             // `message` is the first member written.
             out.push_str("\"message\":{");
-            member(&mut out, "role", message.role);
-            member(&mut out, "provider", message.provider);
-            member(&mut out, "model", message.model);
-            member(&mut out, "toolName", message.tool_name);
-            member(&mut out, "usage", message.usage);
-            if let Some(content) = message.content {
-                if content.get().starts_with('[') {
-                    let blocks: Vec<Block<'_>> = serde_json::from_str(content.get()).ok()?;
+            for (key, value) in KEYS[..5].iter().zip(&fields[..5]) {
+                member(&mut out, key, *value);
+            }
+            if let Some(content) = fields[5] {
+                if let Some(blocks) = blocks.as_ref().filter(|_| content.starts_with('[')) {
                     if !out.ends_with('{') {
                         out.push(',');
                     }
@@ -286,12 +297,12 @@ fn light_value(line: &str) -> Option<JsValue> {
                             out.push(',');
                         }
                         out.push('{');
-                        member(&mut out, "type", block.kind);
-                        member(&mut out, "name", block.name);
+                        member(&mut out, "type", block[0]);
+                        member(&mut out, "name", block[1]);
                         out.push('}');
                     }
                     out.push(']');
-                } else if content.get().starts_with('"') {
+                } else if content.starts_with('"') {
                     // A string: no blocks, no tools (its text is not read here).
                     if !out.ends_with('{') {
                         out.push(',');
@@ -303,8 +314,158 @@ fn light_value(line: &str) -> Option<JsValue> {
             }
             out.push('}');
         }
+        (Some(message), None) => member(&mut out, "message", Some(message)),
+        (None, _) => {}
     }
-    member(&mut out, "usage", entry.usage);
+    member(&mut out, "usage", usage);
     out.push('}');
     crate::format::json::parse(&out).ok()
+}
+
+/// A JSON skimmer for [`light_value`]: walks a line once, handing the members it names to
+/// the caller and skipping everything else without decoding it (a string is jumped over
+/// with `memchr` to its closing quote: most of a line is text that is never read). It reads
+/// lines the session reader already parsed as JSON; anything it does not expect (a key
+/// written with escapes, a key named twice, a value that is not where it should be) is
+/// `None`, and the caller parses the whole line instead.
+mod skim {
+    pub fn ws(b: &[u8], mut i: usize) -> usize {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        i
+    }
+
+    /// The index just past the string whose opening quote is at `i`: the next quote not
+    /// escaped (preceded by an even run of backslashes; the run cannot reach back past the
+    /// opening quote).
+    fn string(b: &[u8], i: usize) -> Option<usize> {
+        let mut at = i + 1;
+        loop {
+            at += memchr::memchr(b'"', b.get(at..)?)?;
+            let run = b[i + 1..at]
+                .iter()
+                .rev()
+                .take_while(|c| **c == b'\\')
+                .count();
+            if run % 2 == 0 {
+                return Some(at + 1);
+            }
+            at += 1;
+        }
+    }
+
+    /// The index just past the value starting at `i`.
+    pub fn value(b: &[u8], i: usize) -> Option<usize> {
+        match *b.get(i)? {
+            b'"' => string(b, i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut at = i;
+                loop {
+                    match *b.get(at)? {
+                        b'"' => {
+                            at = string(b, at)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(at + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    at += 1;
+                }
+            }
+            _ => {
+                let mut at = i;
+                while at < b.len()
+                    && !matches!(b[at], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                {
+                    at += 1;
+                }
+                (at > i).then_some(at)
+            }
+        }
+    }
+
+    /// The object starting at or after `i` (whitespace first): for each member named in
+    /// `keys`, `member(slot, at)` reads the value starting at `at` and returns where it
+    /// ends; other members are skipped. A key named twice is `None`. Returns the index just
+    /// past the object.
+    pub fn object(
+        b: &[u8],
+        i: usize,
+        keys: &[&str],
+        mut member: impl FnMut(usize, usize) -> Option<usize>,
+    ) -> Option<usize> {
+        let mut seen = 0u32;
+        let mut i = ws(b, i);
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        if b.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = string(b, i)?;
+            let key = &b[i + 1..key_end - 1];
+            if key.contains(&b'\\') {
+                return None;
+            }
+            i = ws(b, key_end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = ws(b, i + 1);
+            let end = match keys.iter().position(|k| k.as_bytes() == key) {
+                Some(slot) => {
+                    if seen & (1 << slot) != 0 {
+                        return None;
+                    }
+                    seen |= 1 << slot;
+                    member(slot, i)?
+                }
+                None => value(b, i)?,
+            };
+            i = ws(b, end);
+            match b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b'}' => return Some(i + 1),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The array starting at `i`: `element(at)` reads each element and returns where it
+    /// ends. Returns the index just past the array.
+    pub fn array(
+        b: &[u8],
+        i: usize,
+        mut element: impl FnMut(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        if b.get(i) != Some(&b'[') {
+            return None;
+        }
+        let mut i = ws(b, i + 1);
+        if b.get(i) == Some(&b']') {
+            return Some(i + 1);
+        }
+        loop {
+            let end = element(i)?;
+            i = ws(b, end);
+            match b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b']' => return Some(i + 1),
+                _ => return None,
+            }
+        }
+    }
 }

@@ -9,7 +9,50 @@ use crate::repo::paths::is_session_file_name;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreFile {
     pub path: PathBuf,
-    pub project: String,
+    /// `None` in a flat sessions directory (`--session-dir`): the project is then the
+    /// directory name pi would give the header's cwd, so `--cwd` means the same everywhere.
+    pub project: Option<String>,
+}
+
+/// How the store's session files are laid out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// A sessions root: `<root>/<project>/*.jsonl` (pi's default).
+    Root(PathBuf),
+    /// One flat directory of sessions of any cwd (pi's `--session-dir`,
+    /// `$PI_CODING_AGENT_SESSION_DIR`, settings' `sessionDir`), as `listAll(sessionDir)` reads it.
+    Flat(PathBuf),
+}
+
+/// The session files of `layout`, sorted by path.
+pub fn layout_files(
+    layout: &Layout,
+    mut unreadable: impl FnMut(&Path, std::io::Error),
+) -> Vec<StoreFile> {
+    match layout {
+        Layout::Root(root) => store_files(root, unreadable),
+        Layout::Flat(dir) => {
+            let mut files = Vec::new();
+            match std::fs::read_dir(dir) {
+                Ok(names) => {
+                    for file in names.flatten() {
+                        let name = file.file_name();
+                        let regular = file.file_type().is_ok_and(|t| t.is_file());
+                        if regular && name.to_str().is_some_and(is_session_file_name) {
+                            files.push(StoreFile {
+                                path: file.path(),
+                                project: None,
+                            });
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => unreadable(dir, e),
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            files
+        }
+    }
 }
 
 /// The session files under `root`, sorted by path. Directories that cannot be read are
@@ -44,7 +87,7 @@ pub fn store_files(
                     if regular && name.to_str().is_some_and(is_session_file_name) {
                         files.push(StoreFile {
                             path: file.path(),
-                            project: project.clone(),
+                            project: Some(project.clone()),
                         });
                     }
                 }

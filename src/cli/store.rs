@@ -20,6 +20,10 @@ pub struct ScopeArgs {
     /// Only the sessions of the project in this directory.
     #[arg(long, value_name = "DIR")]
     cwd: Option<String>,
+    /// The sessions in this flat directory, as pi's --session-dir (default: that option's
+    /// $PI_CODING_AGENT_SESSION_DIR, else settings' sessionDir, else the sessions root).
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<String>,
     /// pi-cli (pi 0.82.1, default), pi-1.6 or harness: whose reading; one index per profile.
     #[arg(long, default_value = "pi-cli", value_parser = parse_profile)]
     profile: Profile,
@@ -49,11 +53,21 @@ impl ScopeArgs {
         Ok(Some(ops::Scope::new(config)))
     }
 
-    fn scope(&self) -> StoreScope {
-        StoreScope {
+    /// The sessions directory read as pi's command line reads it: the flag, else
+    /// `$PI_CODING_AGENT_SESSION_DIR`, else settings' `sessionDir` (for the cwd of the process,
+    /// or of `--cwd`).
+    fn scope(&self, scope: &ops::Scope) -> Result<StoreScope, CommandFailure> {
+        let cwd = self
+            .cwd
+            .clone()
+            .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());
+        let session_dir = ops::cli_session_dir(scope, self.profile, &cwd, self.session_dir.clone())
+            .map_err(op_failed(None))?;
+        Ok(StoreScope {
             profile: Some(self.profile),
             cwd: self.cwd.clone(),
-        }
+            session_dir,
+        })
     }
 }
 
@@ -178,7 +192,7 @@ fn time_bound(name: &str, text: &str, end: bool) -> Result<f64, CommandFailure> 
 pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandFailure> {
     let input = SearchInput {
         query: args.query,
-        scope: args.scope.scope(),
+        scope: args.scope.scope(scope)?,
         role: args.role,
         since_ms: args
             .since
@@ -203,6 +217,13 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandF
         ops::search(team.as_ref().unwrap_or(scope), input, &bar).map_err(op_failed(None))?;
     if let Some(note) = &found.note {
         warn(format_args!("{note}"));
+    }
+    if let Some(pending) = &found.pending {
+        warn(format_args!(
+            "another process is building the store index: these hits are from what it has filed; {} session files ({:.1} MB) are not searched yet",
+            pending.files,
+            pending.bytes as f64 / 1e6
+        ));
     }
     if args.scope.json {
         let text = serde_json::to_string_pretty(&found)
@@ -234,7 +255,7 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandF
 
 pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, CommandFailure> {
     let input = StatsInput {
-        scope: args.scope.scope(),
+        scope: args.scope.scope(scope)?,
         by: args.by,
         since: args.since,
         until: args.until,

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::catalog::{self, Catalog, Progress, SearchSpec, SyncReport, query};
+use crate::catalog::{
+    self, Catalog, Pending, Progress, SearchSpec, SyncReport, WhileBuilding, query,
+};
 use crate::format::profile::Profile;
 
 use super::error::OpError;
@@ -18,6 +20,10 @@ pub struct StoreScope {
     pub profile: Option<Profile>,
     /// Only the sessions of this project (its working directory); `None`: every project.
     pub cwd: Option<String>,
+    /// A flat sessions directory (pi's `--session-dir`: sessions of any cwd, their project the
+    /// directory pi would give their header's cwd) instead of the sessions root; for the
+    /// harness, another sessions root. `None`: the sessions root.
+    pub session_dir: Option<String>,
 }
 
 #[derive(
@@ -81,6 +87,9 @@ pub struct SearchOutput {
     pub index: SyncReport,
     /// Why the persisted index could not be used, when it was not.
     pub note: Option<String>,
+    /// Another process was building the index: the hits come from what it had filed, and
+    /// this much was left (`null`: the index was up to date).
+    pub pending: Option<Pending>,
 }
 
 /// Asks `query` of the store index of `profile`, brought up to date with the store first (in
@@ -88,9 +97,11 @@ pub struct SearchOutput {
 /// and, when the persisted index could not be used, why.
 pub(crate) fn ask<T>(
     scope: &Scope,
+    store: &StoreScope,
     profile: Profile,
     progress: &dyn Progress,
     with_text: bool,
+    mode: WhileBuilding,
     mut query: impl FnMut(&mut dyn catalog::Backend) -> catalog::CatalogResult<T>,
 ) -> Result<(T, SyncReport, Option<String>), OpError> {
     let config = &scope.config;
@@ -100,19 +111,42 @@ pub(crate) fn ask<T>(
         let answer = query(&mut backend).map_err(OpError::from)?;
         return Ok((answer, SyncReport::default(), None));
     }
-    let mut catalog = Catalog::open(config.index_dir.as_deref(), profile).map_err(OpError::from)?;
+    let layout = layout(scope, profile, store.session_dir.as_deref())?;
+    let mut catalog =
+        Catalog::open(config.index_dir.as_deref(), profile, &layout).map_err(OpError::from)?;
     if let Some(note) = &catalog.note {
         tracing::warn!("{note}");
     }
-    let root = scope.repo.env().io_path(&scope.repo.env().sessions_root());
+    let root = layout;
     let options = config.session_options(profile);
     let (answer, report) = catalog
-        .answer(&root, &options, progress, with_text, query)
+        .answer(&root, &options, progress, with_text, mode, query)
         .map_err(OpError::from)?;
     for skipped in &report.skipped {
         tracing::warn!("left out of the store index: {skipped}");
     }
     Ok((answer, report, catalog.note))
+}
+
+/// Where the store's session files are: the sessions root, or a flat sessions directory
+/// (pi-cli, pi-1.6), or another sessions root (harness).
+fn layout(
+    scope: &Scope,
+    profile: Profile,
+    session_dir: Option<&str>,
+) -> Result<catalog::Layout, OpError> {
+    let env = scope.repo.env();
+    let Some(dir) = session_dir.filter(|d| !d.is_empty()) else {
+        return Ok(catalog::Layout::Root(env.io_path(&env.sessions_root())));
+    };
+    let dir = env.io_path(&env.normalize_path(dir)?);
+    Ok(
+        if profile.rules().listing == crate::format::profile::ListingRule::HarnessHeaders {
+            catalog::Layout::Root(dir)
+        } else {
+            catalog::Layout::Flat(dir)
+        },
+    )
 }
 
 /// The project directory name of `cwd` (as the sessions root names it).
@@ -150,9 +184,16 @@ pub fn search(
         limit: input.limit.unwrap_or(DEFAULT_LIMIT),
         offset: input.offset,
     };
-    let (hits, index, note) = ask(scope, profile, progress, true, |backend| {
-        backend.search(&spec)
-    })?;
+    let (hits, index, note) = ask(
+        scope,
+        &input.scope,
+        profile,
+        progress,
+        true,
+        WhileBuilding::AnswerNow,
+        |backend| backend.search(&spec),
+    )?;
+    let pending = index.pending;
     let hits = hits
         .into_iter()
         .map(|h| SearchHit {
@@ -168,7 +209,12 @@ pub fn search(
             score: h.score,
         })
         .collect();
-    Ok(SearchOutput { hits, index, note })
+    Ok(SearchOutput {
+        hits,
+        index,
+        note,
+        pending,
+    })
 }
 
 pub(crate) fn iso_utc(millis: f64) -> Option<String> {

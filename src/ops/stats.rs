@@ -230,9 +230,15 @@ pub fn stats(
         .map(|cwd| project_of(scope, cwd))
         .transpose()?;
     let profile = scope.profile(input.scope.profile);
-    let (rows, index, note) = ask(scope, profile, progress, false, |backend| {
-        backend.usage(project.as_deref())
-    })?;
+    let (rows, index, note) = ask(
+        scope,
+        &input.scope,
+        profile,
+        progress,
+        false,
+        crate::catalog::WhileBuilding::Wait,
+        |backend| backend.usage(project.as_deref()),
+    )?;
     let mut groups: BTreeMap<String, (Figures, BTreeMap<String, Figures>)> = BTreeMap::new();
     let mut totals = Figures::default();
     let mut twice = Figures::default();

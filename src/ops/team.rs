@@ -34,7 +34,9 @@ impl TeamSync {
 
     /// Files what changed in the store since the stamps the database holds for this machine.
     pub fn step(&mut self, scope: &Scope, progress: &dyn Progress) -> Result<SyncReport, OpError> {
-        let root = scope.repo.env().io_path(&scope.repo.env().sessions_root());
+        let root = crate::catalog::Layout::Root(
+            scope.repo.env().io_path(&scope.repo.env().sessions_root()),
+        );
         let options = scope.config.session_options(self.profile);
         let report = self
             .catalog

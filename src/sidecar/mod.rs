@@ -104,6 +104,11 @@ pub struct StoreIndexCapabilities {
     /// A `workDoneToken` in the params is answered with `$/progress` while the index catches
     /// up (LSP's work-done progress).
     pub work_done_progress: bool,
+    /// `session/search` answers at once while another process builds the index, from what
+    /// it has filed, and says what is left (`pending`).
+    pub search_pending: bool,
+    /// `session/search` and `session/stats` take `sessionDir` (a flat sessions directory).
+    pub session_dir: bool,
 }
 
 /// `capabilities.listing`.
@@ -169,6 +174,8 @@ impl SidecarCapabilities {
                     vec![Day, Week, Month, Model, Project, Session]
                 },
                 work_done_progress: true,
+                search_pending: true,
+                session_dir: true,
             },
         }
     }

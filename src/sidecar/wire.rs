@@ -1139,6 +1139,9 @@ pub struct SearchParams {
     pub profile: Option<Profile>,
     /// Only the sessions of the project in this directory; omitted: every project.
     pub cwd: Option<String>,
+    /// A flat sessions directory (pi's `--session-dir`) instead of the sessions root's
+    /// project directories (harness: another sessions root); its own index.
+    pub session_dir: Option<String>,
     /// `message.role` (user, assistant, toolResult, ...) or the entry type of other entries
     /// (compaction, branch_summary, custom_message, label, session_info).
     pub role: Option<String>,
@@ -1174,6 +1177,9 @@ pub struct StatsParams {
     pub profile: Option<Profile>,
     /// Only the sessions of the project in this directory; omitted: every project.
     pub cwd: Option<String>,
+    /// A flat sessions directory (pi's `--session-dir`) instead of the sessions root's
+    /// project directories (harness: another sessions root); its own index.
+    pub session_dir: Option<String>,
     /// The groups (default `day`).
     #[serde(default)]
     pub by: crate::ops::GroupBy,
@@ -1199,6 +1205,7 @@ impl SearchParams {
             scope: crate::ops::StoreScope {
                 profile: self.profile,
                 cwd: self.cwd,
+                session_dir: self.session_dir,
             },
             role: self.role,
             since_ms: self.since_ms,
@@ -1221,6 +1228,7 @@ impl StatsParams {
             scope: crate::ops::StoreScope {
                 profile: self.profile,
                 cwd: self.cwd,
+                session_dir: self.session_dir,
             },
             by: self.by,
             since: self.since,

@@ -452,6 +452,14 @@ impl Session {
         }
     }
 
+    /// Where the entry's line ends in the file (`None`: its text is held in memory).
+    pub fn line_end(&self, position: u32) -> Option<u64> {
+        match self.index.record(position).body() {
+            Body::File { offset, len } => Some(offset + u64::from(len)),
+            Body::Held(_) => None,
+        }
+    }
+
     /// An entry as `JSON.parse` gives it.
     pub fn entry_value(&self, position: u32) -> StoreResult<JsValue> {
         let text = self.line_text(position)?;

@@ -910,3 +910,74 @@ fn each_profile_has_its_own_index() {
     other.json(&["--no-index", "search", "the", "--json"]);
     assert!(!other.index.join("store-index-pi-cli.sqlite3").exists());
 }
+
+/// The hits' file names and lines (the directory differs between layouts).
+fn named_hits(found: &Value) -> BTreeSet<(String, u64)> {
+    found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let path = PathBuf::from(h["sessionPath"].as_str().unwrap());
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                h["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_flat_session_dir_is_read_as_pi_reads_it() {
+    let Some(oracle) = support::oracle("catalog session dir") else {
+        panic!("the store needs the oracle");
+    };
+    let store = Store::generated(oracle, 23, &[]);
+    let query = ["search", "--json", "--limit", "100000", "--", "parser"];
+    let expected = named_hits(&store.json(&query));
+    assert!(!expected.is_empty());
+    let stats = ["stats", "--json", "-z", "UTC", "--by", "project"];
+    let expected_stats = store.json(&stats);
+    // The same files in one flat directory, as pi's --session-dir writes them.
+    let flat = store.agent.parent().unwrap().join("flat");
+    std::fs::create_dir_all(&flat).unwrap();
+    for file in store.files() {
+        std::fs::copy(&file, flat.join(file.file_name().unwrap())).unwrap();
+    }
+    let flat_text = flat.to_str().unwrap();
+    let mut with_flag = query.to_vec();
+    with_flag.splice(1..1, ["--session-dir", flat_text]);
+    let found = store.json(&with_flag);
+    assert_eq!(named_hits(&found), expected, "--session-dir");
+    assert!(found["pending"].is_null());
+    // $PI_CODING_AGENT_SESSION_DIR, as pi's command line reads it.
+    let output = run_bounded(
+        {
+            let mut command = store.command(&query);
+            command.env("PI_CODING_AGENT_SESSION_DIR", &flat);
+            command
+        },
+        Duration::from_secs(60),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(named_hits(&found), expected, "PI_CODING_AGENT_SESSION_DIR");
+    // Its own index: the sessions root's is left as it was.
+    let databases: Vec<_> = std::fs::read_dir(&store.index)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("store-index-pi-cli") && n.ends_with(".sqlite3"))
+        .collect();
+    assert_eq!(databases.len(), 2, "{databases:?}");
+    // A session's project is the directory pi would give its header's cwd: the figures by
+    // project are the same.
+    let mut flat_stats = stats.to_vec();
+    flat_stats.extend(["--session-dir", flat_text]);
+    let by_project = store.json(&flat_stats);
+    assert_eq!(by_project["projects"], expected_stats["projects"]);
+}

@@ -295,12 +295,7 @@ impl Backend for Sqlite {
         }
         let facts = &update.facts;
         let stamp = &update.stamp;
-        // Entries whose text is filed once this update is.
-        let text_entries = match &update.texts {
-            Some(_) => stamp.entries,
-            None if update.replace => 0,
-            None => update.previous_text,
-        };
+        let text_entries = update.text_entries;
         if let (Some((id, _, _)), true) = (&existing, update.replace) {
             fts::delete_session(&tx, *id).map_err(fail)?;
             tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
@@ -348,7 +343,7 @@ impl Backend for Sqlite {
                        ts_ms, provider, model, tools, assistant, has_usage, tool_calls, input,
                        output, cache_read, cache_write, cost, on_path, copied)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                       ?16, ?17, ?18, ?19, 0, 0)",
+                       ?16, ?17, ?18, ?19, ?20, 0)",
                 )
                 .map_err(fail)?;
             for row in &update.rows {
@@ -382,7 +377,8 @@ impl Backend for Sqlite {
                         u.output_tokens,
                         u.cache_read_tokens,
                         u.cache_write_tokens,
-                        u.cost_total
+                        u.cost_total,
+                        update.on_path.binary_search(&row.position).is_ok()
                     ])
                     .map_err(fail)?;
             }
@@ -396,15 +392,35 @@ impl Backend for Sqlite {
                 fts::insert(&tx, rid, body, thinking).map_err(fail)?;
             }
         }
-        // The path: only entries whose status changed are written.
-        let was: HashSet<u32> = tx
-            .prepare_cached("SELECT pos FROM entries WHERE session = ?1 AND on_path = 1")
+        // The path: new entries came with their status; of the older ones (the leaf may have
+        // moved), only those whose status changed are written.
+        let older = update
+            .rows
+            .first()
+            .map_or(u32::MAX, |row| row.position)
+            .min(if update.check_old_path { u32::MAX } else { 0 });
+        let was: HashSet<u32> = if older == 0 || update.replace {
+            HashSet::new()
+        } else {
+            tx.prepare_cached(
+                "SELECT pos FROM entries WHERE session = ?1 AND on_path = 1 AND pos < ?2",
+            )
             .and_then(|mut s| {
-                s.query_map(params![session], |r| r.get::<_, u32>(0))?
+                s.query_map(params![session, older], |r| r.get::<_, u32>(0))?
                     .collect::<Result<_, _>>()
             })
-            .map_err(fail)?;
-        let now: HashSet<u32> = update.on_path.iter().copied().collect();
+            .map_err(fail)?
+        };
+        let now: HashSet<u32> = if older == 0 || update.replace {
+            HashSet::new()
+        } else {
+            update
+                .on_path
+                .iter()
+                .copied()
+                .filter(|p| *p < older)
+                .collect()
+        };
         {
             let mut set = tx
                 .prepare_cached("UPDATE entries SET on_path = ?3 WHERE session = ?1 AND pos = ?2")

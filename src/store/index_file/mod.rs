@@ -462,14 +462,30 @@ fn prune_once(dir: &Path, max_bytes: u64) {
     PRUNED.call_once(|| prune(dir, max_bytes));
 }
 
-/// See [`prune_once`]; public for tests.
+/// The store index's database files in the index directory begin with this
+/// (`crate::catalog`): they count in the directory's bound, but are not pruned here (the
+/// store index is one file that every search and figure needs; the per-session indexes go
+/// first).
+pub const STORE_INDEX_PREFIX: &str = "store-index-";
+
+/// See [`prune_once`]; public for tests and for the store index after it grew.
 pub fn prune(dir: &Path, max_bytes: u64) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let mut kept = Vec::new();
+    // Bytes that count in the bound but are not pruned here: the store index's databases.
+    let mut fixed: u64 = 0;
     for entry in entries.flatten() {
         let path = entry.path();
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(STORE_INDEX_PREFIX))
+        {
+            fixed += std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
+            continue;
+        }
         if path.extension().is_none_or(|e| e != "idx") {
             continue;
         }
@@ -496,7 +512,7 @@ pub fn prune(dir: &Path, max_bytes: u64) {
             _ => kept.push((meta.mtime(), meta.len() + sidecars_len, path)),
         }
     }
-    let mut total: u64 = kept.iter().map(|k| k.1).sum();
+    let mut total: u64 = fixed + kept.iter().map(|k| k.1).sum::<u64>();
     kept.sort();
     for (_, len, path) in kept {
         if total <= max_bytes {
@@ -510,6 +526,13 @@ pub fn prune(dir: &Path, max_bytes: u64) {
         let _ = std::fs::remove_file(path.with_extension("stats"));
         let _ = std::fs::remove_file(path.with_extension(TREE_EXTENSION));
         total -= len;
+    }
+    if fixed > max_bytes {
+        tracing::warn!(
+            "the store index in {} alone takes {} bytes, over the index directory's bound of {max_bytes} ({ENV_MAX_BYTES})",
+            dir.display(),
+            fixed
+        );
     }
 }
 
@@ -528,4 +551,39 @@ fn indexed_path(index: &Path) -> Option<PathBuf> {
     r.str().ok()?;
     r.u64().ok()?;
     Some(PathBuf::from(r.str().ok()?))
+}
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+
+    #[test]
+    fn the_store_index_counts_in_the_bound_and_is_not_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        // Three per-session indexes of 100 bytes (not readable as ours: kept unless the
+        // directory is over its bound) and a store index database of 250 bytes.
+        for name in ["a.idx", "b.idx", "c.idx"] {
+            std::fs::write(dir.path().join(name), [0u8; 100]).unwrap();
+        }
+        let database = dir
+            .path()
+            .join(format!("{STORE_INDEX_PREFIX}pi-cli.sqlite3"));
+        std::fs::write(&database, [0u8; 250]).unwrap();
+        let left = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        // 300 bytes of .idx alone fit in 400; with the database (550) two must go.
+        prune(dir.path(), 400);
+        assert_eq!(left().len(), 2, "{:?}", left());
+        assert!(database.exists(), "the database is never pruned");
+        // Over the bound by the database alone: every .idx goes, the database stays.
+        prune(dir.path(), 200);
+        assert_eq!(left(), vec![format!("{STORE_INDEX_PREFIX}pi-cli.sqlite3")]);
+    }
 }

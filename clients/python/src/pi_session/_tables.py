@@ -94,7 +94,7 @@ from .schema import (
     WatchResult,
 )
 
-PROTOCOL_TITLE = "pi-session protocol 0.8"
+PROTOCOL_TITLE = "pi-session protocol 0.9"
 METHODS = (
     "initialize",
     "session/append",
@@ -436,6 +436,8 @@ class SearchKeywords(TypedDict):
     """Words that must each appear, anywhere in the entry (case and diacritics ignored); `"a phrase"` must appear as written; a piece shorter than three characters is found by a bounded scan."""
     role: NotRequired[str | None]
     """`message.role` (user, assistant, toolResult, ...) or the entry type of other entries (compaction, branch_summary, custom_message, label, session_info)."""
+    session_dir: NotRequired[str | None]
+    """A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index."""
     since_ms: NotRequired[float | None]
     """Entries at or after this time (milliseconds since the epoch)."""
     thinking: NotRequired[bool]
@@ -465,6 +467,8 @@ class StatsKeywords(TypedDict):
     """Each file summed as pi's `getSessionStats` counts it (copies counted in each file)."""
     profile: NotRequired[Profile | None]
     """Whose reading (one index per profile); defaults to `initialize.defaultProfile`."""
+    session_dir: NotRequired[str | None]
+    """A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index."""
     since: NotRequired[str | None]
     """First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`)."""
     timezone: NotRequired[str | None]

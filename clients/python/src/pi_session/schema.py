@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-PiSessionProtocol08: TypeAlias = Any
+PiSessionProtocol09: TypeAlias = Any
 """
 Generated from the Rust types (src/rpc/schema.rs); do not edit. `methods`: client -> server requests; `hooks`: server -> client requests; `notifications`: server -> client; `clientNotifications`: client -> server. See protocol/protocol.md.
 """
@@ -686,6 +686,21 @@ No params: omitted, `null` or `{}` (ignored).
 """
 
 
+class Pending(TypedDict):
+    """
+    What the index does not hold yet: the answer came from the rest.
+    """
+
+    bytes: int
+    """
+    About how many bytes of them are still to read.
+    """
+    files: int
+    """
+    Session files new, grown or changed since they were indexed (or whose text is not).
+    """
+
+
 Profile: TypeAlias = Literal['pi-cli'] | Literal['pi-1.6'] | Literal['harness']
 """
 Which pi implementation a session reads and writes like.
@@ -768,6 +783,10 @@ class SearchParams(TypedDict):
     role: NotRequired[str | None]
     """
     `message.role` (user, assistant, toolResult, ...) or the entry type of other entries (compaction, branch_summary, custom_message, label, session_info).
+    """
+    sessionDir: NotRequired[str | None]
+    """
+    A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index.
     """
     sinceMs: NotRequired[float | None]
     """
@@ -925,6 +944,10 @@ class StatsParams(TypedDict):
     """
     Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
     """
+    sessionDir: NotRequired[str | None]
+    """
+    A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index.
+    """
     since: NotRequired[str | None]
     """
     First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
@@ -959,6 +982,14 @@ class StoreIndexCapabilities(TypedDict):
     groupBy: list[GroupBy]
     """
     The values of `session/stats`' `by`.
+    """
+    searchPending: bool
+    """
+    `session/search` answers at once while another process builds the index, from what it has filed, and says what is left (`pending`).
+    """
+    sessionDir: bool
+    """
+    `session/search` and `session/stats` take `sessionDir` (a flat sessions directory).
     """
     workDoneProgress: bool
     """
@@ -1827,6 +1858,10 @@ class SearchOutput(TypedDict):
     note: NotRequired[str | None]
     """
     Why the persisted index could not be used, when it was not.
+    """
+    pending: NotRequired[Pending | None]
+    """
+    Another process was building the index: the hits come from what it had filed, and this much was left (`null`: the index was up to date).
     """
 
 

@@ -2,7 +2,7 @@
 // Regenerate with `npm run generate` in clients/typescript.
 
 /** The protocol version the schema describes (`initialize` answers the server's). */
-export const PROTOCOL_VERSION = "0.8";
+export const PROTOCOL_VERSION = "0.9";
 
 /**
  * Which pi implementation a session reads and writes like.
@@ -709,6 +709,14 @@ export interface StoreIndexCapabilities {
    */
   groupBy: GroupBy[];
   /**
+   * `session/search` answers at once while another process builds the index, from what it has filed, and says what is left (`pending`).
+   */
+  searchPending: boolean;
+  /**
+   * `session/search` and `session/stats` take `sessionDir` (a flat sessions directory).
+   */
+  sessionDir: boolean;
+  /**
    * A `workDoneToken` in the params is answered with `$/progress` while the index catches up (LSP's work-done progress).
    */
   workDoneProgress: boolean;
@@ -1201,6 +1209,10 @@ export interface SearchParams {
    */
   role?: string | null;
   /**
+   * A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index.
+   */
+  sessionDir?: string | null;
+  /**
    * Entries at or after this time (milliseconds since the epoch).
    */
   sinceMs?: number | null;
@@ -1235,6 +1247,10 @@ export interface SearchOutput {
    * Why the persisted index could not be used, when it was not.
    */
   note?: string | null;
+  /**
+   * Another process was building the index: the hits come from what it had filed, and this much was left (`null`: the index was up to date).
+   */
+  pending?: Pending | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1289,6 +1305,22 @@ export interface SyncReport {
   skipped: string[];
 }
 /**
+ * What the index does not hold yet: the answer came from the rest.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Pending".
+ */
+export interface Pending {
+  /**
+   * About how many bytes of them are still to read.
+   */
+  bytes: number;
+  /**
+   * Session files new, grown or changed since they were indexed (or whose text is not).
+   */
+  files: number;
+}
+/**
  * `session/stats`: usage figures across the store, each message counted once (or per file).
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1311,6 +1343,10 @@ export interface StatsParams {
    * Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
    */
   profile?: Profile | null;
+  /**
+   * A flat sessions directory (pi's `--session-dir`) instead of the sessions root's project directories (harness: another sessions root); its own index.
+   */
+  sessionDir?: string | null;
   /**
    * First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
    */
