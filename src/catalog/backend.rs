@@ -147,4 +147,28 @@ pub trait Backend {
     fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>>;
     /// The entries carrying figures, of one project or all.
     fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>>;
+    /// The file at `from` is now at `to` (same identity): its rows move with it, told to the
+    /// store's change log as a rename; `false` when nothing moved. A backend without a change
+    /// log forgets `from` (the file is indexed anew at `to`).
+    fn rename(
+        &mut self,
+        from: &std::path::Path,
+        _to: &std::path::Path,
+        _project: &str,
+    ) -> CatalogResult<bool> {
+        self.remove(from)?;
+        Ok(false)
+    }
+    /// The change log's identity and last record number (`None`: this backend keeps none).
+    fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
+        Ok(None)
+    }
+    /// Up to `limit` records of the change log from number `first` on.
+    fn feed_records(
+        &mut self,
+        _first: u64,
+        _limit: usize,
+    ) -> CatalogResult<Vec<super::feed::LogRecord>> {
+        Ok(Vec::new())
+    }
 }
