@@ -310,7 +310,8 @@ pub(crate) fn records_from(
     first: u64,
     limit: usize,
 ) -> CatalogResult<Vec<LogRecord>> {
-    let fail = |e: rusqlite::Error| CatalogError::new(format!("reading the store's change log: {e}"));
+    let fail =
+        |e: rusqlite::Error| CatalogError::new(format!("reading the store's change log: {e}"));
     let tx = conn.transaction().map_err(fail)?;
     let mut records = Vec::new();
     {
@@ -370,7 +371,10 @@ pub(crate) fn records_from(
                 seq: r.get::<_, i64>(0).map_err(fail)? as u64,
                 kind,
                 path: PathBuf::from(r.get::<_, String>(2).map_err(fail)?),
-                old_path: r.get::<_, Option<String>>(3).map_err(fail)?.map(PathBuf::from),
+                old_path: r
+                    .get::<_, Option<String>>(3)
+                    .map_err(fail)?
+                    .map(PathBuf::from),
                 session_id: r.get(4).map_err(fail)?,
                 generation: generation as u64,
                 from: from as u64,
@@ -420,7 +424,9 @@ impl super::Catalog {
                 None => header_id(&file.path).and_then(|id| {
                     vanished
                         .iter()
-                        .find(|old| known.contains_key(*old) && file_name_id(old).as_ref() == Some(&id))
+                        .find(|old| {
+                            known.contains_key(*old) && file_name_id(old).as_ref() == Some(&id)
+                        })
                         .cloned()
                 }),
             };
@@ -454,4 +460,16 @@ fn header_id(path: &Path) -> Option<String> {
     (header.get("type")?.as_str()? == "session")
         .then(|| header.get("id")?.as_str().map(str::to_string))
         .flatten()
+}
+
+impl super::Catalog {
+    /// The change log's identity and last record number (`None`: the backend keeps none).
+    pub fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
+        self.backend.feed_position()
+    }
+
+    /// Up to `limit` records of the change log from number `first` on.
+    pub fn feed_records(&mut self, first: u64, limit: usize) -> CatalogResult<Vec<LogRecord>> {
+        self.backend.feed_records(first, limit)
+    }
 }
