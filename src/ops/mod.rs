@@ -43,7 +43,7 @@ pub use cursor::{cursor_at, cursor_position};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
-pub use feed::{Feed, FeedInput, StoreEvent};
+pub use feed::{EVENT_ENTRIES as FEED_EVENT_ENTRIES, Feed, FeedInput, StoreEvent};
 pub use follow::{FollowEnd, FollowedFiles, Look, follow, look};
 pub use hooks::{
     BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
