@@ -16,7 +16,7 @@ use super::pressure::Limits;
 pub const SERVER_NAME: &str = "pi-session";
 
 /// The version of the wire protocol in `protocol/protocol.md`, answered by `initialize`.
-pub const PROTOCOL_VERSION: &str = "0.8";
+pub const PROTOCOL_VERSION: &str = "0.9";
 
 /// How long a hook may go unanswered when `initialize` does not say.
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5000;

@@ -150,7 +150,11 @@ async fn run(
 }
 
 /// Tells what the log holds after the cursor, in bounded pieces.
-async fn look(server: &ServerHandle<Sidecar>, id: &str, feed: &Arc<Mutex<Feed>>) -> ControlFlow<()> {
+async fn look(
+    server: &ServerHandle<Sidecar>,
+    id: &str,
+    feed: &Arc<Mutex<Feed>>,
+) -> ControlFlow<()> {
     loop {
         server.output_room().await;
         let (server_, id_, feed_) = (server.clone(), id.to_string(), feed.clone());
@@ -162,10 +166,7 @@ async fn look(server: &ServerHandle<Sidecar>, id: &str, feed: &Arc<Mutex<Feed>>)
                     return Err(Stop::Paused);
                 }
                 sent += 1;
-                let notification = StoreChangedNotification {
-                    watch_id: id_.clone(),
-                    event,
-                };
+                let notification = StoreChangedNotification::new(id_.clone(), event);
                 let text = serde_json::to_string(&notification)
                     .map_err(|e| Stop::Failed(OpError::Internal(e.to_string())))?;
                 server_.send_raw(Raw::<StoreChangedNotification>::new(text));

@@ -1328,8 +1328,54 @@ pub struct UnwatchStoreResult {
 #[serde(rename_all = "camelCase")]
 pub struct StoreChangedNotification {
     pub watch_id: String,
-    #[serde(flatten)]
-    pub event: crate::ops::StoreEvent,
+    /// Where this event ends: given back as `since`, a watch goes on after it.
+    pub cursor: String,
+    pub kind: crate::catalog::feed::FeedKind,
+    /// The file (for `renamed`, its new path).
+    pub path: std::path::PathBuf,
+    /// `renamed`: the former path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<std::path::PathBuf>,
+    /// The session id of the file's header.
+    pub session_id: String,
+    /// The content's generation: a `replaced` file's entries come under a new one (drop what
+    /// was held of the older).
+    pub generation: u64,
+    /// The entries told are the file's entries `from..to` (0-based positions, header not
+    /// counted).
+    pub from: u64,
+    pub to: u64,
+    /// The entries, as the file holds them, in file order.
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
+    pub entries: Vec<Box<serde_json::value::RawValue>>,
+}
+
+impl StoreChangedNotification {
+    pub fn new(watch_id: String, event: crate::ops::StoreEvent) -> Self {
+        let crate::ops::StoreEvent {
+            cursor,
+            kind,
+            path,
+            old_path,
+            session_id,
+            generation,
+            from,
+            to,
+            entries,
+        } = event;
+        StoreChangedNotification {
+            watch_id,
+            cursor,
+            kind,
+            path,
+            old_path,
+            session_id,
+            generation,
+            from,
+            to,
+            entries,
+        }
+    }
 }
 
 impl ServerNotification for StoreChangedNotification {

@@ -132,10 +132,7 @@ impl Drop for Client {
 }
 
 fn append(path: &Path, text: &str) {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all(text.as_bytes()).unwrap();
 }
 
@@ -168,9 +165,15 @@ fn every_kind(poll: bool) {
     assert_eq!(kind(&created), "created", "{created}");
     assert_eq!(ids(&created), ["u1", "a1"]);
     assert_eq!(created["path"], Value::from(support::path_str(&file)));
-    assert_eq!((created["from"].as_u64(), created["to"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (created["from"].as_u64(), created["to"].as_u64()),
+        (Some(0), Some(2))
+    );
 
-    append(&file, &format!("{}\n", tree::user("u2", Some("a1"), 3, "second")));
+    append(
+        &file,
+        &format!("{}\n", tree::user("u2", Some("a1"), 3, "second")),
+    );
     let appended = client.event();
     assert_eq!(kind(&appended), "appended", "{appended}");
     assert_eq!(ids(&appended), ["u2"]);
@@ -200,10 +203,7 @@ fn every_kind(poll: bool) {
 
     // Rewritten in place (as pi's migration or a truncation does): replaced, then its entries
     // again under a new generation.
-    let rewritten = [
-        tree::header("aaaa"),
-        tree::user("n1", None, 9, "all new"),
-    ];
+    let rewritten = [tree::header("aaaa"), tree::user("n1", None, 9, "all new")];
     std::fs::write(&moved, tree::file_text(&rewritten)).unwrap();
     let replaced = client.event();
     assert_eq!(kind(&replaced), "replaced", "{replaced}");
@@ -248,7 +248,10 @@ fn a_client_killed_gets_exactly_what_came_after_its_cursor() {
     assert!(client.kill9().is_empty());
 
     // While nobody watches: appends, a new file, a torn last line.
-    append(&first, &format!("{}\n", tree::assistant("a1", Some("u1"), 2, "two")));
+    append(
+        &first,
+        &format!("{}\n", tree::assistant("a1", Some("u1"), 2, "two")),
+    );
     let second = project.join("two_cccc.jsonl");
     std::fs::write(
         &second,
@@ -435,7 +438,115 @@ fn pi_writing_while_the_client_is_killed_twenty_times_every_entry_once_in_order(
     }
     let total: usize = expected.values().map(Vec::len).sum();
     assert_eq!(consumer.delivered.len(), total);
-    let twice: Vec<_> = consumer.delivered.iter().filter(|(_, n)| **n != 1).collect();
+    let twice: Vec<_> = consumer
+        .delivered
+        .iter()
+        .filter(|(_, n)| **n != 1)
+        .collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
     assert!(client.try_event(Duration::from_millis(500)).is_none());
+}
+
+/// The next `store_changed` of `client` (kept notifications first), within the bound.
+fn store_changed(client: &mut crate::support::pipe::PipeClient) -> Value {
+    if let Some(at) = client
+        .notifications
+        .iter()
+        .position(|n| n["method"] == "store_changed")
+    {
+        return client.notifications.remove(at)["params"].clone();
+    }
+    loop {
+        let message = client.recv_within(WITHIN).expect("a store_changed in time");
+        if message["method"] == "store_changed" {
+            return message["params"].clone();
+        }
+    }
+}
+
+#[test]
+fn session_watch_store_tells_the_same_events_over_rpc_and_stops_on_unwatch() {
+    use crate::support::pipe::{PipeClient, Wire};
+    use serde_json::json;
+    let store = Store::new();
+    let project = store.sessions().join("--work-r--");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join("one_rrrr.jsonl");
+    std::fs::write(
+        &file,
+        tree::file_text(&[tree::header("rrrr"), tree::user("u1", None, 1, "one")]),
+    )
+    .unwrap();
+    let mut client = PipeClient::spawn_with(Wire::Ndjson, |command| {
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", store.dir.path())
+            .env("PI_CODING_AGENT_DIR", &store.agent)
+            .env("PI_SESSION_INDEX_DIR", &store.index)
+            .env("PI_SESSION_LOG", "off")
+            .stderr(Stdio::null());
+    });
+    let init = client.call("initialize", json!({}));
+    assert_eq!(init["protocolVersion"], "0.9");
+    assert_eq!(
+        init["capabilities"]["watchStore"]["pollIntervalMs"],
+        json!(500),
+        "{init}"
+    );
+    let refused = client.call_with(
+        "session/watchStore",
+        json!({"since": "feedfeed.1"}),
+        &mut |_, _| Value::Null,
+    );
+    assert_eq!(refused["error"]["code"], json!(1009), "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("since"),
+        "{refused}"
+    );
+    let answer = client.call("session/watchStore", json!({"since": "0"}));
+    let watch_id = answer["watchId"].as_str().unwrap().to_string();
+    assert_eq!(answer["polled"], json!(false));
+    let created = store_changed(&mut client);
+    assert_eq!(created["watchId"], json!(watch_id));
+    assert_eq!(kind(&created), "created");
+    assert_eq!(ids(&created), ["u1"]);
+    append(
+        &file,
+        &format!("{}\n", tree::assistant("a1", Some("u1"), 2, "two")),
+    );
+    let appended = store_changed(&mut client);
+    assert_eq!(kind(&appended), "appended");
+    assert_eq!(ids(&appended), ["a1"]);
+    // A second watch of one project, from the first one's cursor: the same rest.
+    let other = client.call(
+        "session/watchStore",
+        json!({"since": created["cursor"], "dir": project}),
+    );
+    let again = store_changed(&mut client);
+    assert_eq!(again["watchId"], other["watchId"]);
+    assert_eq!(ids(&again), ["a1"]);
+    for id in [&watch_id, other["watchId"].as_str().unwrap()] {
+        let ended = client.call("session/unwatchStore", json!({"watchId": id}));
+        assert_eq!(ended["ended"], json!(true));
+    }
+    let ended = client.call("session/unwatchStore", json!({"watchId": watch_id}));
+    assert_eq!(ended["ended"], json!(false));
+    append(
+        &file,
+        &format!("{}\n", tree::user("u2", Some("a1"), 3, "three")),
+    );
+    assert!(
+        client.recv_within(Duration::from_millis(700)).is_none(),
+        "nothing after unwatch"
+    );
+    let refused = client.call_with(
+        "session/watchStore",
+        json!({"dir": store.dir.path()}),
+        &mut |_, _| Value::Null,
+    );
+    assert_eq!(refused["error"]["code"], json!(1009), "{refused}");
 }
