@@ -338,6 +338,5 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .announce::<wire::ChangedNotification>()
         .announce::<wire::WatchEndedNotification>()
         .announce::<wire::StoreChangedNotification>()
-        .announce::<wire::StoreWatchEndedNotification>()
         .announce::<wire::ProgressNotification>();
 }

@@ -3,7 +3,9 @@
 //! ([`crate::ops::follow`]) over a watch of the sessions root. A look brings the store index up
 //! to date and tells what its change log holds after the watch's cursor; it waits while the
 //! client's unread output is over its bound, and tells at most [`EVENTS_PER_LOOK`] events
-//! before waiting again, so a client that stops reading holds a bounded amount.
+//! before waiting again, so a client that stops reading holds a bounded amount. A look that
+//! fails (the index locked past its wait, a full disk) is logged and tried again at the next
+//! wake, the cursor where it was: nothing is lost or told twice.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -16,8 +18,8 @@ use crate::store::tree_watch::{TreeWatch, WatchMode};
 use super::Sidecar;
 use super::threads::{Ctx, blocking};
 use super::wire::{
-    StoreChangedNotification, StoreWatchEndedNotification, UnwatchStoreParams, UnwatchStoreResult,
-    WatchStoreParams, WatchStoreResult,
+    StoreChangedNotification, UnwatchStoreParams, UnwatchStoreResult, WatchStoreParams,
+    WatchStoreResult,
 };
 
 /// At most this many events are sent before the output's room is waited for again.
@@ -185,11 +187,9 @@ async fn look(
             Ok(Some(Some(message))) => message,
             Err(e) => e.message().to_string(),
         };
-        server.state().store_watches.end(id);
-        server.send(&StoreWatchEndedNotification {
-            watch_id: id.to_string(),
-            message: failure,
-        });
-        return ControlFlow::Break(());
+        // The index locked by another process's long build, a full disk: the watch stays, its
+        // cursor where it was, and looks again at the next wake (or the next poll).
+        tracing::warn!("store watch {id}: {failure}; trying again at the next change");
+        return ControlFlow::Continue(());
     }
 }

@@ -1381,16 +1381,3 @@ impl StoreChangedNotification {
 impl ServerNotification for StoreChangedNotification {
     const NAME: &'static str = "store_changed";
 }
-
-/// The `store_watch_ended` notification: a store watch ended without `session/unwatchStore`
-/// (the index could not be read or written; the message says why).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StoreWatchEndedNotification {
-    pub watch_id: String,
-    pub message: String,
-}
-
-impl ServerNotification for StoreWatchEndedNotification {
-    const NAME: &'static str = "store_watch_ended";
-}

@@ -81,7 +81,6 @@ from .schema import (
     StatsOutput,
     StatsParams,
     StoreChangedNotification,
-    StoreWatchEndedNotification,
     SummariesParam,
     SummaryModelParam,
     SummaryParam,
@@ -148,7 +147,6 @@ NOTIFICATIONS = (
     "session_tree",
     "session_watch_ended",
     "store_changed",
-    "store_watch_ended",
 )
 CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 
@@ -955,14 +953,6 @@ class NotificationTable:
         """Call `callback` with every `store_changed` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("store_changed", callback)
-        return callback
-
-    def store_watch_ended(
-        self, callback: Callable[[StoreWatchEndedNotification], None]
-    ) -> Callable[[StoreWatchEndedNotification], None]:
-        """Call `callback` with every `store_watch_ended` (before the answer of the request
-        that caused it is delivered)."""
-        self._subscribe("store_watch_ended", callback)
         return callback
 
     def progress(

@@ -972,15 +972,6 @@ class StoreIndexCapabilities(TypedDict):
     """
 
 
-class StoreWatchEndedNotification(TypedDict):
-    """
-    The `store_watch_ended` notification: a store watch ended without `session/unwatchStore` (the index could not be read or written; the message says why).
-    """
-
-    message: str
-    watchId: str
-
-
 StringOrNumber: TypeAlias = str | float
 """
 A string or a number.

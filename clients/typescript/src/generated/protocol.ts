@@ -492,9 +492,6 @@ export interface Protocol {
     store_changed: {
       params: StoreChangedNotification;
     };
-    store_watch_ended: {
-      params: StoreWatchEndedNotification;
-    };
     "$/progress": {
       params: ProgressNotification;
     };
@@ -3387,16 +3384,6 @@ export interface StoreChangedNotification {
   watchId: string;
 }
 /**
- * The `store_watch_ended` notification: a store watch ended without `session/unwatchStore` (the index could not be read or written; the message says why).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "StoreWatchEndedNotification".
- */
-export interface StoreWatchEndedNotification {
-  message: string;
-  watchId: string;
-}
-/**
  * `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -3505,6 +3492,5 @@ export const NOTIFICATION_NAMES = [
   "session_changed",
   "session_watch_ended",
   "store_changed",
-  "store_watch_ended",
   "$/progress"
 ] as const satisfies readonly (keyof Notifications)[];
