@@ -286,9 +286,9 @@ try {
   const storeWatch = await request("session/watchStore", { dir: dirname(path) });
   const storeTold = next("store_changed");
   const fed = await request("session/append", { sessionId: reopened.sessionId, entry: user("Told by the feed.") });
-  const told = await storeTold;
-  assert.equal(told.kind, "appended", JSON.stringify(told));
-  assert.equal(told.entries.at(-1).id, fed.entryId);
+  const storeChange = await storeTold;
+  assert.equal(storeChange.kind, "appended", JSON.stringify(storeChange));
+  assert.equal(storeChange.entries.at(-1).id, fed.entryId);
   assert.equal((await request("session/unwatchStore", { watchId: storeWatch.watchId })).ended, true);
   await refused("session/watchStore", { since: "not-a-cursor" }, 1009);
 
