@@ -79,6 +79,9 @@ impl FeedKind {
     }
 }
 
+/// An entry the index holds: its position, 1-based line and id.
+pub type EntryLine = (u64, u64, Option<String>);
+
 /// One record of the log, with what the index holds of its file now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRecord {
@@ -95,7 +98,7 @@ pub struct LogRecord {
     pub to: u64,
     /// For a content record whose content is still the file's (not replaced or deleted
     /// since): the file's path now, and each entry's (position, 1-based line, id) in `from..to`.
-    pub lines: Option<(PathBuf, Vec<(u64, u64, Option<String>)>)>,
+    pub lines: Option<(PathBuf, Vec<EntryLine>)>,
 }
 
 /// Makes the log's table and the database's identity (once).
