@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::backend::{CatalogError, CatalogResult};
+pub use super::backend::{EntryLine, FeedKind, LogRecord};
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS feed_log (
@@ -34,72 +35,6 @@ CREATE INDEX IF NOT EXISTS feed_log_session ON feed_log(session, seq);
 /// The `meta` key of the database's identity: a cursor names it, so a cursor from another
 /// (or a rebuilt) index is refused instead of read against the wrong log.
 const FEED_ID: &str = "feed id";
-
-/// What happened to a file, as the log tells it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "camelCase")]
-pub enum FeedKind {
-    Created,
-    Appended,
-    Replaced,
-    Renamed,
-    Deleted,
-}
-
-impl FeedKind {
-    fn name(self) -> &'static str {
-        match self {
-            FeedKind::Created => "created",
-            FeedKind::Appended => "appended",
-            FeedKind::Replaced => "replaced",
-            FeedKind::Renamed => "renamed",
-            FeedKind::Deleted => "deleted",
-        }
-    }
-
-    fn parse(text: &str) -> Option<FeedKind> {
-        Some(match text {
-            "created" => FeedKind::Created,
-            "appended" => FeedKind::Appended,
-            "replaced" => FeedKind::Replaced,
-            "renamed" => FeedKind::Renamed,
-            "deleted" => FeedKind::Deleted,
-            _ => return None,
-        })
-    }
-
-    /// Whether the record tells of entries.
-    pub fn has_entries(self) -> bool {
-        matches!(
-            self,
-            FeedKind::Created | FeedKind::Appended | FeedKind::Replaced
-        )
-    }
-}
-
-/// An entry the index holds: its position, 1-based line and id.
-pub type EntryLine = (u64, u64, Option<String>);
-
-/// One record of the log, with what the index holds of its file now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogRecord {
-    pub seq: u64,
-    pub kind: FeedKind,
-    /// The file's path when the record was written.
-    pub path: PathBuf,
-    /// A rename's former path.
-    pub old_path: Option<PathBuf>,
-    pub session_id: String,
-    pub generation: u64,
-    /// Entry positions `from..to` (a content record's new entries).
-    pub from: u64,
-    pub to: u64,
-    /// For a content record whose content is still the file's (not replaced or deleted
-    /// since): the file's path now, and each entry's (position, 1-based line, id) in `from..to`.
-    pub lines: Option<(PathBuf, Vec<EntryLine>)>,
-}
 
 /// Makes the log's table and the database's identity (once).
 pub(crate) fn create(conn: &Connection) -> rusqlite::Result<()> {

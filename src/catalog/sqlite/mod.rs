@@ -634,7 +634,7 @@ impl Backend for Sqlite {
         &mut self,
         first: u64,
         limit: usize,
-    ) -> CatalogResult<Vec<super::feed::LogRecord>> {
+    ) -> CatalogResult<Vec<super::backend::LogRecord>> {
         super::feed::records_from(&mut self.conn, first, limit)
     }
 
