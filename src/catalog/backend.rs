@@ -142,6 +142,74 @@ pub struct UsageRow {
     pub copied: bool,
 }
 
+// The store's change log (`catalog::feed`): its records, as every backend gives them.
+
+/// What happened to a file, as the log tells it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum FeedKind {
+    Created,
+    Appended,
+    Replaced,
+    Renamed,
+    Deleted,
+}
+
+impl FeedKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedKind::Created => "created",
+            FeedKind::Appended => "appended",
+            FeedKind::Replaced => "replaced",
+            FeedKind::Renamed => "renamed",
+            FeedKind::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<FeedKind> {
+        Some(match text {
+            "created" => FeedKind::Created,
+            "appended" => FeedKind::Appended,
+            "replaced" => FeedKind::Replaced,
+            "renamed" => FeedKind::Renamed,
+            "deleted" => FeedKind::Deleted,
+            _ => return None,
+        })
+    }
+
+    /// Whether the record tells of entries.
+    pub fn has_entries(self) -> bool {
+        matches!(
+            self,
+            FeedKind::Created | FeedKind::Appended | FeedKind::Replaced
+        )
+    }
+}
+
+/// An entry the index holds: its position, 1-based line and id.
+pub type EntryLine = (u64, u64, Option<String>);
+
+/// One record of the log, with what the index holds of its file now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    pub seq: u64,
+    pub kind: FeedKind,
+    /// The file's path when the record was written.
+    pub path: PathBuf,
+    /// A rename's former path.
+    pub old_path: Option<PathBuf>,
+    pub session_id: String,
+    pub generation: u64,
+    /// Entry positions `from..to` (a content record's new entries).
+    pub from: u64,
+    pub to: u64,
+    /// For a content record whose content is still the file's (not replaced or deleted
+    /// since): the file's path now, and each entry's (position, 1-based line, id) in `from..to`.
+    pub lines: Option<(PathBuf, Vec<EntryLine>)>,
+}
+
 /// A store-index backend.
 pub trait Backend {
     /// Every file the index holds, with its stamp.
@@ -155,4 +223,24 @@ pub trait Backend {
     fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>>;
     /// The entries carrying figures, of one project or all.
     fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>>;
+    /// The file at `from` is now at `to` (same identity): its rows move with it, told to the
+    /// store's change log as a rename; `false` when nothing moved. A backend without a change
+    /// log forgets `from` (the file is indexed anew at `to`).
+    fn rename(
+        &mut self,
+        from: &std::path::Path,
+        _to: &std::path::Path,
+        _project: &str,
+    ) -> CatalogResult<bool> {
+        self.remove(from)?;
+        Ok(false)
+    }
+    /// The change log's identity and last record number (`None`: this backend keeps none).
+    fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
+        Ok(None)
+    }
+    /// Up to `limit` records of the change log from number `first` on.
+    fn feed_records(&mut self, _first: u64, _limit: usize) -> CatalogResult<Vec<LogRecord>> {
+        Ok(Vec::new())
+    }
 }

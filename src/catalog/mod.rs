@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod change;
 pub mod extract;
+pub mod feed;
 pub mod files;
 pub mod fold;
 pub mod postgres;
@@ -268,7 +269,7 @@ impl Catalog {
                 .push(format!("{}: cannot read the directory: {e}", dir.display()));
         });
         report.files = files.len() as u64;
-        let known: HashMap<PathBuf, (change::FileStamp, u64)> = self
+        let mut known: HashMap<PathBuf, (change::FileStamp, u64)> = self
             .backend
             .known_files()?
             .into_iter()
@@ -276,7 +277,11 @@ impl Catalog {
             .collect();
         let listed: std::collections::HashSet<&Path> =
             files.iter().map(|f| f.path.as_path()).collect();
-        let mut changed = false;
+        // A busy pass writes nothing: renames are followed by the pass that holds the lock.
+        let mut changed = match busy {
+            true => false,
+            false => self.follow_renames(&mut known, &listed, &files)?,
+        };
         for path in known
             .keys()
             .filter(|p| !busy && !listed.contains(p.as_path()))

@@ -168,6 +168,9 @@ enum Command {
     /// session tagged with this machine's name, each entry filed once; `search`/`stats --db`
     /// then answer over every machine's sessions.
     Sync(sync::SyncArgs),
+    /// The store's live feed: each file created, appended to (with the entries), replaced,
+    /// renamed or deleted, with a cursor that `--since` goes on from after a crash.
+    Watch(follow::WatchArgs),
     /// Play transcripts (protocol/transcripts.md) against a fresh `pi-session --stdio` each
     /// and report every failed expectation: file, line, message and member.
     Test(test::TestArgs),
@@ -416,6 +419,7 @@ fn try_main() -> Result<ExitCode, CommandFailure> {
         Command::Search(args) => store::search(&scope, args),
         Command::Stats(args) => store::stats(&scope, args),
         Command::Sync(args) => sync::run(&scope, args),
+        Command::Watch(args) => follow::watch_store(&scope, args),
         Command::Test(args) => test::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

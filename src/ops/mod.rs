@@ -19,6 +19,7 @@ mod durable;
 mod edits;
 mod error;
 mod export;
+mod feed;
 mod follow;
 mod hooks;
 mod listing;
@@ -42,6 +43,7 @@ pub use cursor::{cursor_at, cursor_position};
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
+pub use feed::{EVENT_ENTRIES as FEED_EVENT_ENTRIES, Feed, FeedInput, StoreEvent};
 pub use follow::{FollowEnd, FollowedFiles, Look, follow, look};
 pub use hooks::{
     BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,

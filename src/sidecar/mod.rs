@@ -14,6 +14,7 @@ mod registry;
 pub mod schema;
 pub mod session_server;
 mod stdio;
+mod store_watch;
 mod threads;
 mod watch;
 pub mod wire;
@@ -93,6 +94,19 @@ pub struct SidecarCapabilities {
     pub export_formats: Vec<crate::export::ExportFormat>,
     /// `session/search` and `session/stats`: the store index across every session.
     pub store_index: StoreIndexCapabilities,
+    /// `session/watchStore`: the store's live feed (`store_changed`), with durable cursors.
+    pub watch_store: WatchStoreCapabilities,
+}
+
+/// `capabilities.watchStore`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchStoreCapabilities {
+    /// How often a polled store is looked at (`poll`, or a network or FUSE file system).
+    pub poll_interval_ms: u64,
+    /// At most this many entries in one `store_changed` (a bigger change comes in several,
+    /// the later ones `appended`).
+    pub event_entries: u64,
 }
 
 /// `capabilities.storeIndex`.
@@ -177,6 +191,10 @@ impl SidecarCapabilities {
                 search_pending: true,
                 session_dir: true,
             },
+            watch_store: WatchStoreCapabilities {
+                poll_interval_ms: crate::store::tree_watch::POLL_INTERVAL.as_millis() as u64,
+                event_entries: crate::ops::FEED_EVENT_ENTRIES as u64,
+            },
         }
     }
 }
@@ -187,6 +205,8 @@ pub struct Sidecar {
     pub registry: Registry,
     /// The sessions watched for other programs' appends.
     pub watches: watch::Watches,
+    /// The store watches (`session/watchStore`).
+    pub store_watches: store_watch::StoreWatches,
     settings: OnceLock<SidecarSettings>,
 }
 
@@ -197,6 +217,7 @@ impl Sidecar {
         Sidecar {
             registry: Registry::with_config(config),
             watches: watch::Watches::default(),
+            store_watches: store_watch::StoreWatches::default(),
             settings: OnceLock::new(),
         }
     }
@@ -235,6 +256,7 @@ impl ServerState for Sidecar {
 
     fn on_close(&self) -> BoxFuture<'_, ()> {
         self.watches.end_all();
+        self.store_watches.end_all();
         self.registry.close_all();
         Box::pin(std::future::ready(()))
     }
@@ -259,6 +281,10 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .advertised_by("storeIndex")
         .add("session/stats", stats)
         .advertised_by("storeIndex")
+        .add("session/watchStore", store_watch::watch_store)
+        .advertised_by("watchStore")
+        .add("session/unwatchStore", store_watch::unwatch_store)
+        .advertised_by("watchStore")
         .add_serial("session/close", by_session, close)
         .add_serial("session/watch", by_session, watch_session)
         .advertised_by("watch")
@@ -318,5 +344,6 @@ pub fn register(methods: &mut Methods<Sidecar>) {
         .announce::<wire::CompactNotification>()
         .announce::<wire::ChangedNotification>()
         .announce::<wire::WatchEndedNotification>()
+        .announce::<wire::StoreChangedNotification>()
         .announce::<wire::ProgressNotification>();
 }

@@ -1277,3 +1277,115 @@ pub enum WorkDoneProgress {
         message: Option<String>,
     },
 }
+
+// ---------------------------------------------------------------------------------------------
+// The store's live feed: `session/watchStore`, `session/unwatchStore`, `store_changed`
+
+/// `session/watchStore`: every file of the store (or of one project) created, appended to,
+/// replaced, renamed or deleted, told as `store_changed` notifications, each with a durable
+/// cursor.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WatchStoreParams {
+    /// Whose reading (one store index per profile); defaults to `initialize.defaultProfile`.
+    pub profile: Option<Profile>,
+    /// Only the sessions of the project in this directory.
+    pub cwd: Option<String>,
+    /// The sessions root, or one project folder in it; omitted: the store's sessions root.
+    pub dir: Option<std::path::PathBuf>,
+    /// Go on after this cursor (the last `store_changed.cursor` the client kept; `"0"`: the
+    /// whole store from the start of the index's change log); omitted: from now on.
+    pub since: Option<String>,
+    /// Look at the files every `capabilities.watchStore.pollIntervalMs` instead of waiting for
+    /// the OS's change events (always so on network and FUSE file systems).
+    #[serde(default)]
+    pub poll: bool,
+}
+
+/// `session/watchStore`'s answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchStoreResult {
+    /// Names this watch in its notifications and in `session/unwatchStore`.
+    pub watch_id: String,
+    /// Where the notifications begin (`since`, or the end of the change log when none was
+    /// given). The first notifications may come before this answer.
+    pub cursor: String,
+    /// `true` when the files are polled (asked for, or a network or FUSE file system).
+    pub polled: bool,
+}
+
+/// `session/unwatchStore`: ends a store watch.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnwatchStoreParams {
+    pub watch_id: String,
+}
+
+/// `session/unwatchStore`'s answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnwatchStoreResult {
+    /// Whether a watch was ended (`false`: no such watch).
+    pub ended: bool,
+}
+
+/// The `store_changed` notification: one event of a store watch, in order per file; its
+/// `cursor` given back as `since` resumes after it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreChangedNotification {
+    pub watch_id: String,
+    /// Where this event ends: given back as `since`, a watch goes on after it.
+    pub cursor: String,
+    pub kind: crate::catalog::feed::FeedKind,
+    /// The file (for `renamed`, its new path).
+    pub path: std::path::PathBuf,
+    /// `renamed`: the former path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<std::path::PathBuf>,
+    /// The session id of the file's header.
+    pub session_id: String,
+    /// The content's generation: a `replaced` file's entries come under a new one (drop what
+    /// was held of the older).
+    pub generation: u64,
+    /// The entries told are the file's entries `from..to` (0-based positions, header not
+    /// counted).
+    pub from: u64,
+    pub to: u64,
+    /// The entries, as the file holds them, in file order.
+    #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
+    pub entries: Vec<Box<serde_json::value::RawValue>>,
+}
+
+impl StoreChangedNotification {
+    pub fn new(watch_id: String, event: crate::ops::StoreEvent) -> Self {
+        let crate::ops::StoreEvent {
+            cursor,
+            kind,
+            path,
+            old_path,
+            session_id,
+            generation,
+            from,
+            to,
+            entries,
+        } = event;
+        StoreChangedNotification {
+            watch_id,
+            cursor,
+            kind,
+            path,
+            old_path,
+            session_id,
+            generation,
+            from,
+            to,
+            entries,
+        }
+    }
+}
+
+impl ServerNotification for StoreChangedNotification {
+    const NAME: &'static str = "store_changed";
+}

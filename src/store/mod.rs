@@ -36,6 +36,7 @@ mod sync;
 mod system_message;
 mod tree;
 mod tree_memo;
+pub mod tree_watch;
 pub mod watch;
 
 pub use checkpoint::Warning;

@@ -155,6 +155,11 @@ impl FileWatch {
 pub struct Changes(Arc<Notify>);
 
 impl Changes {
+    /// The wakes `wake` is notified with (a watch of something other than one file).
+    pub fn of(wake: Arc<Notify>) -> Changes {
+        Changes(wake)
+    }
+
     /// Resolves once the file (or its name in its directory) changed since the last call:
     /// many changes meanwhile are one. Never resolves once the watch is dropped.
     pub async fn changed(&self) {

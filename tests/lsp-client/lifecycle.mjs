@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { strict as assert } from "node:assert";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as rpc from "vscode-jsonrpc/node.js";
 
 const binary = process.env.PI_SESSION_BIN;
@@ -280,6 +280,17 @@ try {
   assert.ok(figures.totals.assistantMessages > 0, JSON.stringify(figures.totals));
   await refused("session/search", { query: '"buy milk' }, 1009);
   await refused("session/search", { limit: 3 }, -32602);
+
+  // The store's live feed over the session's project folder: an append told as store_changed.
+  assert.equal(init.capabilities.watchStore.pollIntervalMs, 500);
+  const storeWatch = await request("session/watchStore", { dir: dirname(path) });
+  const storeTold = next("store_changed");
+  const fed = await request("session/append", { sessionId: reopened.sessionId, entry: user("Told by the feed.") });
+  const storeChange = await storeTold;
+  assert.equal(storeChange.kind, "appended", JSON.stringify(storeChange));
+  assert.equal(storeChange.entries.at(-1).id, fed.entryId);
+  assert.equal((await request("session/unwatchStore", { watchId: storeWatch.watchId })).ended, true);
+  await refused("session/watchStore", { since: "not-a-cursor" }, 1009);
 
   // Errors a client meets.
   await refused("session/getEntry", { sessionId }, -32602);

@@ -18,6 +18,7 @@ mod compaction_conformance;
 mod conformance;
 mod export;
 mod export_browser;
+mod feed;
 mod fork_conformance;
 mod group_commit;
 mod index_location;

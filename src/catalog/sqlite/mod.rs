@@ -17,7 +17,7 @@ use super::change::FileStamp;
 use super::fold::FOLD_VERSION;
 
 /// Bumped when the tables change: an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// How long a write waits for another process's transaction before giving up.
 const BUSY_WAIT: Duration = Duration::from_secs(5);
@@ -188,6 +188,7 @@ impl Sqlite {
         fts::check(&self.conn)?;
         self.conn.execute_batch(SCHEMA)?;
         self.conn.execute_batch(fts::CREATE)?;
+        super::feed::create(&self.conn)?;
         // Written once: an open that finds it writes nothing (a reader is never made to wait).
         self.conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('version', ?1)",
@@ -435,6 +436,18 @@ impl Backend for Sqlite {
         if update.replace || !update.rows.is_empty() {
             mark_rollup_stale(&tx).map_err(fail)?;
         }
+        // The store's change log, in the same transaction (see `catalog::feed`).
+        super::feed::log_update(
+            &tx,
+            session,
+            existing.is_some(),
+            update.replace,
+            &path,
+            &facts.session_id,
+            update.previous.map_or(0, |p| p.entries),
+            stamp.entries,
+        )
+        .map_err(fail)?;
         tx.commit().map_err(fail)?;
         Ok(true)
     }
@@ -447,6 +460,7 @@ impl Backend for Sqlite {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
         if let Some((id, _, _)) = Sqlite::session_row(&tx, &path_text(path)).map_err(fail)? {
+            super::feed::log_deleted(&tx, id, &path_text(path)).map_err(fail)?;
             fts::delete_session(&tx, id).map_err(fail)?;
             tx.execute("DELETE FROM entries WHERE session = ?1", params![id])
                 .map_err(fail)?;
@@ -619,6 +633,25 @@ impl Backend for Sqlite {
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(failed("searching"))?;
         Ok(hits)
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path, project: &str) -> CatalogResult<bool> {
+        super::feed::rename(&mut self.conn, from, to, project)
+    }
+
+    fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
+        Ok(Some((
+            super::feed::feed_id(&self.conn)?,
+            super::feed::last_seq(&self.conn)?,
+        )))
+    }
+
+    fn feed_records(
+        &mut self,
+        first: u64,
+        limit: usize,
+    ) -> CatalogResult<Vec<super::backend::LogRecord>> {
+        super::feed::records_from(&mut self.conn, first, limit)
     }
 
     fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {

@@ -80,6 +80,7 @@ from .schema import (
     SessionRef,
     StatsOutput,
     StatsParams,
+    StoreChangedNotification,
     SummariesParam,
     SummaryModelParam,
     SummaryParam,
@@ -90,8 +91,12 @@ from .schema import (
     TreeParams,
     TreeResult,
     UnwatchResult,
+    UnwatchStoreParams,
+    UnwatchStoreResult,
     WatchEndedNotification,
     WatchResult,
+    WatchStoreParams,
+    WatchStoreResult,
 )
 
 PROTOCOL_TITLE = "pi-session protocol 0.9"
@@ -128,7 +133,9 @@ METHODS = (
     "session/search",
     "session/stats",
     "session/unwatch",
+    "session/unwatchStore",
     "session/watch",
+    "session/watchStore",
     "shutdown",
 )
 HOOKS = ("session_before_compact", "session_before_fork", "session_before_tree")
@@ -139,6 +146,7 @@ NOTIFICATIONS = (
     "session_compact",
     "session_tree",
     "session_watch_ended",
+    "store_changed",
 )
 CLIENT_NOTIFICATIONS = ("$/cancelRequest", "exit", "initialized")
 
@@ -502,6 +510,12 @@ class TreeKeywords(TypedDict):
     """pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf."""
 
 
+class UnwatchStoreKeywords(TypedDict):
+    """`UnwatchStoreParams` as keyword arguments: snake_case names, sent as the wire's camelCase."""
+
+    watch_id: str
+
+
 class SessionMethods:
     """The `session/...` requests, typed."""
 
@@ -598,6 +612,27 @@ class SessionMethods:
     async def stats(self, **params: Any) -> StatsOutput:
         """`session/stats`: usage figures across the store, each message counted once (or per file)."""
         return cast("StatsOutput", await self._client.request("session/stats", params))
+
+    async def watch_store(self, **params: Unpack[WatchStoreParams]) -> WatchStoreResult:
+        """`session/watchStore`: every file of the store (or of one project) created, appended to, replaced, renamed or deleted, told as `store_changed` notifications, each with a durable cursor."""
+        return cast(
+            "WatchStoreResult", await self._client.request("session/watchStore", params)
+        )
+
+    @overload
+    async def unwatch_store(
+        self, **params: Unpack[UnwatchStoreKeywords]
+    ) -> UnwatchStoreResult: ...
+    @overload
+    async def unwatch_store(
+        self, **params: Unpack[UnwatchStoreParams]
+    ) -> UnwatchStoreResult: ...
+    async def unwatch_store(self, **params: Any) -> UnwatchStoreResult:
+        """`session/unwatchStore`: ends a store watch."""
+        return cast(
+            "UnwatchStoreResult",
+            await self._client.request("session/unwatchStore", params),
+        )
 
     @overload
     async def close(self, **params: Unpack[SessionRefKeywords]) -> Empty: ...
@@ -914,6 +949,14 @@ class NotificationTable:
         """Call `callback` with every `session_watch_ended` (before the answer of the request
         that caused it is delivered)."""
         self._subscribe("session_watch_ended", callback)
+        return callback
+
+    def store_changed(
+        self, callback: Callable[[StoreChangedNotification], None]
+    ) -> Callable[[StoreChangedNotification], None]:
+        """Call `callback` with every `store_changed` (before the answer of the request
+        that caused it is delivered)."""
+        self._subscribe("store_changed", callback)
         return callback
 
     def progress(

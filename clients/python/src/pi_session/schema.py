@@ -434,6 +434,12 @@ Extension data (a custom entry's `data`, the `details` of a compaction, branch s
 """
 
 
+FeedKind: TypeAlias = Literal['created', 'appended', 'replaced', 'renamed', 'deleted']
+"""
+What happened to a file, as the log tells it.
+"""
+
+
 class Figures(TypedDict):
     """
     Figures of a group, named as ccusage's `--json` names them.
@@ -1176,6 +1182,25 @@ class UnwatchResult(TypedDict):
     """
 
 
+class UnwatchStoreParams(TypedDict):
+    """
+    `session/unwatchStore`: ends a store watch.
+    """
+
+    watchId: str
+
+
+class UnwatchStoreResult(TypedDict):
+    """
+    `session/unwatchStore`'s answer.
+    """
+
+    ended: bool
+    """
+    Whether a watch was ended (`false`: no such watch).
+    """
+
+
 class UsageCost(TypedDict):
     """
     `Usage.cost`.
@@ -1243,6 +1268,67 @@ class WatchResult(TypedDict):
     started: bool
     """
     `false` when the session was watched already (one watch per session; this call changed nothing).
+    """
+
+
+class WatchStoreCapabilities(TypedDict):
+    """
+    `capabilities.watchStore`.
+    """
+
+    eventEntries: int
+    """
+    At most this many entries in one `store_changed` (a bigger change comes in several, the later ones `appended`).
+    """
+    pollIntervalMs: int
+    """
+    How often a polled store is looked at (`poll`, or a network or FUSE file system).
+    """
+
+
+class WatchStoreParams(TypedDict):
+    """
+    `session/watchStore`: every file of the store (or of one project) created, appended to, replaced, renamed or deleted, told as `store_changed` notifications, each with a durable cursor.
+    """
+
+    cwd: NotRequired[str | None]
+    """
+    Only the sessions of the project in this directory.
+    """
+    dir: NotRequired[str | None]
+    """
+    The sessions root, or one project folder in it; omitted: the store's sessions root.
+    """
+    poll: NotRequired[bool]
+    """
+    Look at the files every `capabilities.watchStore.pollIntervalMs` instead of waiting for the OS's change events (always so on network and FUSE file systems).
+    """
+    profile: NotRequired[Profile | None]
+    """
+    Whose reading (one store index per profile); defaults to `initialize.defaultProfile`.
+    """
+    since: NotRequired[str | None]
+    """
+    Go on after this cursor (the last `store_changed.cursor` the client kept; `"0"`: the whole store from the start of the index's change log); omitted: from now on.
+    """
+
+
+class WatchStoreResult(TypedDict):
+    """
+    `session/watchStore`'s answer.
+    """
+
+    cursor: str
+    """
+    Where the notifications begin (`since`, or the end of the change log when none was given). The first notifications may come before this answer.
+    """
+    polled: bool
+    """
+    `true` when the files are polled (asked for, or a network or FUSE file system).
+    """
+    watchId: str
+    """
+    Names this watch in its notifications and in `session/unwatchStore`.
     """
 
 
@@ -2128,6 +2214,10 @@ class Capabilities(TypedDict):
     """
     `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
     """
+    watchStore: WatchStoreCapabilities
+    """
+    `session/watchStore`: the store's live feed (`store_changed`), with durable cursors.
+    """
 
 
 class ContextEditEntry(TypedDict):
@@ -2856,6 +2946,23 @@ NewEntry: TypeAlias = (
 """
 `session/append`'s `entry`: an entry's own members, without `id`, `parentId` and `timestamp` (the server gives them), discriminated on `type`.
 """
+
+
+StoreChangedNotification = TypedDict(
+    'StoreChangedNotification',
+    {
+        'cursor': str,
+        'entries': list[AnyEntry],
+        'from': int,
+        'generation': int,
+        'kind': FeedKind,
+        'oldPath': NotRequired[str | None],
+        'path': str,
+        'sessionId': str,
+        'to': int,
+        'watchId': str,
+    },
+)
 
 
 class TreePreparation(TypedDict):

@@ -269,6 +269,13 @@ export type CompactReason = "manual" | "threshold" | "overflow";
  */
 export type WatchEndReason = "deleted" | "replaced" | "truncated" | "error";
 /**
+ * What happened to a file, as the log tells it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FeedKind".
+ */
+export type FeedKind = "created" | "appended" | "replaced" | "renamed" | "deleted";
+/**
  * LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -357,6 +364,14 @@ export interface Protocol {
     "session/stats": {
       params: StatsParams;
       result: StatsOutput;
+    };
+    "session/watchStore": {
+      params: WatchStoreParams;
+      result: WatchStoreResult;
+    };
+    "session/unwatchStore": {
+      params: UnwatchStoreParams;
+      result: UnwatchStoreResult;
     };
     "session/close": {
       params: SessionRef;
@@ -473,6 +488,9 @@ export interface Protocol {
     };
     session_watch_ended: {
       params: WatchEndedNotification;
+    };
+    store_changed: {
+      params: StoreChangedNotification;
     };
     "$/progress": {
       params: ProgressNotification;
@@ -664,6 +682,10 @@ export interface Capabilities {
    * `session/watch`: other programs' appends are sent as they happen (`session_changed` with the entries), and answers carry cursors that `getEntries.since` resumes from.
    */
   watch: boolean;
+  /**
+   * `session/watchStore`: the store's live feed (`store_changed`), with durable cursors.
+   */
+  watchStore: WatchStoreCapabilities;
 }
 /**
  * `capabilities.listing`.
@@ -720,6 +742,22 @@ export interface StoreIndexCapabilities {
    * A `workDoneToken` in the params is answered with `$/progress` while the index catches up (LSP's work-done progress).
    */
   workDoneProgress: boolean;
+}
+/**
+ * `capabilities.watchStore`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchStoreCapabilities".
+ */
+export interface WatchStoreCapabilities {
+  /**
+   * At most this many entries in one `store_changed` (a bigger change comes in several, the later ones `appended`).
+   */
+  eventEntries: number;
+  /**
+   * How often a polled store is looked at (`poll`, or a network or FUSE file system).
+   */
+  pollIntervalMs: number;
 }
 /**
  * `serverInfo`.
@@ -1434,6 +1472,75 @@ export interface ModelFigures {
   toolCalls: number;
   totalCost: number;
   totalTokens: number;
+}
+/**
+ * `session/watchStore`: every file of the store (or of one project) created, appended to, replaced, renamed or deleted, told as `store_changed` notifications, each with a durable cursor.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchStoreParams".
+ */
+export interface WatchStoreParams {
+  /**
+   * Only the sessions of the project in this directory.
+   */
+  cwd?: string | null;
+  /**
+   * The sessions root, or one project folder in it; omitted: the store's sessions root.
+   */
+  dir?: string | null;
+  /**
+   * Look at the files every `capabilities.watchStore.pollIntervalMs` instead of waiting for the OS's change events (always so on network and FUSE file systems).
+   */
+  poll?: boolean;
+  /**
+   * Whose reading (one store index per profile); defaults to `initialize.defaultProfile`.
+   */
+  profile?: Profile | null;
+  /**
+   * Go on after this cursor (the last `store_changed.cursor` the client kept; `"0"`: the whole store from the start of the index's change log); omitted: from now on.
+   */
+  since?: string | null;
+}
+/**
+ * `session/watchStore`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WatchStoreResult".
+ */
+export interface WatchStoreResult {
+  /**
+   * Where the notifications begin (`since`, or the end of the change log when none was given). The first notifications may come before this answer.
+   */
+  cursor: string;
+  /**
+   * `true` when the files are polled (asked for, or a network or FUSE file system).
+   */
+  polled: boolean;
+  /**
+   * Names this watch in its notifications and in `session/unwatchStore`.
+   */
+  watchId: string;
+}
+/**
+ * `session/unwatchStore`: ends a store watch.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnwatchStoreParams".
+ */
+export interface UnwatchStoreParams {
+  watchId: string;
+}
+/**
+ * `session/unwatchStore`'s answer.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnwatchStoreResult".
+ */
+export interface UnwatchStoreResult {
+  /**
+   * Whether a watch was ended (`false`: no such watch).
+   */
+  ended: boolean;
 }
 /**
  * Names an open session.
@@ -3274,6 +3381,45 @@ export interface WatchEndedNotification {
   sessionId: string;
 }
 /**
+ * The `store_changed` notification: one event of a store watch, in order per file; its `cursor` given back as `since` resumes after it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StoreChangedNotification".
+ */
+export interface StoreChangedNotification {
+  /**
+   * Where this event ends: given back as `since`, a watch goes on after it.
+   */
+  cursor: string;
+  /**
+   * The entries, as the file holds them, in file order.
+   */
+  entries: AnyEntry[];
+  /**
+   * The entries told are the file's entries `from..to` (0-based positions, header not counted).
+   */
+  from: number;
+  /**
+   * The content's generation: a `replaced` file's entries come under a new one (drop what was held of the older).
+   */
+  generation: number;
+  kind: FeedKind;
+  /**
+   * `renamed`: the former path.
+   */
+  oldPath?: string | null;
+  /**
+   * The file (for `renamed`, its new path).
+   */
+  path: string;
+  /**
+   * The session id of the file's header.
+   */
+  sessionId: string;
+  to: number;
+  watchId: string;
+}
+/**
  * `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -3339,6 +3485,8 @@ export const METHOD_NAMES = [
   "session/delete",
   "session/search",
   "session/stats",
+  "session/watchStore",
+  "session/unwatchStore",
   "session/close",
   "session/watch",
   "session/unwatch",
@@ -3379,5 +3527,6 @@ export const NOTIFICATION_NAMES = [
   "session_compact",
   "session_changed",
   "session_watch_ended",
+  "store_changed",
   "$/progress"
 ] as const satisfies readonly (keyof Notifications)[];
