@@ -8,7 +8,7 @@ mod entry;
 mod error;
 mod handlers;
 mod memory;
-pub mod pi_format;
+pub(crate) mod pi_format;
 mod progress;
 mod registry;
 pub mod schema;
@@ -16,7 +16,7 @@ pub mod session_server;
 mod stdio;
 mod threads;
 mod watch;
-pub mod wire;
+pub(crate) mod wire;
 
 pub(crate) use stdio::serve_stdio_with;
 pub use stdio::{StdioArgs, serve_stdio};
@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::profile::Profile;
 use crate::jsonrpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
-pub use registry::Registry;
+pub(crate) use registry::Registry;
 
 /// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

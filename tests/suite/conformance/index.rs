@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::cases::{Answer, Case, PROFILES};
 use crate::conformance::diff::Mismatches;
@@ -572,8 +572,8 @@ fn an_unusable_index_dir_only_turns_the_index_off() {
 /// continued over what pi appended; always what a full count and pi's `getSessionStats` give.
 #[test]
 fn stats_from_the_index_are_what_pi_counts() {
-    use pi_session::internal::format::profile::Profile;
-    use pi_session::internal::store::{Session, SessionOptions};
+    use pi_session::Profile;
+    use pi_session::session::{Session, SessionOptions};
     let Some(oracle) = env::oracle() else {
         return env::skipped("stats with the index");
     };
