@@ -24,7 +24,7 @@ use crate::format::profile::Profile;
 use crate::store::{Session, SessionOptions};
 
 pub use backend::{
-    Backend, CatalogError, CatalogResult, FileUpdate, HitRow, SearchSpec, SessionFacts, UsageRow,
+    Backend, CatalogError, CatalogResult, FileUpdate, SearchSpec, SessionFacts, UsageRow,
 };
 use change::{Change, Observed};
 use files::StoreFile;
@@ -284,14 +284,6 @@ impl Catalog {
         tracing::warn!("{note}");
         self.note = Some(note);
         attempt(self)
-    }
-
-    pub fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
-        self.backend.search(spec)
-    }
-
-    pub fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
-        self.backend.usage(project)
     }
 }
 

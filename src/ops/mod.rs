@@ -33,12 +33,12 @@ mod stats;
 mod team;
 
 pub use compact::{
-    CompactInput, Compacted, ContextUsage, PercentUsage, PrepareCompactionInput, compact,
-    context_usage, plan_document, prepare_compaction,
+    CompactInput, Compacted, PrepareCompactionInput, compact, context_usage, plan_document,
+    prepare_compaction,
 };
-pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, TeamIndex, Vars};
+pub use config::{Config, ProcessVars, TeamIndex};
 pub use context::{LeafChoice, build_context, context_entries, leaf};
-pub use cursor::{cursor_at, cursor_position};
+pub use cursor::cursor_at;
 pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
 pub use export::{ExportInput, export};
@@ -49,11 +49,13 @@ pub use hooks::{
 };
 pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
 pub use model_answer::{ModelAnswer, summary_text};
-pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
-pub use ports::{Hold, Local, SessionAccess};
+pub use navigate::{NavigateInput, Navigated, navigate, prepare_tree};
+#[cfg(test)]
+pub use ports::Local;
+pub use ports::{Hold, SessionAccess};
 pub use reads::{
-    DEFAULT_ENTRIES_PAGE, EntriesInput, EntriesRange, TreeInput, TreeView, TreeViewRow,
-    branch_entries, check_tree_input, children, entries, entry_position, tree, watch_point,
+    EntriesInput, TreeInput, branch_entries, check_tree_input, children, entries, entry_position,
+    tree, watch_point,
 };
 pub use scope::Scope;
 pub use search::{DEFAULT_LIMIT, SearchHit, SearchInput, SearchOutput, StoreScope, search};
@@ -61,7 +63,7 @@ pub use sessions::{
     CreateInput, ForkFromInput, ForkInput, ForkOutcome, OpenInput, PlaceChoice, continue_recent,
     create, delete, fork, fork_file, fork_from, open,
 };
-pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
+pub use stats::{Figures, GroupBy, StatsInput, StatsOutput, stats};
 pub use team::TeamSync;
 
 #[cfg(test)]

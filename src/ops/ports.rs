@@ -2,6 +2,7 @@
 //! the client answers a hook is [`super::Hooks`].
 
 use std::future::Future;
+#[cfg(test)]
 use std::sync::Mutex;
 
 use crate::store::Session;
@@ -36,10 +37,12 @@ pub trait SessionAccess: Sync {
 }
 
 /// A session held by a plain mutex, each step run where it is called: for one process working
-/// on one session (the command line, tests). Durable changes sync before they return.
+/// on one session (this module's tests). Durable changes sync before they return.
+#[cfg(test)]
 #[derive(Debug)]
 pub struct Local(pub Mutex<Session>);
 
+#[cfg(test)]
 impl Local {
     pub fn new(session: Session) -> Local {
         Local(Mutex::new(session))
@@ -50,6 +53,7 @@ impl Local {
     }
 }
 
+#[cfg(test)]
 impl SessionAccess for Local {
     type Error = OpError;
 

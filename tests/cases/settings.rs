@@ -22,8 +22,8 @@ use libtest_mimic::Trial;
 
 use crate::support::{self, notice, parse, path_str};
 
-use pi_session::json::JsValue;
 use pi_session::Profile;
+use pi_session::json::JsValue;
 use pi_session::listing::{PathEnv, summary_settings};
 
 struct Rng(u64);

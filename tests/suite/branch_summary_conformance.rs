@@ -20,10 +20,10 @@ use crate::support;
 use support::compaction::{run_pi_compaction, without_id_and_time};
 use support::{Oracle, notice, parse, path_str, root, str_of};
 
-use pi_session::session::IdSource;
-use pi_session::json::{self, JsObject, JsValue};
 use pi_session::Profile;
 use pi_session::compaction::BranchBudget;
+use pi_session::json::{self, JsObject, JsValue};
+use pi_session::session::IdSource;
 use pi_session::session::{
     Session, SessionOptions, TreeDecision, TreeRequest, decide, model_summary,
 };

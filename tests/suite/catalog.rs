@@ -438,9 +438,8 @@ fn query_syntax_is_text_or_a_clear_error() {
         query: "abc\0".into(),
         ..Default::default()
     };
-    let error =
-        pi_session::store_index::search(&scope, input, &pi_session::store_index::Quiet)
-            .unwrap_err();
+    let error = pi_session::store_index::search(&scope, input, &pi_session::store_index::Quiet)
+        .unwrap_err();
     assert!(
         error.to_string().contains("NUL character at position 4"),
         "{error}"
@@ -518,9 +517,7 @@ fn stats_per_file_equals_pi_get_session_stats_summed() {
                 file.display()
             );
             let doc = outcome.doc();
-            let n = |v: Option<&pi_session::json::JsValue>| {
-                v.and_then(|v| v.as_f64()).unwrap()
-            };
+            let n = |v: Option<&pi_session::json::JsValue>| v.and_then(|v| v.as_f64()).unwrap();
             let tokens = doc.get("tokens");
             pi[0] += n(tokens.and_then(|t| t.get("input")));
             pi[1] += n(tokens.and_then(|t| t.get("output")));

@@ -24,8 +24,8 @@ use support::compaction::{
 use support::{Oracle, parse, path_str, root};
 
 use pi_session::Profile;
-use pi_session::json::{JsValue, number_to_string};
 use pi_session::compaction::{CompactionSettings, ModelOptions};
+use pi_session::json::{JsValue, number_to_string};
 use pi_session::session::{Leaf, Session, SessionOptions};
 
 /// keepRecentTokens, reserveTokens, custom instructions, model (maxTokens, reasoning, level).

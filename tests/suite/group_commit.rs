@@ -7,13 +7,13 @@ use crate::support;
 use std::path::Path;
 use std::sync::Arc;
 
-use pi_session::session::IdSource;
-use pi_session::json::parse;
 use pi_session::Profile;
-use pi_session::session::NewEntry;
+use pi_session::json::parse;
 use pi_session::jsonrpc::{RequestContext, RpcError, ServerOptions, WireFraming};
-use pi_session::sidecar::session_server;
+use pi_session::session::IdSource;
+use pi_session::session::NewEntry;
 use pi_session::session::{NewSession, Session, SessionOptions};
+use pi_session::sidecar::session_server;
 use serde_json::{Value, json};
 use support::memory::TestClient;
 

@@ -19,9 +19,9 @@ use crate::support;
 
 use support::{Oracle, notice, path_str, root, str_of};
 
-use pi_session::session::IdSource;
-use pi_session::json::{self, JsValue};
 use pi_session::Profile;
+use pi_session::json::{self, JsValue};
+use pi_session::session::IdSource;
 use pi_session::session::{
     Session, SessionOptions, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };

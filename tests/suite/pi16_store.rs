@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_session::session::parse_new_entry;
-use pi_session::session::IdSource;
-use pi_session::json::{JsValue, parse};
 use pi_session::Profile;
+use pi_session::json::{JsValue, parse};
+use pi_session::session::IdSource;
 use pi_session::session::NewEntry;
+use pi_session::session::parse_new_entry;
 use pi_session::session::{ErrorKind, NewSession, Session, SessionOptions};
 
 use crate::support;

@@ -9,10 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pi_session::Profile;
+use pi_session::listing::{CachePolicy, ListField, ListSelection, Listing, Pi16Note, render};
 use pi_session::listing::{NameFilter, SearchQuery, SearchSort};
-use pi_session::listing::{
-    CachePolicy, ListField, ListSelection, Listing, Pi16Note, render,
-};
 use pi_session::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 use support::files::*;

@@ -7,8 +7,8 @@ use crate::support;
 
 use std::path::Path;
 
-use pi_session::sidecar::schema::{protocol_schema, schema_method_names};
 use pi_session::jsonrpc::ServerState;
+use pi_session::sidecar::schema::{protocol_schema, schema_method_names};
 use pi_session::sidecar::session_server;
 use serde_json::Value;
 

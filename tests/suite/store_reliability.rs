@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pi_session::Profile;
-use pi_session::session::NewEntry;
 use pi_session::listing::{CachePolicy, PathEnv, Repo};
+use pi_session::session::NewEntry;
 use pi_session::session::{ErrorKind, NewSession, Session, SessionOptions};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
@@ -457,8 +457,7 @@ fn deep_nesting_inside_a_valid_entry_is_refused_at_open_not_at_every_read() {
         session.warnings()
     );
     read_everything(&session).unwrap();
-    let findings =
-        pi_session::session::check_file(&path, options(Profile::PiCli)).unwrap();
+    let findings = pi_session::session::check_file(&path, options(Profile::PiCli)).unwrap();
     assert!(findings.iter().any(|f| f.line == 4), "{findings:?}");
     // The harness refuses the file, naming the line, at open (not at a later read).
     let (hpath, hids) = written_session(dir.path(), "h.jsonl", Profile::Harness, 2);

@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::PathBuf;
 
-use pi_session::json::JsValue;
 use pi_session::Profile;
+use pi_session::json::JsValue;
 use pi_session::listing::{CachePolicy, Listing, PathEnv, Repo, SessionInfo};
 use serde_json::{Value, json};
 

@@ -23,8 +23,7 @@ use super::backend::{
     Backend, CatalogError, CatalogResult, FileUpdate, HitRow, KnownFile, SearchSpec, UsageRow,
 };
 use super::change::FileStamp;
-pub use schema::SCHEMA_VERSION;
-pub use target::{PgEnv, Target, masked};
+pub use target::{PgEnv, Target};
 
 /// Filing takes it shared, linking forks exclusively: linking rewrites flags and rollups
 /// across sessions, and must not interleave with a file being filed.
@@ -135,11 +134,6 @@ impl Postgres {
             machine,
             staged: false,
         })
-    }
-
-    /// Whether the connection is gone (the server restarted or went away).
-    pub fn is_closed(&self) -> bool {
-        self.client.is_closed()
     }
 
     /// Sets the connection up for filing: the stage table, and commits that do not wait for

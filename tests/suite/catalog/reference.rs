@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use pi_session::json::JsValue;
 use pi_session::Profile;
+use pi_session::json::JsValue;
 use pi_session::session::{Leaf, Session, SessionOptions};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
