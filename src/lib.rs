@@ -50,9 +50,9 @@ pub mod session {
     pub use crate::inspect::check_file;
     pub use crate::store::{
         Context, ContextMessage, ErrorKind, ForkPosition, Leaf, MessageFormat, NavigationOutcome,
-        NewSession, Session, SessionOptions, SessionStats, StoreError, StoreResult, SummaryInput,
-        TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, TreeRow, Warning, decide,
-        model_summary,
+        NewSession, Record, Session, SessionOptions, SessionStats, StoreError, StoreResult,
+        SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, TreeRow, Warning,
+        decide, model_summary,
     };
 }
 

@@ -38,7 +38,9 @@ pub fn database_path(index_dir: &Path, profile: Profile) -> PathBuf {
 pub trait Progress: Sync {
     /// `bytes` of session files are about to be read.
     fn start(&self, files: u64, bytes: u64);
+    /// `bytes` more have been read.
     fn advance(&self, bytes: u64);
+    /// The build is done.
     fn finish(&self);
 }
 

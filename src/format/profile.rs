@@ -32,6 +32,7 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// The profile's name as the command line and the protocol spell it (`pi-cli`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Profile::PiCli => "pi-cli",

@@ -80,6 +80,7 @@ impl Repo {
         self
     }
 
+    /// This repo with another cache policy.
     pub fn with_cache(mut self, policy: CachePolicy) -> Repo {
         self.cache = policy;
         self
@@ -91,14 +92,17 @@ impl Repo {
         self
     }
 
+    /// The environment paths resolve in.
     pub fn env(&self) -> &PathEnv {
         &self.env
     }
 
+    /// Whether the listing cache is read and written.
     pub fn cache_policy(&self) -> CachePolicy {
         self.cache
     }
 
+    /// How many threads a listing reads files on.
     pub fn threads(&self) -> usize {
         self.threads
     }

@@ -177,9 +177,9 @@ impl SidecarCapabilities {
 /// The sidecar's state.
 #[derive(Debug)]
 pub struct Sidecar {
-    pub registry: Registry,
+    pub(crate) registry: Registry,
     /// The sessions watched for other programs' appends.
-    pub watches: watch::Watches,
+    pub(crate) watches: watch::Watches,
     settings: OnceLock<SidecarSettings>,
 }
 
@@ -192,6 +192,15 @@ impl Sidecar {
             watches: watch::Watches::default(),
             settings: OnceLock::new(),
         }
+    }
+
+    /// The open session `id` (for an embedder's own methods beside `session/*`), or
+    /// `session_not_found`. Lock it only for a short step: the sidecar's methods share it.
+    pub fn session(
+        &self,
+        id: &str,
+    ) -> Result<std::sync::Arc<std::sync::Mutex<crate::store::Session>>, RpcError> {
+        self.registry.get(id)
     }
 
     /// The settings from `initialize` (the defaults before it).

@@ -103,12 +103,6 @@ impl Watches {
         let all = std::mem::take(&mut *self.active());
         drop(all);
     }
-
-    /// How many directories the OS watches and files are watched (for tests and logs).
-    pub fn counts(&self) -> (usize, usize) {
-        let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
-        os.as_ref().map_or((0, 0), |w| w.counts())
-    }
 }
 
 /// What a watch found when it looked.

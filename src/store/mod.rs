@@ -42,7 +42,7 @@ pub use context::{Context, ContextMessage, MessageFormat};
 pub use error::{ErrorKind, StoreError, StoreResult};
 pub use file::{GoneReason, try_write_lock};
 pub use fork::ForkPosition;
-pub use index::Leaf;
+pub use index::{Leaf, Record};
 pub use navigate::{
     NavigationOutcome, SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest,
     decide, model_summary,

@@ -10,6 +10,7 @@ use super::index::Record;
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct SessionStats {
     pub message_count: u64,
     pub user_messages: u64,

@@ -140,6 +140,8 @@ pub struct TreeShape {
 /// One row of the flattened tree, in depth-first pre-order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRow {
+    /// The entry's position in the file.
     pub position: u32,
+    /// Its depth in the tree (roots at 0).
     pub depth: u32,
 }

@@ -99,7 +99,7 @@ fn methods_with_a_sync_count() -> pi_session::jsonrpc::Methods<session_server::S
     methods.add(
         "test/syncs",
         |ctx: RequestContext<session_server::Sidecar>, p: SyncsParams| async move {
-            let cell = ctx.state().registry.get(&p.session_id)?;
+            let cell = ctx.state().session(&p.session_id)?;
             let syncs = cell.lock().unwrap().syncs();
             Ok::<_, RpcError>(syncs)
         },

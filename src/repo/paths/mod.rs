@@ -74,10 +74,12 @@ impl PathEnv {
         Ok(env)
     }
 
+    /// The home directory.
     pub fn home(&self) -> &str {
         &self.home
     }
 
+    /// The process's working directory.
     pub fn process_cwd(&self) -> &str {
         &self.process_cwd
     }

@@ -32,6 +32,7 @@ pub const NO_CONTENT: &str = "No content to summarize";
 pub struct BranchBudget {
     /// The model's context window; 0 (or none) is pi's fallback of 128,000.
     pub context_window: f64,
+    /// The tokens kept free for the answer.
     pub reserve_tokens: f64,
 }
 
@@ -54,6 +55,7 @@ impl BranchBudget {
         }
     }
 
+    /// The tokens the branch's messages may fill (`contextWindow - reserveTokens`).
     pub fn token_budget(self) -> f64 {
         self.window() - self.reserve_tokens
     }
@@ -63,10 +65,13 @@ impl BranchBudget {
 #[derive(Debug, Clone)]
 pub struct BranchPlan {
     profile: Profile,
+    /// The budget it was planned with.
     pub budget: BranchBudget,
     /// The messages that fit the budget, oldest first.
     pub messages: Vec<JsValue>,
+    /// The estimated tokens of `messages`.
     pub total_tokens: f64,
+    /// The files the branch read and modified.
     pub file_ops: FileOps,
 }
 

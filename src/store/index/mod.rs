@@ -84,6 +84,7 @@ impl<'a> Record<'a> {
         self.packed.timestamp
     }
 
+    /// The entry's kind (`Other` for a type this index does not know).
     pub fn kind(&self) -> Kind {
         packed::KINDS
             .get(self.packed.kind as usize)
@@ -91,10 +92,12 @@ impl<'a> Record<'a> {
             .unwrap_or(Kind::Other)
     }
 
+    /// The entry's id, if it has one.
     pub fn id(&self) -> Option<&'a str> {
         self.text(self.packed.id)
     }
 
+    /// The entry's `parentId`.
     pub fn parent(&self) -> Ref<&'a str> {
         match self.packed.flags & PARENT_AT {
             0 => self.reference(self.packed.parent),
@@ -107,6 +110,7 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// The entry a `label` or `leaf` entry points at.
     pub fn target(&self) -> Ref<&'a str> {
         self.reference(self.extra().target)
     }
@@ -116,6 +120,7 @@ impl<'a> Record<'a> {
         u64::from(self.packed.line)
     }
 
+    /// Where the entry's text is: in the file, or held in memory.
     pub fn body(&self) -> Body<&'a str> {
         match self.packed.flags & HELD {
             0 => Body::File {
@@ -150,6 +155,7 @@ impl<'a> Record<'a> {
             .unwrap_or(Role::Other)
     }
 
+    /// Whether this is a `message` entry of an assistant.
     pub fn is_assistant_message(&self) -> bool {
         self.kind() == Kind::Message && self.role() == Role::Assistant
     }
@@ -214,10 +220,12 @@ pub enum Leaf {
     /// pi's `undefined` leaf: the last entry has no string id (a file ending in a non-object
     /// line). Context building then starts from the last entry, as pi does.
     Undefined,
+    /// The entry with this id.
     Id(EntryId),
 }
 
 impl Leaf {
+    /// The leaf entry's id, if it has one.
     pub fn id(&self) -> Option<&str> {
         match self {
             Leaf::Id(id) => Some(id),
