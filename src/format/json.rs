@@ -68,7 +68,7 @@ impl JsString {
     }
 
     /// The string a client sent, its stood-in lone surrogates (see
-    /// [`super::wire_surrogates`]) made lone surrogates again.
+    /// `wire_surrogates`) made lone surrogates again.
     pub fn from_wire(text: &str) -> Self {
         use super::wire_surrogates::{Piece, has_stand_ins, restore};
         if !has_stand_ins(text) {

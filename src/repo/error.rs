@@ -15,8 +15,8 @@ pub enum RepoError {
         /// The id.
         id: String,
     },
-    /// A caller-given session id that cannot name a session file (see
-    /// [`super::check_session_id`]).
+    /// A caller-given session id that cannot name a session file (the placement
+    /// rules: one file-name component, no control characters, short enough).
     UnusableSessionId {
         /// The id.
         id: String,

@@ -25,7 +25,7 @@ pub struct SessionOptions {
     pub max_line_bytes: usize,
     /// Where new ids and times come from.
     pub ids: Arc<IdSource>,
-    /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
+    /// Where the persisted index lives (see `index_file`); `None`: no index.
     pub index_dir: Option<Arc<Path>>,
     /// The most bytes the index directory may hold before the least recently written go.
     pub index_max_bytes: u64,

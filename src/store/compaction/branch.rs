@@ -230,7 +230,7 @@ pub fn prepare_branch_entries(
 }
 
 impl BranchPlan {
-    /// Nothing to summarize: pi writes [`NO_CONTENT`] without asking a model.
+    /// Nothing to summarize: pi writes `NO_CONTENT` without asking a model.
     pub fn no_content(&self) -> bool {
         self.messages.is_empty()
     }
@@ -299,7 +299,7 @@ impl BranchPlan {
 
     /// The summary pi writes for the model's text (`contentText(response.content)`): the
     /// preamble, the text and the file lists; `details` `{readFiles, modifiedFiles}`. Without
-    /// content, [`NO_CONTENT`] with empty lists whatever the text.
+    /// content, `NO_CONTENT` with empty lists whatever the text.
     pub fn written_summary(&self, model_text: &str) -> (JsValue, JsValue) {
         let (read, modified) = if self.no_content() {
             (Vec::new(), Vec::new())
