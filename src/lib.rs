@@ -43,6 +43,7 @@ pub use store::compaction;
 /// One session file: open or create a [`Session`], append entries, move its leaf, fork it,
 /// and read its tree, branch and context the way pi does.
 pub mod session {
+    pub use crate::format::entry_id::EntryId;
     pub use crate::format::entry_input::parse_new_entry;
     pub use crate::format::ids::{EntryIdStyle, IdSource};
     pub use crate::format::time::parse_date_millis;
@@ -51,8 +52,8 @@ pub mod session {
     pub use crate::store::{
         Context, ContextMessage, ErrorKind, ForkPosition, Leaf, MessageFormat, NavigationOutcome,
         NewSession, Record, Session, SessionOptions, SessionStats, StoreError, StoreResult,
-        SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, TreeRow, Warning,
-        decide, model_summary,
+        SummaryInput, TreeDecision, TreeHookAnswer, TreePreparation, TreeRequest, TreeRow,
+        Unsynced, Warning, decide, model_summary,
     };
 }
 
@@ -61,10 +62,10 @@ pub mod session {
 pub mod listing {
     pub use crate::repo::search::{NameFilter, SearchQuery, SearchSort};
     pub use crate::repo::{
-        CACHE_FILE_NAME, CachePolicy, INVALID_SESSION_ID_MESSAGE, ListField, ListSelection,
-        Listing, MessagesText, PathEnv, Pi16Note, Repo, RepoError, SessionInfo, SkipReason,
-        parse_date, render, session_file_name, settings_session_dir, summary_settings,
-        validate_session_id,
+        CACHE_FILE_NAME, CachePolicy, HarnessListing, HarnessSession, HarnessSkip,
+        INVALID_SESSION_ID_MESSAGE, ListField, ListSelection, Listing, MessagesText, PathEnv,
+        Pi16Feature, Pi16Mark, Pi16Note, Repo, RepoError, SessionInfo, SkipReason, parse_date,
+        render, session_file_name, settings_session_dir, summary_settings, validate_session_id,
     };
 }
 

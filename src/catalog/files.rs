@@ -7,14 +7,14 @@ use crate::repo::paths::is_session_file_name;
 
 /// A session file and the project directory it is in (its name, as ccusage groups by it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreFile {
-    pub path: PathBuf,
-    pub project: String,
+pub(crate) struct StoreFile {
+    pub(crate) path: PathBuf,
+    pub(crate) project: String,
 }
 
 /// The session files under `root`, sorted by path. Directories that cannot be read are
 /// reported through `unreadable` and skipped, as the listing skips them.
-pub fn store_files(
+pub(crate) fn store_files(
     root: &Path,
     mut unreadable: impl FnMut(&Path, std::io::Error),
 ) -> Vec<StoreFile> {

@@ -8,14 +8,14 @@
 //! - `backend`: the interface every backend implements; `sqlite`: the embedded one;
 //!   `postgres`: a team's server database.
 
-pub mod backend;
-pub mod change;
-pub mod extract;
-pub mod files;
-pub mod fold;
-pub mod postgres;
-pub mod query;
-pub mod sqlite;
+pub(crate) mod backend;
+pub(crate) mod change;
+pub(crate) mod extract;
+pub(crate) mod files;
+pub(crate) mod fold;
+pub(crate) mod postgres;
+pub(crate) mod query;
+pub(crate) mod sqlite;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::format::profile::Profile;
 use crate::store::{Session, SessionOptions};
 
-pub use backend::{
+pub(crate) use backend::{
     Backend, CatalogError, CatalogResult, FileUpdate, SearchSpec, SessionFacts, UsageRow,
 };
 use change::{Change, Observed};

@@ -82,7 +82,7 @@ pub struct SidecarCapabilities {
     /// The methods that may answer a part of their answer, with the params that choose it.
     pub paging: std::collections::BTreeMap<String, Vec<String>>,
     /// The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
-    pub tree_filters: Vec<wire::TreeFilterName>,
+    pub(crate) tree_filters: Vec<wire::TreeFilterName>,
     /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
     /// escapes included.
     pub exact_entries: bool,
@@ -90,7 +90,7 @@ pub struct SidecarCapabilities {
     /// with the entries), and answers carry cursors that `getEntries.since` resumes from.
     pub watch: bool,
     /// The `format`s `session/export` writes.
-    pub export_formats: Vec<crate::export::ExportFormat>,
+    pub(crate) export_formats: Vec<crate::export::ExportFormat>,
     /// `session/search` and `session/stats`: the store index across every session.
     pub store_index: StoreIndexCapabilities,
 }

@@ -342,7 +342,7 @@ impl Session {
     }
 
     /// Runs `change` with the syncs of its appends deferred: their lines are written and
-    /// indexed when it returns, and the `Unsynced` returned says what to wait for before the
+    /// indexed when it returns, and the [`Unsynced`] returned says what to wait for before the
     /// change may be acknowledged. Waiting outside the session's lock lets the changes that
     /// queue behind this one write their lines meanwhile and share the next sync (group commit).
     /// A change that fails has what it wrote synced before the error is returned, as it would

@@ -21,9 +21,9 @@ use crate::format::profile::{FirstWrite, Profile};
 use packed::{
     EXTRA, HAS_TIMESTAMP, HAS_TYPE, HELD, INVALID, NO_NAME, NONE, NULL, OBJECT, PARENT_AT,
 };
-pub use packed::{Extra, Packed};
+pub(crate) use packed::{Extra, Packed};
 use texts::Texts;
-pub use texts::push_var;
+pub(crate) use texts::push_var;
 
 /// Where a line's bytes are: owned as an entry is pushed, borrowed (`Body<&str>`) as the index
 /// hands it out.
@@ -85,7 +85,7 @@ impl<'a> Record<'a> {
     }
 
     /// The entry's kind (`Other` for a type this index does not know).
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         packed::KINDS
             .get(self.packed.kind as usize)
             .copied()
@@ -98,7 +98,7 @@ impl<'a> Record<'a> {
     }
 
     /// The entry's `parentId`.
-    pub fn parent(&self) -> Ref<&'a str> {
+    pub(crate) fn parent(&self) -> Ref<&'a str> {
         match self.packed.flags & PARENT_AT {
             0 => self.reference(self.packed.parent),
             _ => Ref::Id(
@@ -111,7 +111,7 @@ impl<'a> Record<'a> {
     }
 
     /// The entry a `label` or `leaf` entry points at.
-    pub fn target(&self) -> Ref<&'a str> {
+    pub(crate) fn target(&self) -> Ref<&'a str> {
         self.reference(self.extra().target)
     }
 
@@ -161,7 +161,7 @@ impl<'a> Record<'a> {
     }
 
     /// The kind-specific fields.
-    pub fn payload(&self) -> Payload<&'a str, &'a str> {
+    pub(crate) fn payload(&self) -> Payload<&'a str, &'a str> {
         let extra = self.extra();
         let (first, second) = (self.text(extra.first), self.text(extra.second));
         match self.kind() {
@@ -231,18 +231,6 @@ impl Leaf {
             Leaf::Id(id) => Some(id),
             _ => None,
         }
-    }
-
-    /// The leaf after `facts` is appended or read: a `leaf` entry means its target, any other
-    /// entry itself.
-    pub fn after(facts: &LineFacts) -> Leaf {
-        let target = match &facts.target {
-            Ref::Id(id) => Ref::Id(&**id),
-            Ref::Missing => Ref::Missing,
-            Ref::Null => Ref::Null,
-            Ref::Invalid => Ref::Invalid,
-        };
-        Leaf::after_entry(facts.kind, facts.id.as_deref(), target)
     }
 
     fn after_entry(kind: Kind, id: Option<&str>, target: Ref<&str>) -> Leaf {
