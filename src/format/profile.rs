@@ -171,6 +171,7 @@ pub struct TreeRules {
 
 /// When a new session's file is first written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // each names the moment: at the assistant, at the conversation, at once
 pub enum FirstWrite {
     /// pi 0.82.1: at the first assistant message.
     AtAssistant,
