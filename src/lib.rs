@@ -11,7 +11,12 @@
 //! What an embedder uses: open or create a [`Session`] with [`SessionOptions`] (its
 //! [`Profile`] says which pi it reads and writes like), query it ([`Session::build_context`],
 //! [`Session::tree_rows`], ...), list sessions directories with a [`Repo`], or serve the
-//! JSON-RPC sidecar with [`serve_stdio`]. Everything else is internal.
+//! JSON-RPC sidecar with [`serve_stdio`]. The modules: [`session`] (one file), [`json`] (its
+//! values as JavaScript sees them), [`compaction`] (pi's compaction helpers), [`listing`]
+//! (sessions directories), [`store_index`] (search and statistics over a whole store),
+//! [`jsonrpc`] (the transport), [`sidecar`] (the `session/*` methods on it) and
+//! [`transcript`] (scripted exchanges). Everything else is `pub(crate)`; `docs/design.md`
+//! ("Embedding") says why each is public.
 
 mod catalog;
 mod cli;

@@ -173,7 +173,7 @@ impl Unsynced {
         Unsynced(Some((group, end)))
     }
 
-    /// Returns once the appends are on disk (see [`GroupSync::sync_through`]).
+    /// Returns once the appends are on disk (one sync may cover many appends).
     pub fn wait(self) -> StoreResult<()> {
         match self.0 {
             Some((group, end)) => group.sync_through(end),

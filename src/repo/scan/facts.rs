@@ -37,7 +37,7 @@ impl ListedKind {
 
 /// What in an entry only pi 1.6 writes: the listing of a profile that reads such a file
 /// otherwise than pi 1.6 says so. The same four things as
-/// [`crate::format::entry::LineFacts::pi16_feature`], with the same texts.
+/// the entry reader's `pi16_feature`, with the same texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pi16Feature {
     /// A `context_edit` entry.
