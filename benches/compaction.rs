@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use pi_session::Profile;
-use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
+use pi_session::compaction::{CompactionSettings, ModelOptions};
 use pi_session::{Session, SessionOptions};
 
 #[path = "support/side_by_side.rs"]

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pi_session::internal::format::json;
+use pi_session::json;
 
 #[path = "support/side_by_side.rs"]
 mod side_by_side;

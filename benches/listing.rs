@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pi_session::internal::repo::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
+use pi_session::listing::{CACHE_FILE_NAME, CachePolicy, PathEnv, Repo};
 use serde_json::{Value, json};
 
 #[path = "support/stdio_server.rs"]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::store::{Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 
 #[path = "support/side_by_side.rs"]

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::store::{MessageFormat, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::session::{MessageFormat, Session, SessionOptions};
 
 #[path = "support/side_by_side.rs"]
 mod side_by_side;

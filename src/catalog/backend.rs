@@ -10,14 +10,14 @@ use super::query::Piece;
 
 /// Why the index could not answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogError {
-    pub message: String,
+pub(crate) struct CatalogError {
+    pub(crate) message: String,
     /// The database is damaged (not a database, corrupt pages): rebuilding it is the cure.
-    pub damaged: bool,
+    pub(crate) damaged: bool,
 }
 
 impl CatalogError {
-    pub fn new(message: impl Into<String>) -> CatalogError {
+    pub(crate) fn new(message: impl Into<String>) -> CatalogError {
         CatalogError {
             message: message.into(),
             damaged: false,
@@ -31,29 +31,29 @@ impl std::fmt::Display for CatalogError {
     }
 }
 
-pub type CatalogResult<T> = Result<T, CatalogError>;
+pub(crate) type CatalogResult<T> = Result<T, CatalogError>;
 
 /// A session file the index holds.
 #[derive(Debug, Clone)]
-pub struct KnownFile {
-    pub path: PathBuf,
-    pub stamp: FileStamp,
+pub(crate) struct KnownFile {
+    pub(crate) path: PathBuf,
+    pub(crate) stamp: FileStamp,
     /// Entries whose text is in the text index (the first ones; at most `stamp.entries`).
-    pub text_entries: u64,
+    pub(crate) text_entries: u64,
 }
 
 /// What the index keeps of a session as a whole.
 #[derive(Debug, Clone, Default)]
-pub struct SessionFacts {
-    pub path: PathBuf,
-    pub project: String,
-    pub session_id: String,
-    pub cwd: String,
-    pub name: Option<String>,
+pub(crate) struct SessionFacts {
+    pub(crate) path: PathBuf,
+    pub(crate) project: String,
+    pub(crate) session_id: String,
+    pub(crate) cwd: String,
+    pub(crate) name: Option<String>,
     /// The header's `parentSession` (a fork's, a clone's or `forkFrom`'s source) as written.
-    pub parent_path: Option<String>,
+    pub(crate) parent_path: Option<String>,
     /// The session id in that source's file name, to find it when the file moved.
-    pub parent_file_id: Option<String>,
+    pub(crate) parent_file_id: Option<String>,
 }
 
 /// One batch of a file brought up to date: its entries from `rows[0].position` on (all of
@@ -61,13 +61,13 @@ pub struct SessionFacts {
 /// several batches, each naming the stamp the one before it filed (a stamp's `entries` and
 /// `size` then stop at the batch's last line).
 #[derive(Debug)]
-pub struct FileUpdate {
-    pub facts: SessionFacts,
+pub(crate) struct FileUpdate {
+    pub(crate) facts: SessionFacts,
     /// The stamp this update was computed against (`None`: the file was new). The backend
     /// applies the update only if it still holds that stamp, so two processes indexing one
     /// store at once never file an entry twice.
-    pub previous: Option<FileStamp>,
-    pub stamp: FileStamp,
+    pub(crate) previous: Option<FileStamp>,
+    pub(crate) stamp: FileStamp,
     /// The text progress this update was computed against (see `previous`).
     pub previous_text: u64,
     /// Entries whose text is in the text index once this update is filed (the first ones).
@@ -77,7 +77,7 @@ pub struct FileUpdate {
     /// true in a file's first batch; later batches of the same read only add entries.
     pub check_old_path: bool,
     /// New entries (their text fields unused: text comes in `texts`).
-    pub rows: Vec<EntryRow>,
+    pub(crate) rows: Vec<EntryRow>,
     /// Text of the entries from `previous_text` (0 when `replace`) on, when the text index is
     /// brought up to date too: (position, body, thinking), folded.
     pub texts: Option<Vec<(u32, String, String)>>,
@@ -88,34 +88,34 @@ pub struct FileUpdate {
 
 /// What a search asks the backend for (pieces already folded; filters as values).
 #[derive(Debug, Clone, Default)]
-pub struct SearchSpec {
-    pub pieces: Vec<Piece>,
-    pub thinking: bool,
-    pub project: Option<String>,
-    pub role: Option<String>,
-    pub since_ms: Option<f64>,
-    pub until_ms: Option<f64>,
-    pub model: Option<String>,
-    pub tool: Option<String>,
-    pub on_path_only: bool,
-    pub limit: u64,
-    pub offset: u64,
+pub(crate) struct SearchSpec {
+    pub(crate) pieces: Vec<Piece>,
+    pub(crate) thinking: bool,
+    pub(crate) project: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) since_ms: Option<f64>,
+    pub(crate) until_ms: Option<f64>,
+    pub(crate) model: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) on_path_only: bool,
+    pub(crate) limit: u64,
+    pub(crate) offset: u64,
 }
 
 /// One matching entry.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HitRow {
-    pub session_path: PathBuf,
-    pub session_id: String,
-    pub session_name: Option<String>,
-    pub entry_id: Option<String>,
-    pub line: u64,
-    pub role: Option<String>,
-    pub timestamp_ms: Option<f64>,
-    pub on_path: bool,
-    pub snippet: String,
+pub(crate) struct HitRow {
+    pub(crate) session_path: PathBuf,
+    pub(crate) session_id: String,
+    pub(crate) session_name: Option<String>,
+    pub(crate) entry_id: Option<String>,
+    pub(crate) line: u64,
+    pub(crate) role: Option<String>,
+    pub(crate) timestamp_ms: Option<f64>,
+    pub(crate) on_path: bool,
+    pub(crate) snippet: String,
     /// bm25 (lower is better); `None` when found by the scan for short pieces.
-    pub score: Option<f64>,
+    pub(crate) score: Option<f64>,
 }
 
 /// Figures for grouping: the entries of one session, one 15-minute bucket of time (zone
@@ -123,23 +123,23 @@ pub struct HitRow {
 /// one copied-or-not, summed in the session's entry order (a backend may also give one row
 /// per entry).
 #[derive(Debug, Clone, PartialEq)]
-pub struct UsageRow {
-    pub session_path: PathBuf,
-    pub session_id: String,
-    pub project: String,
+pub(crate) struct UsageRow {
+    pub(crate) session_path: PathBuf,
+    pub(crate) session_id: String,
+    pub(crate) project: String,
     /// The start of the bucket (or the entry's time); `None`: no valid timestamp.
-    pub timestamp_ms: Option<f64>,
-    pub model: Option<String>,
+    pub(crate) timestamp_ms: Option<f64>,
+    pub(crate) model: Option<String>,
     /// Assistant messages counted (0 or 1 for one entry).
-    pub assistant_messages: u64,
-    pub tool_calls: u64,
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub cost: f64,
+    pub(crate) assistant_messages: u64,
+    pub(crate) tool_calls: u64,
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
+    pub(crate) cost: f64,
     /// Copied from a session up its `parentSession` chain (counted there).
-    pub copied: bool,
+    pub(crate) copied: bool,
 }
 
 // The store's change log (`catalog::feed`): its records, as every backend gives them.
@@ -211,7 +211,7 @@ pub struct LogRecord {
 }
 
 /// A store-index backend.
-pub trait Backend {
+pub(crate) trait Backend {
     /// Every file the index holds, with its stamp.
     fn known_files(&mut self) -> CatalogResult<Vec<KnownFile>>;
     /// Files one update, atomically; `false` when another process changed it meanwhile.
@@ -223,14 +223,16 @@ pub trait Backend {
     fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>>;
     /// The entries carrying figures, of one project or all.
     fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>>;
-    /// The file at `from` is now at `to` (same identity): its rows move with it, told to the
+    /// The file at `from` is now at `to` (same identity; `project`: its new project folder,
+    /// `None` in a flat sessions directory, where the project comes from the header and stays):
+    /// its rows move with it, told to the
     /// store's change log as a rename; `false` when nothing moved. A backend without a change
     /// log forgets `from` (the file is indexed anew at `to`).
     fn rename(
         &mut self,
         from: &std::path::Path,
         _to: &std::path::Path,
-        _project: &str,
+        _project: Option<&str>,
     ) -> CatalogResult<bool> {
         self.remove(from)?;
         Ok(false)

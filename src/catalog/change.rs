@@ -14,23 +14,23 @@ const WINDOW: u64 = 4096;
 
 /// What was known of a file when it was last indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
-    pub dev: u64,
-    pub ino: u64,
+pub(crate) struct FileStamp {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
     /// The size the indexed entries were read from (the file may have been longer).
-    pub size: u64,
-    pub mtime_ns: i64,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
     /// Entries indexed: a file that grew is read on from this entry.
-    pub entries: u64,
+    pub(crate) entries: u64,
     /// xxh3 of the first `WINDOW` bytes below `size`.
-    pub head_hash: u64,
+    pub(crate) head_hash: u64,
     /// xxh3 of the last `WINDOW` bytes below `size`.
-    pub tail_hash: u64,
+    pub(crate) tail_hash: u64,
 }
 
 /// What happened to a file since its stamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// Never indexed.
     New,
     Unchanged,
@@ -46,15 +46,15 @@ pub enum Change {
 
 /// The file's identity and size now, before it is read.
 #[derive(Debug, Clone, Copy)]
-pub struct Observed {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime_ns: i64,
+pub(crate) struct Observed {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
 }
 
 impl Observed {
-    pub fn of(path: &Path) -> io::Result<Option<Observed>> {
+    pub(crate) fn of(path: &Path) -> io::Result<Option<Observed>> {
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => Ok(Some(Observed {
                 dev: meta.dev(),
@@ -70,7 +70,10 @@ impl Observed {
 }
 
 /// Compares `path` now with what `previous` remembers.
-pub fn detect(path: &Path, previous: Option<&FileStamp>) -> io::Result<(Change, Option<Observed>)> {
+pub(crate) fn detect(
+    path: &Path,
+    previous: Option<&FileStamp>,
+) -> io::Result<(Change, Option<Observed>)> {
     let Some(now) = Observed::of(path)? else {
         return Ok((Change::Gone, None));
     };
@@ -99,7 +102,7 @@ pub fn detect(path: &Path, previous: Option<&FileStamp>) -> io::Result<(Change, 
 
 /// The stamp of `path` indexed up to `entries` entries, read from a file that was `observed`
 /// before the read (so bytes appended during the read are looked at again next time).
-pub fn stamp(path: &Path, observed: Observed, entries: u64) -> io::Result<FileStamp> {
+pub(crate) fn stamp(path: &Path, observed: Observed, entries: u64) -> io::Result<FileStamp> {
     let (head_hash, tail_hash) = hashes(path, observed.size)?;
     Ok(FileStamp {
         dev: observed.dev,

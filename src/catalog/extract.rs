@@ -9,35 +9,39 @@ use super::fold::fold;
 
 /// A tool result's text is indexed up to this many bytes (the rest of a long output is
 /// rarely what is searched for, and would make the index as large as the store).
-pub const TOOL_RESULT_TEXT_MAX: usize = 8 * 1024;
+pub(crate) const TOOL_RESULT_TEXT_MAX: usize = 8 * 1024;
 
 /// One entry as the index holds it.
 #[derive(Debug, Clone, Default)]
-pub struct EntryRow {
-    pub position: u32,
-    pub line: u64,
-    pub entry_id: Option<String>,
-    pub parent_id: Option<String>,
+pub(crate) struct EntryRow {
+    pub(crate) position: u32,
+    pub(crate) line: u64,
+    pub(crate) entry_id: Option<String>,
+    pub(crate) parent_id: Option<String>,
     /// The entry's `type` (`message`, `compaction`, ...; `None` for unknown kinds).
-    pub kind: Option<&'static str>,
+    pub(crate) kind: Option<&'static str>,
     /// `message.role` for messages.
-    pub role: Option<String>,
-    pub timestamp_ms: Option<f64>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) timestamp_ms: Option<f64>,
+    pub(crate) provider: Option<String>,
+    pub(crate) model: Option<String>,
     /// Tools called (assistant) or answered (tool result).
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// What pi's `getSessionStats` counts for this entry.
-    pub usage: SessionStats,
+    pub(crate) usage: SessionStats,
     /// Searchable text, folded.
-    pub body: String,
+    pub(crate) body: String,
     /// Thinking text, folded (searched only on request).
-    pub thinking: String,
+    pub(crate) thinking: String,
 }
 
 /// The row of the entry at `position`; its text only `with_text` (folding costs more than
 /// the figures).
-pub fn entry_row(session: &Session, position: u32, with_text: bool) -> StoreResult<EntryRow> {
+pub(crate) fn entry_row(
+    session: &Session,
+    position: u32,
+    with_text: bool,
+) -> StoreResult<EntryRow> {
     let record = session.record(position);
     let value = match with_text {
         false => match light_value(&session.line_text(position)?) {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::backend::{CatalogError, CatalogResult};
-pub use super::backend::{EntryLine, FeedKind, LogRecord};
+pub(crate) use super::backend::{FeedKind, LogRecord};
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS feed_log (
@@ -174,7 +174,7 @@ pub(crate) fn rename(
     conn: &mut Connection,
     from: &Path,
     to: &Path,
-    project: &str,
+    project: Option<&str>,
 ) -> CatalogResult<bool> {
     let what = format!("renaming {} in the store index", from.display());
     let fail = |e: rusqlite::Error| CatalogError::new(format!("{what}: {e}"));
@@ -201,7 +201,7 @@ pub(crate) fn rename(
         return Ok(false);
     };
     tx.execute(
-        "UPDATE sessions SET path = ?2, project = ?3 WHERE id = ?1",
+        "UPDATE sessions SET path = ?2, project = coalesce(?3, project) WHERE id = ?1",
         params![session, to, project],
     )
     .map_err(fail)?;
@@ -369,7 +369,7 @@ impl super::Catalog {
                 }),
             };
             let Some(from) = from else { continue };
-            if self.backend.rename(&from, &file.path, &file.project)? {
+            if self.backend.rename(&from, &file.path, file.project.as_deref())? {
                 if let Some(held) = known.remove(&from) {
                     known.insert(file.path.clone(), held);
                 }
@@ -402,12 +402,12 @@ fn header_id(path: &Path) -> Option<String> {
 
 impl super::Catalog {
     /// The change log's identity and last record number (`None`: the backend keeps none).
-    pub fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
+    pub(crate) fn feed_position(&mut self) -> CatalogResult<Option<(String, u64)>> {
         self.backend.feed_position()
     }
 
     /// Up to `limit` records of the change log from number `first` on.
-    pub fn feed_records(&mut self, first: u64, limit: usize) -> CatalogResult<Vec<LogRecord>> {
+    pub(crate) fn feed_records(&mut self, first: u64, limit: usize) -> CatalogResult<Vec<LogRecord>> {
         self.backend.feed_records(first, limit)
     }
 }

@@ -57,7 +57,7 @@ pub fn layout_files(
 
 /// The session files under `root`, sorted by path. Directories that cannot be read are
 /// reported through `unreadable` and skipped, as the listing skips them.
-pub fn store_files(
+pub(crate) fn store_files(
     root: &Path,
     mut unreadable: impl FnMut(&Path, std::io::Error),
 ) -> Vec<StoreFile> {

@@ -6,10 +6,10 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 /// Bumped when the folding changes: a store index folded differently is rebuilt.
-pub const FOLD_VERSION: u32 = 1;
+pub(crate) const FOLD_VERSION: u32 = 1;
 
 /// `text` without case or diacritics (`Éclair` and `eclair` fold alike; `ﬁ` becomes `fi`).
-pub fn fold(text: &str) -> String {
+pub(crate) fn fold(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }

@@ -8,15 +8,15 @@
 //! - `backend`: the interface every backend implements; `sqlite`: the embedded one;
 //!   `postgres`: a team's server database.
 
-pub mod backend;
-pub mod change;
-pub mod extract;
-pub mod feed;
-pub mod files;
-pub mod fold;
-pub mod postgres;
-pub mod query;
-pub mod sqlite;
+pub(crate) mod backend;
+pub(crate) mod change;
+pub(crate) mod extract;
+pub(crate) mod feed;
+pub(crate) mod files;
+pub(crate) mod fold;
+pub(crate) mod postgres;
+pub(crate) mod query;
+pub(crate) mod sqlite;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,11 +25,11 @@ use crate::format::profile::Profile;
 use crate::store::{Session, SessionOptions};
 
 use crate::store::index_file::STORE_INDEX_PREFIX as PREFIX;
-pub use backend::{
-    Backend, CatalogError, CatalogResult, FileUpdate, HitRow, SearchSpec, SessionFacts, UsageRow,
+pub(crate) use backend::{
+    Backend, CatalogError, CatalogResult, FileUpdate, SearchSpec, SessionFacts, UsageRow,
 };
 use change::{Change, Observed};
-pub use files::Layout;
+pub(crate) use files::Layout;
 use files::StoreFile;
 
 /// The database file of `profile`'s index in the index directory: one for the sessions root,
@@ -52,7 +52,9 @@ pub fn database_path(index_dir: &Path, profile: Profile, layout: &Layout) -> Pat
 pub trait Progress: Sync {
     /// `bytes` of session files are about to be read.
     fn start(&self, files: u64, bytes: u64);
+    /// `bytes` more have been read.
     fn advance(&self, bytes: u64);
+    /// The build is done.
     fn finish(&self);
 }
 
@@ -201,7 +203,8 @@ impl Catalog {
     }
 
     /// Batches of at most `entries` entries (tests: a small file in many batches).
-    pub fn with_batch_entries(mut self, entries: u64) -> Catalog {
+    #[cfg(test)]
+    pub(crate) fn with_batch_entries(mut self, entries: u64) -> Catalog {
         self.batch_entries = entries.max(1);
         self
     }
@@ -453,11 +456,13 @@ impl Catalog {
         attempt(self)
     }
 
-    pub fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
+    #[cfg(test)]
+    pub(crate) fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<backend::HitRow>> {
         self.backend.search(spec)
     }
 
-    pub fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
+    #[cfg(test)]
+    pub(crate) fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {
         self.backend.usage(project)
     }
 }
@@ -877,7 +882,7 @@ mod tests {
         fn link_copies(&mut self) -> CatalogResult<()> {
             self.inner.link_copies()
         }
-        fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<HitRow>> {
+        fn search(&mut self, spec: &SearchSpec) -> CatalogResult<Vec<backend::HitRow>> {
             self.inner.search(spec)
         }
         fn usage(&mut self, project: Option<&str>) -> CatalogResult<Vec<UsageRow>> {

@@ -5,23 +5,23 @@
 use super::fold::fold;
 
 /// Shorter pieces are below the trigram index's reach: they are found by a scan.
-pub const TRIGRAM: usize = 3;
+pub(crate) const TRIGRAM: usize = 3;
 
 /// One piece a hit must contain, folded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Piece {
-    pub text: String,
+pub(crate) struct Piece {
+    pub(crate) text: String,
 }
 
 impl Piece {
-    pub fn indexed(&self) -> bool {
+    pub(crate) fn indexed(&self) -> bool {
         self.text.chars().count() >= TRIGRAM
     }
 }
 
 /// Why a query cannot be searched; positions count characters from 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum QueryError {
+pub(crate) enum QueryError {
     Empty,
     Nul { position: usize },
     UnclosedQuote { position: usize },
@@ -45,7 +45,7 @@ impl std::fmt::Display for QueryError {
 
 /// The pieces of `query`: `"a phrase"` as one piece, spaces kept; other words split on
 /// whitespace. Everything else (`*`, `NEAR`, `col:`, `(`) is text like any other.
-pub fn parse(query: &str) -> Result<Vec<Piece>, QueryError> {
+pub(crate) fn parse(query: &str) -> Result<Vec<Piece>, QueryError> {
     let mut pieces = Vec::new();
     let mut word = String::new();
     let mut phrase: Option<(usize, String)> = None;

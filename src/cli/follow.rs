@@ -16,7 +16,11 @@ use super::{CommandFailure, emit, open, warn};
 /// Prints the tree, then the rows of new entries until SIGINT/SIGTERM, the reader of the
 /// output going away (status 0), or the file being deleted, replaced or cut (status 1, one
 /// line on stderr).
-pub fn tree(scope: &ops::Scope, file: &Path, profile: Profile) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn tree(
+    scope: &ops::Scope,
+    file: &Path,
+    profile: Profile,
+) -> Result<ExitCode, CommandFailure> {
     let mut session = open(scope, file, profile)?;
     // Watching before the first print: nothing appended in between is missed.
     let watcher = FileWatcher::new().map_err(CommandFailure::in_file(file))?;

@@ -12,7 +12,7 @@ use clap::Args;
 use super::{CommandFailure, emit, op_failed, parse_profile, warn};
 
 #[derive(Args, Debug)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// The project whose sessions to list (default: the current directory).
     #[arg(long, value_name = "DIR", conflicts_with = "all")]
     cwd: Option<String>,
@@ -75,7 +75,7 @@ fn parse_field(text: &str) -> Result<ListField, String> {
 }
 
 #[derive(Args, Debug)]
-pub struct FindArgs {
+pub(crate) struct FindArgs {
     /// The exact session id.
     id: String,
     /// The project whose sessions to look in (default: the current directory).
@@ -90,7 +90,7 @@ pub struct FindArgs {
     profile: Profile,
 }
 
-pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, CommandFailure> {
     let mut scope = scope.clone();
     if args.no_cache {
         scope.repo = scope.repo.with_cache(CachePolicy::Off);
@@ -143,7 +143,7 @@ pub fn run(scope: &ops::Scope, args: ListArgs) -> Result<ExitCode, CommandFailur
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn find(scope: &ops::Scope, args: FindArgs) -> Result<ExitCode, CommandFailure> {
     let cwd = args
         .cwd
         .unwrap_or_else(|| scope.repo.env().process_cwd().to_string());

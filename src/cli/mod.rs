@@ -178,7 +178,7 @@ enum Command {
     Completions { shell: clap_complete::Shell },
 }
 
-pub fn parse_profile(text: &str) -> Result<Profile, String> {
+pub(crate) fn parse_profile(text: &str) -> Result<Profile, String> {
     Profile::parse(text).ok_or_else(|| {
         format!("unknown profile {text:?} (expected pi-cli, pi-0.82 (= pi-cli), pi-1.6 or harness)")
     })
@@ -190,7 +190,7 @@ fn parse_export_format(text: &str) -> Result<crate::export::ExportFormat, String
 }
 
 /// Why a command stopped short; reported as one line on stderr.
-pub enum CommandFailure {
+pub(crate) enum CommandFailure {
     /// An error about `file` (the file the command was working on, when there is one).
     Store {
         file: Option<PathBuf>,
@@ -203,7 +203,7 @@ pub enum CommandFailure {
 }
 
 impl CommandFailure {
-    pub fn in_file(file: &Path) -> impl FnOnce(StoreError) -> CommandFailure + '_ {
+    pub(crate) fn in_file(file: &Path) -> impl FnOnce(StoreError) -> CommandFailure + '_ {
         move |error| CommandFailure::Store {
             file: Some(file.to_path_buf()),
             error,
@@ -239,7 +239,7 @@ impl From<io::Error> for CommandFailure {
 /// stdout written straight to its file descriptor: `io::Stdout` is line-buffered, and looks
 /// for the last newline in every write it is given, megabytes of message text included. Only
 /// for output that nothing else writes to stdout alongside.
-pub fn stdout_unbuffered() -> io::Result<std::fs::File> {
+pub(crate) fn stdout_unbuffered() -> io::Result<std::fs::File> {
     use std::os::fd::AsFd;
     Ok(std::fs::File::from(
         io::stdout().as_fd().try_clone_to_owned()?,
@@ -247,7 +247,7 @@ pub fn stdout_unbuffered() -> io::Result<std::fs::File> {
 }
 
 /// Writes `text` to stdout at once (a closed pipe comes back as an error, never a panic).
-pub fn emit(text: &str) -> Result<(), CommandFailure> {
+pub(crate) fn emit(text: &str) -> Result<(), CommandFailure> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -287,7 +287,7 @@ impl<W: Write> Write for KeptError<W> {
 }
 
 /// A warning about `file`, on stderr (a closed stderr is not worth dying for).
-pub fn warn(message: std::fmt::Arguments<'_>) {
+pub(crate) fn warn(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr(), "pi-session: {message}");
 }
 
@@ -297,7 +297,7 @@ pub fn run() -> ExitCode {
 }
 
 /// A directory error: its message names the directory.
-pub fn fail(error: impl Into<StoreError>) -> CommandFailure {
+pub(crate) fn fail(error: impl Into<StoreError>) -> CommandFailure {
     CommandFailure::Store {
         file: None,
         error: error.into(),
@@ -305,7 +305,7 @@ pub fn fail(error: impl Into<StoreError>) -> CommandFailure {
 }
 
 /// An operation's error, about `file` when there is one.
-pub fn op_failed(file: Option<&Path>) -> impl FnOnce(ops::OpError) -> CommandFailure + '_ {
+pub(crate) fn op_failed(file: Option<&Path>) -> impl FnOnce(ops::OpError) -> CommandFailure + '_ {
     move |error| match error {
         ops::OpError::Store(error) | ops::OpError::SummaryRequired { error, .. } => {
             CommandFailure::Store {

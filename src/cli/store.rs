@@ -13,7 +13,7 @@ use super::{CommandFailure, emit, op_failed, parse_profile, warn};
 
 /// Which sessions: every project (`--all`, the default) or one.
 #[derive(Args, Debug)]
-pub struct ScopeArgs {
+pub(crate) struct ScopeArgs {
     /// Every project of the store (the default).
     #[arg(long, conflicts_with = "cwd")]
     all: bool,
@@ -72,7 +72,7 @@ impl ScopeArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Words that must each appear (case and accents ignored); "a phrase" as written.
     query: String,
     #[command(flatten)]
@@ -106,7 +106,7 @@ pub struct SearchArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     #[command(flatten)]
     scope: ScopeArgs,
     /// day, week, month, model, project or session.
@@ -189,7 +189,7 @@ fn time_bound(name: &str, text: &str, end: bool) -> Result<f64, CommandFailure> 
         })
 }
 
-pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandFailure> {
     let input = SearchInput {
         query: args.query,
         scope: args.scope.scope(scope)?,
@@ -253,7 +253,7 @@ pub fn search(scope: &ops::Scope, args: SearchArgs) -> Result<ExitCode, CommandF
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn stats(scope: &ops::Scope, args: StatsArgs) -> Result<ExitCode, CommandFailure> {
     let input = StatsInput {
         scope: args.scope.scope(scope)?,
         by: args.by,

@@ -14,10 +14,10 @@ use crate::ops::{self, TeamIndex, TeamSync};
 use super::{CommandFailure, emit, op_failed, parse_profile};
 
 /// How often `--follow` looks at the store when no interval is given.
-pub const DEFAULT_INTERVAL_SECS: f64 = 2.0;
+pub(crate) const DEFAULT_INTERVAL_SECS: f64 = 2.0;
 
 #[derive(Args, Debug)]
-pub struct SyncArgs {
+pub(crate) struct SyncArgs {
     /// The team database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]
     /// (password also from PGPASSWORD or the pgpass file).
     #[arg(long, value_name = "URL")]
@@ -41,7 +41,7 @@ pub struct SyncArgs {
 }
 
 /// The database URL of `--to`/`--db`, read with the environment's password sources.
-pub fn team_index(
+pub(crate) fn team_index(
     scope: &ops::Scope,
     url: &str,
     machine: Option<String>,
@@ -85,7 +85,7 @@ fn print(report: &SyncReport, machine: &str, json: bool) -> Result<(), CommandFa
     ))
 }
 
-pub fn run(scope: &ops::Scope, args: SyncArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn run(scope: &ops::Scope, args: SyncArgs) -> Result<ExitCode, CommandFailure> {
     if !(args.interval.is_finite() && args.interval > 0.0) {
         return Err(CommandFailure::Usage(format!(
             "--interval: {} is not a positive number of seconds",

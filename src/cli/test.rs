@@ -22,7 +22,7 @@ Exit status:
 
 #[derive(clap::Args)]
 #[command(after_help = EXIT_CODES)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     /// Transcript files, or directories whose `*.json` files are played (not their
     /// subdirectories).
     #[arg(required = true, value_name = "FILE")]
@@ -64,7 +64,7 @@ struct Outcome {
     elapsed: Duration,
 }
 
-pub fn run(args: TestArgs) -> Result<ExitCode, CommandFailure> {
+pub(crate) fn run(args: TestArgs) -> Result<ExitCode, CommandFailure> {
     let files = transcript_files(&args)?;
     let mut transcripts = Vec::new();
     let mut unreadable = 0;

@@ -7,19 +7,19 @@ use std::sync::OnceLock;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-pub const MARKED_JS: &str = include_str!("assets/vendor/marked.umd.js");
-pub const HIGHLIGHT_JS: &str = include_str!("assets/vendor/highlight.min.js");
-pub const HIGHLIGHT_LIGHT_CSS: &str = include_str!("assets/vendor/github.min.css");
-pub const HIGHLIGHT_DARK_CSS: &str = include_str!("assets/vendor/github-dark.min.css");
-pub const VIEWER_JS: &str = include_str!("assets/viewer.js");
-pub const VIEWER_CSS: &str = include_str!("assets/viewer.css");
+pub(crate) const MARKED_JS: &str = include_str!("assets/vendor/marked.umd.js");
+pub(crate) const HIGHLIGHT_JS: &str = include_str!("assets/vendor/highlight.min.js");
+pub(crate) const HIGHLIGHT_LIGHT_CSS: &str = include_str!("assets/vendor/github.min.css");
+pub(crate) const HIGHLIGHT_DARK_CSS: &str = include_str!("assets/vendor/github-dark.min.css");
+pub(crate) const VIEWER_JS: &str = include_str!("assets/viewer.js");
+pub(crate) const VIEWER_CSS: &str = include_str!("assets/viewer.css");
 
 /// The inline scripts, in page order.
-pub const SCRIPTS: [&str; 3] = [MARKED_JS, HIGHLIGHT_JS, VIEWER_JS];
+pub(crate) const SCRIPTS: [&str; 3] = [MARKED_JS, HIGHLIGHT_JS, VIEWER_JS];
 
 /// The Content-Security-Policy sources allowing exactly the inline scripts
 /// (`'sha256-…' 'sha256-…' …`), computed once per process.
-pub fn script_hashes() -> &'static str {
+pub(crate) fn script_hashes() -> &'static str {
     static HASHES: OnceLock<String> = OnceLock::new();
     HASHES.get_or_init(|| {
         SCRIPTS

@@ -26,7 +26,7 @@ const FIRST_PAGE: usize = 150;
 const CHUNK_BYTES: u64 = 1 << 20;
 
 /// Writes the page for `session`, opening at `selected` (a position; `None`: no entry).
-pub fn write_page(
+pub(crate) fn write_page(
     session: &Session,
     selected: Option<u32>,
     out: &mut dyn Write,
@@ -176,7 +176,7 @@ const SKELETON: &str = r#"<div id="app">
 "#;
 
 /// Text as HTML text or attribute value.
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -13,7 +13,7 @@ use super::output::{write_error, write_replacing};
 
 /// Writes the branch ending at `leaf_id` to `out`, else beside the source under the name pi
 /// gives a new session; returns where and how many bytes.
-pub fn write_branch(
+pub(crate) fn write_branch(
     env: &PathEnv,
     source: &mut Session,
     leaf_id: &str,

@@ -10,7 +10,11 @@ use crate::store::{Session, StoreResult};
 
 use super::output::write_error;
 
-pub fn write_document(session: &Session, path: &[u32], out: &mut dyn Write) -> StoreResult<()> {
+pub(crate) fn write_document(
+    session: &Session,
+    path: &[u32],
+    out: &mut dyn Write,
+) -> StoreResult<()> {
     let mut doc = String::new();
     let title = session
         .session_name()

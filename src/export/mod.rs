@@ -24,7 +24,7 @@ use crate::store::{ErrorKind, Leaf, Session, StoreError, StoreResult};
     Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     /// One self-contained page: the tree and the conversation, nothing fetched.
     Html,
     /// The selected path as a readable Markdown document.
@@ -35,9 +35,10 @@ pub enum ExportFormat {
 
 impl ExportFormat {
     /// Every format, as `initialize`'s `capabilities.exportFormats` lists them.
-    pub const ALL: [ExportFormat; 3] = [ExportFormat::Html, ExportFormat::Md, ExportFormat::Jsonl];
+    pub(crate) const ALL: [ExportFormat; 3] =
+        [ExportFormat::Html, ExportFormat::Md, ExportFormat::Jsonl];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ExportFormat::Html => "html",
             ExportFormat::Md => "md",
@@ -45,18 +46,18 @@ impl ExportFormat {
         }
     }
 
-    pub fn parse(text: &str) -> Option<ExportFormat> {
+    pub(crate) fn parse(text: &str) -> Option<ExportFormat> {
         Self::ALL.into_iter().find(|f| f.name() == text)
     }
 }
 
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Exported {
-    pub path: PathBuf,
-    pub bytes: u64,
+pub(crate) struct Exported {
+    pub(crate) path: PathBuf,
+    pub(crate) bytes: u64,
     /// The entry the export shows or ends at (`None`: the session has none there).
-    pub leaf_id: Option<String>,
+    pub(crate) leaf_id: Option<String>,
 }
 
 /// Exports `session` at `leaf` (an entry id; `None`: the session's leaf) as `format` to `out`
@@ -64,7 +65,7 @@ pub struct Exported {
 /// `--export` name, in `default_dir`; JSONL as a new session file named as pi names it, beside
 /// the source, as pi's `/clone` places it). The output is written to a temporary file beside it and renamed
 /// over it; nothing else is written (a JSONL export is one new file, never an open session).
-pub fn export(
+pub(crate) fn export(
     env: &PathEnv,
     session: &mut Session,
     format: ExportFormat,

@@ -11,7 +11,7 @@ use crate::store::{ErrorKind, StoreError, StoreResult};
 /// Writes what `write` produces to `target`, replacing a regular file there; returns the bytes
 /// written. A symlink, directory or other non-regular file at `target` is refused, not
 /// followed or replaced.
-pub fn write_replacing(
+pub(crate) fn write_replacing(
     target: &Path,
     write: impl FnOnce(&mut dyn Write) -> StoreResult<()>,
 ) -> StoreResult<u64> {
@@ -34,7 +34,7 @@ pub fn write_replacing(
 }
 
 /// Whether `target` may be written: absent, or a regular file (not a symlink to one).
-pub fn check_target(target: &Path) -> StoreResult<()> {
+pub(crate) fn check_target(target: &Path) -> StoreResult<()> {
     match std::fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(StoreError::io(target, "cannot write the export", e)),
@@ -56,7 +56,7 @@ pub fn check_target(target: &Path) -> StoreResult<()> {
 }
 
 /// An I/O error while writing the export, as a store error naming the file.
-pub fn write_error(error: io::Error) -> StoreError {
+pub(crate) fn write_error(error: io::Error) -> StoreError {
     StoreError::new(ErrorKind::Io, format!("cannot write the export: {error}"))
 }
 

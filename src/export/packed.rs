@@ -16,14 +16,14 @@ use flate2::write::GzEncoder;
 const LEVEL: u32 = 6;
 
 /// One packed element being written; [`PackedElement::finish`] closes it.
-pub struct PackedElement<'a> {
+pub(crate) struct PackedElement<'a> {
     encoder: GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, &'a mut dyn Write>>,
     raw: u64,
 }
 
 impl<'a> PackedElement<'a> {
     /// Opens the element with `attributes` (our own text: `id="…"`, `class="…"`, …).
-    pub fn open(out: &'a mut dyn Write, attributes: &str) -> io::Result<Self> {
+    pub(crate) fn open(out: &'a mut dyn Write, attributes: &str) -> io::Result<Self> {
         write!(
             out,
             "<script type=\"application/octet-stream\" {attributes}>"
@@ -35,12 +35,12 @@ impl<'a> PackedElement<'a> {
     }
 
     /// Bytes written so far, before compression.
-    pub fn raw_len(&self) -> u64 {
+    pub(crate) fn raw_len(&self) -> u64 {
         self.raw
     }
 
     /// Ends the gzip stream and the base64 text, and closes the element.
-    pub fn finish(self) -> io::Result<()> {
+    pub(crate) fn finish(self) -> io::Result<()> {
         let out = self.encoder.finish()?.finish()?;
         out.write_all(b"</script>\n")
     }

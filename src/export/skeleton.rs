@@ -15,7 +15,7 @@ use crate::store::{Session, StoreResult};
 use super::output::write_error;
 
 /// Writes the skeleton of `session` opening at `selected`, whose first chunk holds `first`.
-pub fn write(
+pub(crate) fn write(
     session: &Session,
     selected: Option<u32>,
     first: &[u32],

@@ -12,14 +12,14 @@ use serde_json::value::RawValue;
 
 use std::sync::Arc;
 
-pub use super::entry_id::EntryId;
+pub(crate) use super::entry_id::EntryId;
 use super::js_whitespace::is_js_whitespace;
 use super::json::{self, JsValue};
 use super::time::parse_date_millis;
 
 /// The entry kinds pi knows; anything else is [`Kind::Other`] and inert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A `session` header line (a second one inside a file is ignored by every query).
     Session,
     Message,
@@ -42,7 +42,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn from_type(name: &str) -> Kind {
+    pub(crate) fn from_type(name: &str) -> Kind {
         match name {
             "session" => Kind::Session,
             "message" => Kind::Message,
@@ -63,7 +63,7 @@ impl Kind {
     }
 
     /// The `type` string pi writes for this kind (`None` for [`Kind::Other`]).
-    pub fn type_name(self) -> Option<&'static str> {
+    pub(crate) fn type_name(self) -> Option<&'static str> {
         Some(match self {
             Kind::Session => "session",
             Kind::Message => "message",
@@ -86,7 +86,7 @@ impl Kind {
 
 /// `message.role`, for the roles that change how pi treats a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     User,
     Assistant,
     ToolResult,
@@ -97,7 +97,7 @@ pub enum Role {
 
 /// What a `context_edit`'s `replacement` is, as pi 1.6's projection tests it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Replacement {
+pub(crate) enum Replacement {
     /// No `replacement` key: pi 1.6 throws when it projects the target.
     Absent,
     /// `null`: the target leaves the context.
@@ -109,7 +109,7 @@ pub enum Replacement {
 /// A reference field (`parentId`, `targetId`) as JavaScript would test it: owning its id as
 /// parsing gives it, or borrowing it (`Ref<&str>`) as the index hands it out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ref<I = EntryId> {
+pub(crate) enum Ref<I = EntryId> {
     Missing,
     Null,
     Id(I),
@@ -119,7 +119,7 @@ pub enum Ref<I = EntryId> {
 
 impl<'a> Ref<&'a str> {
     /// The id, borrowed for as long as the text it points into.
-    pub fn into_id(self) -> Option<&'a str> {
+    pub(crate) fn into_id(self) -> Option<&'a str> {
         match self {
             Ref::Id(id) => Some(id),
             _ => None,
@@ -128,7 +128,7 @@ impl<'a> Ref<&'a str> {
 }
 
 impl<I: std::ops::Deref<Target = str>> Ref<I> {
-    pub fn id(&self) -> Option<&str> {
+    pub(crate) fn id(&self) -> Option<&str> {
         match self {
             Ref::Id(id) => Some(id),
             _ => None,
@@ -136,7 +136,7 @@ impl<I: std::ops::Deref<Target = str>> Ref<I> {
     }
 
     /// The same reference owning its id.
-    pub fn to_owned(&self) -> Ref {
+    pub(crate) fn to_owned(&self) -> Ref {
         match self {
             Ref::Missing => Ref::Missing,
             Ref::Null => Ref::Null,
@@ -150,7 +150,7 @@ impl<I: std::ops::Deref<Target = str>> Ref<I> {
 /// settings are reported exactly as pi reports them, whatever their type. Owning its texts as
 /// parsing gives them, or borrowing them (`Payload<&str, &str>`) as the index hands them out.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Payload<T = Arc<str>, I = EntryId> {
+pub(crate) enum Payload<T = Arc<str>, I = EntryId> {
     None,
     Message {
         role: Role,
@@ -175,27 +175,27 @@ pub enum Payload<T = Arc<str>, I = EntryId> {
 
 /// Everything the index keeps of one parsed line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LineFacts {
-    pub kind: Kind,
+pub(crate) struct LineFacts {
+    pub(crate) kind: Kind,
     /// The `type` value when it is a string pi does not know (kept for tree rows).
-    pub other_type: Option<Box<str>>,
+    pub(crate) other_type: Option<Box<str>>,
     /// Whether the line is a JSON object (pi keeps truthy non-objects as inert entries).
-    pub is_object: bool,
+    pub(crate) is_object: bool,
     /// Whether `type` is a string (the harness requires it).
-    pub has_type: bool,
+    pub(crate) has_type: bool,
     /// `id` when it is a string.
-    pub id: Option<EntryId>,
-    pub parent: Ref,
+    pub(crate) id: Option<EntryId>,
+    pub(crate) parent: Ref,
     /// Whether `timestamp` is a non-empty string (the harness requires it).
-    pub has_timestamp: bool,
+    pub(crate) has_timestamp: bool,
     /// `Date.parse(timestamp)`: NaN when missing or unparsable.
-    pub timestamp_millis: f64,
-    pub target: Ref,
-    pub payload: Payload,
+    pub(crate) timestamp_millis: f64,
+    pub(crate) target: Ref,
+    pub(crate) payload: Payload,
 }
 
 /// Every name [`LineFacts::pi16_feature`] gives (a persisted index names them).
-pub const PI16_FEATURES: [&str; 4] = [
+pub(crate) const PI16_FEATURES: [&str; 4] = [
     "a context_edit entry",
     "a usage entry",
     "a system-role message",
@@ -205,7 +205,7 @@ pub const PI16_FEATURES: [&str; 4] = [
 impl LineFacts {
     /// What in this line only pi 1.6 writes (and only the pi-1.6 profile reads as it means),
     /// or `None` when every pi reads the line alike.
-    pub fn pi16_feature(&self) -> Option<&'static str> {
+    pub(crate) fn pi16_feature(&self) -> Option<&'static str> {
         match (&self.kind, &self.payload) {
             (Kind::ContextEdit, _) => Some(PI16_FEATURES[0]),
             (Kind::Usage, _) => Some(PI16_FEATURES[1]),
@@ -230,7 +230,7 @@ impl LineFacts {
 /// The warning a reader gives for `feature` (a [`LineFacts::pi16_feature`] text) found first on
 /// `line` and on `count` lines in all, read in `profile` (any profile but pi-1.6). One text for
 /// every reader (open, check, context, listings), so a client can match on it.
-pub fn pi16_warning(
+pub(crate) fn pi16_warning(
     profile: super::profile::Profile,
     feature: &str,
     line: u64,
@@ -250,7 +250,7 @@ pub fn pi16_warning(
 
 /// How a physical line reads.
 #[derive(Debug)]
-pub enum LineRead {
+pub(crate) enum LineRead {
     /// Empty after JavaScript's `trim()`: skipped by both readers.
     Blank,
     /// Not JSON, or JSON that `JSON.parse` returns as a falsy value (`null`, `0`, `false`, `""`),
@@ -260,7 +260,7 @@ pub enum LineRead {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineSkip {
+pub(crate) enum LineSkip {
     NotJson(json::JsonError),
     Falsy,
 }
@@ -275,7 +275,7 @@ impl std::fmt::Display for LineSkip {
 }
 
 /// Reads one physical line (without its `\n`).
-pub fn read_line(line: &[u8]) -> LineRead {
+pub(crate) fn read_line(line: &[u8]) -> LineRead {
     if is_blank(line) {
         return LineRead::Blank;
     }
@@ -297,7 +297,7 @@ pub fn read_line(line: &[u8]) -> LineRead {
 /// Whether a line that does not parse is a torn write: the beginning of a JSON text cut short
 /// (by a crash, a full disk, or a writer still at work), rather than text that goes wrong in
 /// its middle. The reader ran out of input, or failed within the last token.
-pub fn is_torn(line: &[u8], read: &LineRead) -> bool {
+pub(crate) fn is_torn(line: &[u8], read: &LineRead) -> bool {
     let LineRead::Skipped(LineSkip::NotJson(e)) = read else {
         return false;
     };
@@ -325,7 +325,7 @@ pub fn is_torn(line: &[u8], read: &LineRead) -> bool {
 
 /// Whether brackets nest deeper than `limit` outside strings. Cheap for ordinary lines: the
 /// exact scan runs only when the line has more than `limit` opening brackets at all.
-pub fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+pub(crate) fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
     if memchr::memchr2_iter(b'[', b'{', line)
         .take(limit + 1)
         .count()
@@ -360,7 +360,7 @@ pub fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
 }
 
 /// JavaScript's `String.prototype.trim` whitespace, on a UTF-8 line (invalid bytes are not blank).
-pub fn is_blank(line: &[u8]) -> bool {
+pub(crate) fn is_blank(line: &[u8]) -> bool {
     match line.first() {
         None => true,
         Some(b'{') => false,
@@ -486,7 +486,7 @@ fn fast_facts(line: &[u8]) -> Option<LineFacts> {
 }
 
 /// Facts of a parsed value (the exact path).
-pub fn facts_from_value(value: &JsValue) -> LineFacts {
+pub(crate) fn facts_from_value(value: &JsValue) -> LineFacts {
     let Some(object) = value.as_object() else {
         return facts_from_fields(&Fields::default()).unwrap_or_else(inert_facts);
     };
@@ -585,7 +585,7 @@ fn raw_box(raw: &Option<Cow<'_, str>>) -> Option<Arc<str>> {
 }
 
 /// JavaScript truthiness of a raw JSON text.
-pub fn raw_truthy(raw: &str) -> bool {
+pub(crate) fn raw_truthy(raw: &str) -> bool {
     match raw.as_bytes().first() {
         Some(b'[' | b'{' | b't') => true,
         Some(b'"') => raw.len() > 2,
@@ -675,7 +675,7 @@ fn facts_from_fields(f: &Fields<'_>) -> Option<LineFacts> {
 /// tree of it, so a query that needs a few fields of a 50 MB line costs no more than the line.
 /// `None` when the line is not an object serde_json can read (invalid UTF-8 and the like):
 /// the caller takes the exact path.
-pub fn raw_fields<'a, const N: usize>(
+pub(crate) fn raw_fields<'a, const N: usize>(
     line: &'a str,
     keys: [&str; N],
 ) -> Option<[Option<&'a RawValue>; N]> {
@@ -717,7 +717,7 @@ impl<'de, const N: usize> serde::de::Visitor<'de> for FieldsVisitor<'_, N> {
 /// The values of the top-level fields `keys` of a line as `JSON.parse` gives them (`None`
 /// for a missing field), building only those fields. Falls back to parsing the whole line
 /// when the lean read cannot take it; `Err` when the line is not JSON at all.
-pub fn field_values<const N: usize>(
+pub(crate) fn field_values<const N: usize>(
     line: &str,
     keys: [&str; N],
 ) -> Result<[Option<JsValue>; N], json::JsonError> {

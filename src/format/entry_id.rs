@@ -10,21 +10,25 @@ use std::ops::Deref;
 
 const INLINE: usize = 22;
 
-/// An entry id (or any short string an index keeps per line).
+/// An entry id (or any short string an index keeps per line), read as a `&str` through
+/// `Deref`; short ids are kept inline, without an allocation.
 #[derive(Clone)]
-pub enum EntryId {
+pub struct EntryId(Repr);
+
+#[derive(Clone)]
+enum Repr {
     Inline { len: u8, bytes: [u8; INLINE] },
     Heap(Box<str>),
 }
 
 impl EntryId {
-    pub fn as_str(&self) -> &str {
-        match self {
+    pub(crate) fn as_str(&self) -> &str {
+        match &self.0 {
             // The bytes were copied from a `&str` of this length.
-            EntryId::Inline { len, bytes } => {
+            Repr::Inline { len, bytes } => {
                 std::str::from_utf8(&bytes[..*len as usize]).unwrap_or_default()
             }
-            EntryId::Heap(text) => text,
+            Repr::Heap(text) => text,
         }
     }
 }
@@ -34,12 +38,12 @@ impl From<&str> for EntryId {
         if text.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..text.len()].copy_from_slice(text.as_bytes());
-            EntryId::Inline {
+            EntryId(Repr::Inline {
                 len: text.len() as u8,
                 bytes,
-            }
+            })
         } else {
-            EntryId::Heap(text.into())
+            EntryId(Repr::Heap(text.into()))
         }
     }
 }
@@ -98,8 +102,8 @@ mod tests {
     fn short_and_long_ids_read_back_and_look_up_by_str() {
         let short = EntryId::from("a1b2c3d4");
         let long = EntryId::from("0194aa3e-a7c1-7b0e-9a55-000000000000");
-        assert!(matches!(short, EntryId::Inline { .. }));
-        assert!(matches!(long, EntryId::Heap(_)));
+        assert!(matches!(short, EntryId(Repr::Inline { .. })));
+        assert!(matches!(long, EntryId(Repr::Heap(_))));
         assert_eq!(short.as_str(), "a1b2c3d4");
         let map: std::collections::HashMap<EntryId, u32> =
             [(short, 1), (long, 2)].into_iter().collect();

@@ -18,7 +18,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::json::{self, JsonError};
 
 /// The text of `line` as an answer carries it (see the module documentation).
-pub fn entry_json(line: &str) -> Result<Cow<'_, str>, JsonError> {
+pub(crate) fn entry_json(line: &str) -> Result<Cow<'_, str>, JsonError> {
     let trimmed = line.trim_matches([' ', '\t', '\r', '\n']);
     if is_plain(trimmed) {
         return Ok(Cow::Borrowed(trimmed));

@@ -40,6 +40,7 @@ impl Default for IdSource {
 }
 
 impl IdSource {
+    /// Random ids (the OS's generator) and the system clock, as pi has them.
     pub fn system() -> Self {
         IdSource {
             state: Mutex::new(State::System),
@@ -56,6 +57,7 @@ impl IdSource {
         }
     }
 
+    /// Whether ids and times come from a seed (tests and transcripts).
     pub fn is_deterministic(&self) -> bool {
         matches!(*self.lock(), State::Seeded { .. })
     }
@@ -93,10 +95,12 @@ impl IdSource {
         bytes
     }
 
+    /// A random (version 4) UUID.
     pub fn uuid_v4(&self) -> Uuid {
         Builder::from_random_bytes(self.random_bytes()).into_uuid()
     }
 
+    /// A time-ordered (version 7) UUID, its time from this source's clock.
     pub fn uuid_v7(&self) -> Uuid {
         let millis = self.now_millis().max(0) as u64;
         let random = self.random_bytes();

@@ -2,7 +2,7 @@
 //! of empty text and its search use (wider than Rust's `char::is_whitespace`: BOM included).
 
 /// Whether JavaScript counts `c` as white space.
-pub fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'

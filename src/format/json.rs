@@ -25,18 +25,26 @@ pub type JsObject = IndexMap<JsString, JsValue>;
 /// A value as `JSON.parse` produces it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JsValue {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// A number (a JavaScript double; `-0` kept).
     Number(f64),
+    /// A string, lone surrogates kept.
     String(JsString),
+    /// An array.
     Array(Vec<JsValue>),
+    /// An object, its keys in JavaScript's order.
     Object(JsObject),
 }
 
 /// Why a text is not JSON, with the byte offset where reading stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonError {
+    /// The byte offset where reading stopped.
     pub offset: usize,
+    /// What was wrong there.
     pub reason: &'static str,
 }
 
@@ -60,7 +68,7 @@ impl JsString {
     }
 
     /// The string a client sent, its stood-in lone surrogates (see
-    /// [`super::wire_surrogates`]) made lone surrogates again.
+    /// `wire_surrogates`) made lone surrogates again.
     pub fn from_wire(text: &str) -> Self {
         use super::wire_surrogates::{Piece, has_stand_ins, restore};
         if !has_stand_ins(text) {
@@ -237,6 +245,7 @@ impl From<bool> for JsValue {
 }
 
 impl JsValue {
+    /// The member `key`, if this is an object that has it.
     pub fn get(&self, key: &str) -> Option<&JsValue> {
         match self {
             JsValue::Object(map) => map.get(key),
@@ -244,6 +253,7 @@ impl JsValue {
         }
     }
 
+    /// The object, if this is one.
     pub fn as_object(&self) -> Option<&JsObject> {
         match self {
             JsValue::Object(map) => Some(map),
@@ -251,6 +261,7 @@ impl JsValue {
         }
     }
 
+    /// The object, mutably, if this is one.
     pub fn as_object_mut(&mut self) -> Option<&mut JsObject> {
         match self {
             JsValue::Object(map) => Some(map),
@@ -258,6 +269,7 @@ impl JsValue {
         }
     }
 
+    /// The elements, if this is an array.
     pub fn as_array(&self) -> Option<&[JsValue]> {
         match self {
             JsValue::Array(items) => Some(items),
@@ -265,6 +277,7 @@ impl JsValue {
         }
     }
 
+    /// The string with its UTF-16 code units, if this is a string.
     pub fn as_js_str(&self) -> Option<&JsString> {
         match self {
             JsValue::String(s) => Some(s),
@@ -277,6 +290,7 @@ impl JsValue {
         self.as_js_str().map(JsString::to_string_lossy)
     }
 
+    /// The number, if this is one.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             JsValue::Number(n) => Some(*n),
@@ -893,6 +907,7 @@ impl<'a> Parser<'a> {
 /// surrogates: they become U+FFFD there (files keep them). Whole numbers below 2^53 travel as
 /// integers, so that they print as JavaScript prints them.
 impl JsValue {
+    /// This value as a `serde_json::Value`.
     pub fn to_serde(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {
@@ -915,6 +930,7 @@ impl JsValue {
         }
     }
 
+    /// A `serde_json::Value` as a JavaScript value (`JSON.parse` of its text).
     pub fn from_serde(value: &serde_json::Value) -> JsValue {
         use serde_json::Value;
         match value {

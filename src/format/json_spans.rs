@@ -14,7 +14,7 @@ use super::json::{self, JsValue, JsonError};
 const MAX_DEPTH: usize = 128;
 
 /// A JSON text and the values in it, in document order.
-pub struct Spans<'a> {
+pub(crate) struct Spans<'a> {
     text: &'a str,
     nodes: Vec<Node>,
 }
@@ -45,7 +45,7 @@ struct Node {
 
 /// One value of a [`Spans`].
 #[derive(Clone, Copy)]
-pub struct JsonSpan<'s> {
+pub(crate) struct JsonSpan<'s> {
     spans: &'s Spans<'s>,
     at: u32,
 }
@@ -53,7 +53,7 @@ pub struct JsonSpan<'s> {
 impl<'a> Spans<'a> {
     /// The values of `text`; `None` when it is not one JSON value, nests deeper than
     /// [`MAX_DEPTH`], or has an object key with an escape.
-    pub fn read(text: &'a str) -> Option<Spans<'a>> {
+    pub(crate) fn read(text: &'a str) -> Option<Spans<'a>> {
         u32::try_from(text.len()).ok()?;
         let mut reader = Reader {
             bytes: text.as_bytes(),
@@ -68,7 +68,7 @@ impl<'a> Spans<'a> {
     }
 
     /// The whole text's value.
-    pub fn root(&self) -> JsonSpan<'_> {
+    pub(crate) fn root(&self) -> JsonSpan<'_> {
         JsonSpan { spans: self, at: 0 }
     }
 }
@@ -86,34 +86,34 @@ impl<'s> JsonSpan<'s> {
     }
 
     /// The value's own bytes.
-    pub fn text(&self) -> &'s str {
+    pub(crate) fn text(&self) -> &'s str {
         let node = self.node();
         &self.spans.text[node.start as usize..node.end as usize]
     }
 
-    pub fn is_object(&self) -> bool {
+    pub(crate) fn is_object(&self) -> bool {
         self.node().kind == Kind::Object
     }
 
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.node().kind == Kind::Null
     }
 
     /// Whether the value is a string whose bytes are not what it holds (it has escapes).
-    pub fn is_escaped_string(&self) -> bool {
+    pub(crate) fn is_escaped_string(&self) -> bool {
         let node = self.node();
         node.kind == Kind::String || (node.kind == Kind::PlainString && self.text().contains('\\'))
     }
 
     /// The string the value holds when it has no escapes.
-    pub fn as_plain_str(&self) -> Option<&'s str> {
+    pub(crate) fn as_plain_str(&self) -> Option<&'s str> {
         let text = self.text();
         (self.node().kind == Kind::PlainString && !text.contains('\\'))
             .then(|| &text[1..text.len() - 1])
     }
 
     /// The member `key` of an object, the last of that name as `JSON.parse` keeps it.
-    pub fn get(&self, key: &str) -> Option<JsonSpan<'s>> {
+    pub(crate) fn get(&self, key: &str) -> Option<JsonSpan<'s>> {
         self.members()
             .filter(|(name, _)| *name == key)
             .last()
@@ -141,14 +141,14 @@ impl<'s> JsonSpan<'s> {
     }
 
     /// The value as `JSON.parse` gives it.
-    pub fn to_value(self) -> Result<JsValue, JsonError> {
+    pub(crate) fn to_value(self) -> Result<JsValue, JsonError> {
         json::parse(self.text())
     }
 
     /// `JSON.stringify(value, null, indent)` with every object's keys sorted as
     /// [`JsValue::sort_keys`] sorts them, appended to `out` as if the value sat `level` levels
     /// deep in a larger document.
-    pub fn write_sorted_pretty(
+    pub(crate) fn write_sorted_pretty(
         &self,
         out: &mut String,
         indent: usize,

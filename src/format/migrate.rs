@@ -8,10 +8,10 @@
 use super::json::{JsString, JsValue};
 
 /// The version the SessionManager writes.
-pub const CURRENT_VERSION: f64 = 3.0;
+pub(crate) const CURRENT_VERSION: f64 = 3.0;
 
 /// `header.version ?? 1`, coerced to a number as JavaScript's `<`/`>=` would.
-pub fn header_version(header: &JsValue) -> f64 {
+pub(crate) fn header_version(header: &JsValue) -> f64 {
     match header.get("version") {
         None | Some(JsValue::Null) => 1.0,
         Some(JsValue::Number(n)) => *n,
@@ -30,7 +30,7 @@ pub fn header_version(header: &JsValue) -> f64 {
 }
 
 /// Whether a file with this header is migrated (and so rewritten) on load.
-pub fn needs_migration(header: &JsValue) -> bool {
+pub(crate) fn needs_migration(header: &JsValue) -> bool {
     // `version >= 3` is false for NaN: pi then "migrates" and rewrites without changing a thing.
     header_version(header)
         .partial_cmp(&CURRENT_VERSION)
@@ -39,7 +39,7 @@ pub fn needs_migration(header: &JsValue) -> bool {
 
 /// Migrates `values` (every parsed line, header included, in file order) in place.
 /// `new_id` makes v1 ids; pi does not check them for collisions here, and neither do we.
-pub fn migrate(values: &mut [JsValue], mut new_id: impl FnMut() -> String) {
+pub(crate) fn migrate(values: &mut [JsValue], mut new_id: impl FnMut() -> String) {
     let Some(version) = values.iter().find(|v| is_header(v)).map(header_version) else {
         return;
     };

@@ -32,6 +32,7 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// The profile's name as the command line and the protocol spell it (`pi-cli`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Profile::PiCli => "pi-cli",
@@ -170,6 +171,7 @@ pub struct TreeRules {
 
 /// When a new session's file is first written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // each names the moment: at the assistant, at the conversation, at once
 pub enum FirstWrite {
     /// pi 0.82.1: at the first assistant message.
     AtAssistant,

@@ -7,12 +7,12 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-pub struct Tricky {
+pub(crate) struct Tricky {
     rng: StdRng,
     /// How often (per thousand keys) a key holds an escape.
-    pub escaped_keys_per_mille: u32,
+    pub(crate) escaped_keys_per_mille: u32,
     /// How often (per thousand values) whitespace goes around a token.
-    pub whitespace_per_mille: u32,
+    pub(crate) whitespace_per_mille: u32,
 }
 
 /// Keys where sorting, repeating or JavaScript's own handling could go wrong.
@@ -161,7 +161,7 @@ const STRING_PIECES: &[&str] = &[
 ];
 
 impl Tricky {
-    pub fn new(seed: u64) -> Tricky {
+    pub(crate) fn new(seed: u64) -> Tricky {
         Tricky {
             rng: StdRng::seed_from_u64(seed),
             escaped_keys_per_mille: 20,
@@ -169,11 +169,11 @@ impl Tricky {
         }
     }
 
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.rng.random_range(0..n)
     }
 
-    pub fn chance(&mut self, per_mille: u32) -> bool {
+    pub(crate) fn chance(&mut self, per_mille: u32) -> bool {
         self.rng.random_range(0..1000) < per_mille
     }
 
@@ -182,7 +182,7 @@ impl Tricky {
     }
 
     /// JSON whitespace, sometimes.
-    pub fn whitespace(&mut self, out: &mut String) {
+    pub(crate) fn whitespace(&mut self, out: &mut String) {
         if self.chance(self.whitespace_per_mille) {
             for _ in 0..=self.below(3) {
                 out.push([' ', '\t', '\n', '\r'][self.below(4)]);
@@ -191,7 +191,7 @@ impl Tricky {
     }
 
     /// A number's text: one of [`NUMBERS`] or made of random parts.
-    pub fn number(&mut self, out: &mut String) {
+    pub(crate) fn number(&mut self, out: &mut String) {
         if self.chance(400) {
             out.push_str(self.pick(NUMBERS));
             return;
@@ -227,7 +227,7 @@ impl Tricky {
     }
 
     /// A string literal with its quotes.
-    pub fn string(&mut self, out: &mut String) {
+    pub(crate) fn string(&mut self, out: &mut String) {
         out.push('"');
         for _ in 0..self.below(7) {
             let piece = self.pick(STRING_PIECES);
@@ -246,7 +246,7 @@ impl Tricky {
     }
 
     /// An object key with its quotes.
-    pub fn key(&mut self, out: &mut String) {
+    pub(crate) fn key(&mut self, out: &mut String) {
         out.push('"');
         if self.chance(self.escaped_keys_per_mille) {
             out.push_str(self.pick(ESCAPED_KEYS));
@@ -257,7 +257,7 @@ impl Tricky {
     }
 
     /// A value nested at most `depth` more levels.
-    pub fn value(&mut self, depth: usize, out: &mut String) {
+    pub(crate) fn value(&mut self, depth: usize, out: &mut String) {
         self.whitespace(out);
         let kind = if depth == 0 {
             self.below(6)
@@ -286,7 +286,7 @@ impl Tricky {
     }
 
     /// An object whose members nest at most `depth` more levels; keys repeat now and then.
-    pub fn object(&mut self, depth: usize, out: &mut String) {
+    pub(crate) fn object(&mut self, depth: usize, out: &mut String) {
         out.push('{');
         self.whitespace(out);
         for i in 0..self.below(6) {
@@ -304,7 +304,7 @@ impl Tricky {
     }
 
     /// A random JSON text: usually an object, nesting up to `depth` levels.
-    pub fn text(&mut self, depth: usize) -> String {
+    pub(crate) fn text(&mut self, depth: usize) -> String {
         let mut out = String::new();
         if self.chance(800) {
             self.whitespace(&mut out);
@@ -318,7 +318,7 @@ impl Tricky {
 
     /// `text` damaged at one place: a character removed, doubled or replaced by one that
     /// matters to JSON's grammar.
-    pub fn damaged(&mut self, text: &str) -> String {
+    pub(crate) fn damaged(&mut self, text: &str) -> String {
         let chars: Vec<char> = text.chars().collect();
         if chars.is_empty() {
             return "{".into();

@@ -7,13 +7,13 @@
 //! when a value becomes a JavaScript value (what files are written from).
 
 /// U+10FFFE, a noncharacter: what introduces a stood-in surrogate.
-pub const MARK: char = '\u{10FFFE}';
+pub(crate) const MARK: char = '\u{10FFFE}';
 /// The first of the 2,048 plane-15 characters that stand for U+D800..U+DFFF.
-pub const FIRST_STAND_IN: u32 = 0xF0000;
+pub(crate) const FIRST_STAND_IN: u32 = 0xF0000;
 
 /// `bytes` (one JSON text) with its lone surrogate escapes and its marks stood in, or `None`
 /// when it holds neither (it reads as it is).
-pub fn protect(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn protect(bytes: &[u8]) -> Option<Vec<u8>> {
     let mark = MARK.to_string();
     // Nearly every message has neither: a search, no copy.
     let surrogate_escape = memchr::memmem::find_iter(bytes, b"\\u")
@@ -102,18 +102,18 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 }
 
 /// Whether `text` holds a stood-in character (only then does it need [`restore`]).
-pub fn has_stand_ins(text: &str) -> bool {
+pub(crate) fn has_stand_ins(text: &str) -> bool {
     text.contains(MARK)
 }
 
 /// The pieces of a protected text: plain text, or a UTF-16 unit that stood in.
-pub enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     Text(&'a str),
     Unit(u32),
 }
 
 /// Splits a protected text back into text and lone surrogate units.
-pub fn restore(text: &str) -> Vec<Piece<'_>> {
+pub(crate) fn restore(text: &str) -> Vec<Piece<'_>> {
     let mut pieces = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

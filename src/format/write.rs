@@ -17,73 +17,119 @@ pub enum ParentValue {
 /// when undefined (no key is written).
 #[derive(Clone, Debug, PartialEq)]
 pub enum NewEntry {
+    /// A `message` entry.
     Message {
+        /// The agent message (`role`, `content`, ...).
         message: JsValue,
     },
+    /// A `thinking_level_change` entry.
     ThinkingLevelChange {
+        /// The new thinking level.
         thinking_level: JsValue,
     },
+    /// A `model_change` entry.
     ModelChange {
+        /// The provider of the new model.
         provider: JsValue,
+        /// The new model's id.
         model_id: JsValue,
     },
+    /// An `active_tools_change` entry.
     ActiveToolsChange {
+        /// The names of the tools now active.
         active_tool_names: JsValue,
     },
+    /// A `compaction` entry.
     Compaction {
+        /// The summary of what was compacted.
         summary: JsValue,
+        /// The first entry kept after the compaction.
         first_kept_entry_id: Option<JsValue>,
+        /// The context's tokens before the compaction.
         tokens_before: JsValue,
+        /// The harness's retained tail of messages.
         retained_tail: Option<JsValue>,
+        /// Extra details (pi: the files read and modified).
         details: Option<JsValue>,
+        /// The summarizing model's usage.
         usage: Option<JsValue>,
+        /// Whether an extension wrote the summary (pi's `fromHook`).
         from_hook: Option<JsValue>,
         /// pi 1.6: the system prompt in force, computed by the store (never given by callers).
         system_message: Option<Box<JsValue>>,
     },
+    /// A `branch_summary` entry.
     BranchSummary {
+        /// The entry the abandoned branch left from.
         from_id: JsValue,
+        /// The summary of the abandoned branch.
         summary: JsValue,
+        /// Extra details (pi: the files read and modified).
         details: Option<JsValue>,
+        /// The summarizing model's usage.
         usage: Option<JsValue>,
+        /// Whether an extension wrote the summary (pi's `fromHook`).
         from_hook: Option<JsValue>,
     },
+    /// A `custom` entry (extension data, outside the context).
     Custom {
+        /// The extension's name for the entry's kind.
         custom_type: JsValue,
+        /// The extension's data.
         data: Option<JsValue>,
     },
+    /// A `custom_message` entry (an extension's message in the context).
     CustomMessage {
+        /// The extension's name for the message's kind.
         custom_type: JsValue,
+        /// The message content (text or blocks).
         content: JsValue,
+        /// Whether the interface shows it.
         display: Option<JsValue>,
+        /// Extra details for the extension.
         details: Option<JsValue>,
     },
+    /// A `label` entry.
     Label {
+        /// The entry labelled.
         target_id: String,
+        /// The label (none: the label removed).
         label: Option<JsValue>,
     },
+    /// A `session_info` entry.
     SessionInfo {
+        /// The session's name.
         name: JsValue,
     },
+    /// The harness's `leaf` entry: where the leaf moved.
     Leaf {
+        /// The new leaf (none: before the first entry).
         target_id: Option<String>,
     },
     /// pi 1.6: `replacement` is `null` (remove the target from the context) or `{content}`.
     ContextEdit {
+        /// The entry whose context message is edited.
         target_id: String,
+        /// `null` or `{content}`.
         replacement: JsValue,
     },
     /// pi 1.6: usage outside the context; `note` is written only when truthy.
     Usage {
+        /// What the usage was for.
         kind: JsValue,
+        /// The model's provider.
         provider: JsValue,
+        /// The model.
         model: JsValue,
+        /// The usage figures.
         usage: JsValue,
+        /// A note, written when truthy.
         note: Option<JsValue>,
     },
 }
 
 impl NewEntry {
+    /// The entry's `type` as written.
     pub fn type_name(&self) -> &'static str {
         match self {
             NewEntry::Message { .. } => "message",

@@ -5,7 +5,7 @@
 use crate::format::json::{self, JsObject, JsString, JsValue};
 use crate::store::{ContextMessage, Leaf, MessageFormat, Session, StoreResult, TreeRow};
 
-pub use crate::ops::LeafChoice;
+pub(crate) use crate::ops::LeafChoice;
 
 /// The leaf `choice` names, as every front door chooses it.
 fn chosen_leaf(session: &Session, choice: &LeafChoice) -> StoreResult<Leaf> {
@@ -85,7 +85,7 @@ fn id_value(session: &Session, position: u32) -> JsValue {
 
 /// The value with every object's keys in the order the oracle prints them (sorted by code
 /// point, array indexes first: [`JsValue::sort_keys`]).
-pub fn sorted_keys(mut value: JsValue) -> JsValue {
+pub(crate) fn sorted_keys(mut value: JsValue) -> JsValue {
     value.sort_keys();
     value
 }
@@ -94,7 +94,7 @@ pub fn sorted_keys(mut value: JsValue) -> JsValue {
 /// `sorted_keys(context_document(..)).stringify_pretty(2)` followed by a newline, piece by
 /// piece: one message or tree row is held at a time, so the output of a 300,000-entry session
 /// costs little beyond its index.
-pub fn write_context_document(
+pub(crate) fn write_context_document(
     session: &mut Session,
     choice: &LeafChoice,
     format: MessageFormat,

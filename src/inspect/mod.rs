@@ -7,6 +7,6 @@ mod replay;
 mod tree_text;
 
 pub use check::check_file;
-pub use context_document::{LeafChoice, sorted_keys, write_context_document};
-pub use replay::{ReplayOutcome, replay_ids, replay_ops};
-pub use tree_text::{render_tree, render_tree_from};
+pub(crate) use context_document::{sorted_keys, write_context_document};
+pub(crate) use replay::{ReplayOutcome, replay_ids, replay_ops};
+pub(crate) use tree_text::{render_tree, render_tree_from};

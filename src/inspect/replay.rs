@@ -14,7 +14,7 @@ use crate::store::{ErrorKind, MessageFormat, Session, SessionOptions, StoreError
 
 /// How a replay ended.
 #[derive(Debug)]
-pub enum ReplayOutcome {
+pub(crate) enum ReplayOutcome {
     /// The oracle's result document.
     Done(JsValue),
     /// An op failed without `allowError` (`op` is its index).
@@ -24,18 +24,18 @@ pub enum ReplayOutcome {
 }
 
 /// Where `replay --deterministic`'s clock starts: 2026-01-01T00:00:00.000Z.
-pub const REPLAY_EPOCH_MILLIS: i64 = 1_767_225_600_000;
+pub(crate) const REPLAY_EPOCH_MILLIS: i64 = 1_767_225_600_000;
 
 /// The ids and clock of a replay: seeded from [`REPLAY_EPOCH_MILLIS`] when a seed is given
 /// (reproducible files), the system's otherwise.
-pub fn replay_ids(seed: Option<u64>) -> IdSource {
+pub(crate) fn replay_ids(seed: Option<u64>) -> IdSource {
     seed.map_or_else(IdSource::system, |seed| {
         IdSource::deterministic(seed, REPLAY_EPOCH_MILLIS)
     })
 }
 
 /// Replays `script` into a new session under `out_dir`.
-pub fn replay_ops(
+pub(crate) fn replay_ops(
     env: &PathEnv,
     script: &JsValue,
     out_dir: &Path,

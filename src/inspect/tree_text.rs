@@ -5,13 +5,13 @@ use std::fmt::Write;
 
 use crate::store::{Session, StoreResult, row_indents};
 
-pub fn render_tree(session: &Session) -> StoreResult<String> {
+pub(crate) fn render_tree(session: &Session) -> StoreResult<String> {
     render_tree_from(session, 0)
 }
 
 /// The rows of [`render_tree`] for the entries at positions `from..` only (the entries a file
 /// gained since it was shown), each as the whole tree shows it now.
-pub fn render_tree_from(session: &Session, from: u32) -> StoreResult<String> {
+pub(crate) fn render_tree_from(session: &Session, from: u32) -> StoreResult<String> {
     let rows = session.tree_rows();
     let leaf = session.leaf().id().and_then(|id| session.position(id));
     let on_path = session.on_leaf_path();

@@ -92,7 +92,7 @@ pub struct FrameReader<R> {
 pub type FramingDecision = oneshot::Receiver<WireFraming>;
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
-    /// A reader over `input`. The returned [`FramingDecision`] resolves as soon as the framing
+    /// A reader over `input`. The returned `FramingDecision` resolves as soon as the framing
     /// is known: at once for `Lsp`/`Ndjson`, at the first non-whitespace byte for `Auto`.
     pub fn new(input: R, framing: Framing, max_frame_bytes: usize) -> (Self, FramingDecision) {
         let (announce, decision) = oneshot::channel();

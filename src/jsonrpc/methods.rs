@@ -74,9 +74,11 @@ impl Scheduling {
 /// One message of the table: its name and the schemas of what travels.
 #[derive(Clone)]
 pub struct Message {
+    /// The method's name.
     pub name: String,
     /// Requests only.
     pub kind: Option<Scheduling>,
+    /// The params' schema.
     pub params: SchemaOf,
     /// Requests and hooks: the result (a hook's answer).
     pub result: Option<SchemaOf>,

@@ -13,7 +13,7 @@
 //! plugged into it is [`crate::sidecar`].
 
 mod cancel;
-pub mod error;
+pub(crate) mod error;
 mod framing;
 mod hooks;
 mod lifecycle;
@@ -24,7 +24,7 @@ mod outgoing;
 mod parent_watch;
 mod pressure;
 mod request_context;
-pub mod serial;
+pub(crate) mod serial;
 mod server;
 mod stop;
 mod writer;

@@ -8,12 +8,15 @@ use serde::de::DeserializeOwned;
 /// the answer it expects (`null` is always an answer too). Declared with
 /// [`Methods::declare`](super::Methods::declare), sent with [`RequestContext::ask`](super::RequestContext::ask).
 pub trait Hook: serde::Serialize + JsonSchema {
+    /// The method name the hook travels under.
     const NAME: &'static str;
+    /// What the client answers.
     type Answer: DeserializeOwned + JsonSchema;
 }
 
 /// A server -> client notification, named by its params type. Declared with
 /// [`Methods::announce`](super::Methods::announce), sent with [`ServerHandle::send`](super::ServerHandle::send).
 pub trait ServerNotification: serde::Serialize + JsonSchema {
+    /// The method name the notification travels under.
     const NAME: &'static str;
 }

@@ -395,6 +395,7 @@ pub struct Raw<T> {
 }
 
 impl<T> Raw<T> {
+    /// `text`, which must be one JSON value of `T`'s shape.
     pub fn new(text: String) -> Self {
         Raw {
             text,

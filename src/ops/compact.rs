@@ -30,29 +30,29 @@ pub(super) fn settings_in_force(
 
 /// pi's `getContextUsage()` and `shouldCompact()` at a leaf.
 #[derive(Debug, Clone)]
-pub struct ContextUsage {
-    pub leaf: Leaf,
-    pub settings: CompactionSettings,
-    pub usage: compaction::UsageAtLeaf,
-    pub context_window: Option<f64>,
+pub(crate) struct ContextUsage {
+    pub(crate) leaf: Leaf,
+    pub(crate) settings: CompactionSettings,
+    pub(crate) usage: compaction::UsageAtLeaf,
+    pub(crate) context_window: Option<f64>,
     /// The window less the reserve: past it, pi compacts.
-    pub threshold: Option<f64>,
-    pub should_compact: Option<bool>,
+    pub(crate) threshold: Option<f64>,
+    pub(crate) should_compact: Option<bool>,
     /// Tokens and percent of the window, as pi's footer shows them (a profile without
     /// `getContextUsage` has none).
-    pub percent: Option<PercentUsage>,
+    pub(crate) percent: Option<PercentUsage>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PercentUsage {
+pub(crate) struct PercentUsage {
     /// Unknown after a compaction until an assistant reports usage.
-    pub tokens: Option<f64>,
-    pub context_window: f64,
-    pub percent: Option<f64>,
+    pub(crate) tokens: Option<f64>,
+    pub(crate) context_window: f64,
+    pub(crate) percent: Option<f64>,
 }
 
 /// The context usage at the chosen leaf, under `settings` over pi's files.
-pub fn context_usage(
+pub(crate) fn context_usage(
     scope: &Scope,
     session: &mut Session,
     choice: &LeafChoice,
@@ -85,14 +85,14 @@ pub fn context_usage(
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct PrepareCompactionInput {
-    pub leaf: LeafChoice,
-    pub settings: SummarySettings,
-    pub custom_instructions: Option<String>,
-    pub max_tokens: Option<f64>,
-    pub reasoning: bool,
+pub(crate) struct PrepareCompactionInput {
+    pub(crate) leaf: LeafChoice,
+    pub(crate) settings: SummarySettings,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) max_tokens: Option<f64>,
+    pub(crate) reasoning: bool,
     /// The thinking level of the model call (default: the one in force at the leaf).
-    pub thinking_level: Option<String>,
+    pub(crate) thinking_level: Option<String>,
 }
 
 fn cannot_summarize(reason: String) -> OpError {
@@ -103,7 +103,7 @@ fn cannot_summarize(reason: String) -> OpError {
 }
 
 /// `prepareCompaction`: where pi would cut, and the requests it would send its model.
-pub fn prepare_compaction(
+pub(crate) fn prepare_compaction(
     scope: &Scope,
     session: &mut Session,
     input: PrepareCompactionInput,
@@ -129,7 +129,7 @@ pub fn prepare_compaction(
 
 /// `pi-session compact-plan`'s document: the context usage at the leaf (with `shouldCompact`
 /// when a window is given) and the plan, or pi's refusal (`{"refusal": kind, "message"}`).
-pub fn plan_document(
+pub(crate) fn plan_document(
     scope: &Scope,
     session: &mut Session,
     choice: &LeafChoice,
@@ -184,19 +184,19 @@ pub fn plan_document(
 }
 
 #[derive(Debug, Clone)]
-pub struct CompactInput {
+pub(crate) struct CompactInput {
     /// The leaf the caller prepared at (`leaf_moved` when it is not the leaf any more).
-    pub expected_leaf: Option<String>,
-    pub settings: SummarySettings,
-    pub custom_instructions: Option<String>,
-    pub reason: CompactReason,
+    pub(crate) expected_leaf: Option<String>,
+    pub(crate) settings: SummarySettings,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) reason: CompactReason,
     /// The model's answers to the preparation's requests, as the front door read them (an
     /// answer it could not read is an error only when the answers are used).
-    pub summaries: Result<Summaries, OpError>,
+    pub(crate) summaries: Result<Summaries, OpError>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Compacted {
+pub(crate) enum Compacted {
     /// The hook cancelled: nothing written.
     Cancelled { leaf: Leaf },
     Written {
@@ -235,7 +235,7 @@ fn compact_rules(kind: Compaction) -> CompactRules {
 }
 
 /// pi's `AgentSession.compact()`, step by step.
-pub async fn compact<A: SessionAccess>(
+pub(crate) async fn compact<A: SessionAccess>(
     scope: &Scope,
     access: &A,
     hooks: &impl Hooks,

@@ -39,7 +39,7 @@ pub struct Config {
     pub log_filter: Option<String>,
     /// What the environment says about PostgreSQL connections (`PGPASSWORD`, the pgpass
     /// file, the login name).
-    pub pg: PgEnv,
+    pub(crate) pg: PgEnv,
     /// Store-wide queries answer from this team database instead of the local index.
     pub team: Option<TeamIndex>,
 }
@@ -48,7 +48,7 @@ pub struct Config {
 /// as).
 #[derive(Debug, Clone)]
 pub struct TeamIndex {
-    pub target: Target,
+    pub(crate) target: Target,
     pub machine: Option<String>,
 }
 

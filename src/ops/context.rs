@@ -6,7 +6,7 @@ use super::error::OpError;
 
 /// Which leaf to read at: the one way every door chooses it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum LeafChoice {
+pub(crate) enum LeafChoice {
     /// The session's leaf.
     #[default]
     Current,
@@ -19,7 +19,7 @@ pub enum LeafChoice {
 impl LeafChoice {
     /// The wire's `leafId`: absent (the session's leaf), `null` (before the first entry), or an
     /// entry id.
-    pub fn from_wire(requested: &Option<Option<String>>) -> LeafChoice {
+    pub(crate) fn from_wire(requested: &Option<Option<String>>) -> LeafChoice {
         match requested {
             None => LeafChoice::Current,
             Some(None) => LeafChoice::Root,
@@ -28,7 +28,7 @@ impl LeafChoice {
     }
 
     /// The command line's `--leaf`: absent, `null`, or an entry id.
-    pub fn from_flag(flag: Option<&str>) -> LeafChoice {
+    pub(crate) fn from_flag(flag: Option<&str>) -> LeafChoice {
         match flag {
             None => LeafChoice::Current,
             Some("null") => LeafChoice::Root,
@@ -39,7 +39,7 @@ impl LeafChoice {
 
 /// The leaf `choice` names in `session`: an entry that is not there is `entry_not_found`, and a
 /// profile that refuses a recorded leaf naming no entry (the harness) refuses it here.
-pub fn leaf(session: &Session, choice: &LeafChoice) -> Result<Leaf, StoreError> {
+pub(crate) fn leaf(session: &Session, choice: &LeafChoice) -> Result<Leaf, StoreError> {
     let leaf = match choice {
         LeafChoice::Current => session.leaf().clone(),
         LeafChoice::Root => Leaf::Null,
@@ -64,7 +64,7 @@ pub fn leaf(session: &Session, choice: &LeafChoice) -> Result<Leaf, StoreError> 
 }
 
 /// pi's `buildSessionContext()` at the chosen leaf.
-pub fn build_context(
+pub(crate) fn build_context(
     session: &mut Session,
     choice: &LeafChoice,
     format: MessageFormat,
@@ -74,7 +74,10 @@ pub fn build_context(
 }
 
 /// The positions of the entries pi's context is built from at the chosen leaf.
-pub fn context_entries(session: &mut Session, choice: &LeafChoice) -> Result<Vec<u32>, OpError> {
+pub(crate) fn context_entries(
+    session: &mut Session,
+    choice: &LeafChoice,
+) -> Result<Vec<u32>, OpError> {
     let leaf = leaf(session, choice)?;
     Ok(session.context_entries(&leaf)?)
 }

@@ -10,7 +10,7 @@ use super::error::OpError;
 /// before it (so a cursor of another session, or of a file replaced or cut since, is refused
 /// rather than misread). Entries are only ever added at the end, in file order, so a point
 /// stays valid while the file grows, across reopens and reconnects.
-pub fn cursor_at(session: &Session, count: usize) -> String {
+pub(crate) fn cursor_at(session: &Session, count: usize) -> String {
     format!("c{count}-{:016x}", check(session, count))
 }
 
@@ -29,7 +29,11 @@ fn check(session: &Session, count: usize) -> u64 {
 }
 
 /// The number of entries before the point `cursor` names, or an error naming `member`.
-pub fn cursor_position(session: &Session, cursor: &str, member: &str) -> Result<usize, OpError> {
+pub(crate) fn cursor_position(
+    session: &Session,
+    cursor: &str,
+    member: &str,
+) -> Result<usize, OpError> {
     let parsed = cursor
         .strip_prefix('c')
         .and_then(|rest| rest.split_once('-'))

@@ -19,12 +19,12 @@ fn last_change(config: &Config) -> Hold {
 
 /// What a change did: the entry it wrote, if any, and the leaf after it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Changed {
-    pub entry_id: Option<String>,
-    pub leaf: Leaf,
+pub(crate) struct Changed {
+    pub(crate) entry_id: Option<String>,
+    pub(crate) leaf: Leaf,
 }
 
-pub async fn append<A: SessionAccess>(
+pub(crate) async fn append<A: SessionAccess>(
     access: &A,
     config: &Config,
     entry: NewEntry,
@@ -41,7 +41,7 @@ pub async fn append<A: SessionAccess>(
 }
 
 /// Moves the leaf to `entry_id`.
-pub async fn branch<A: SessionAccess>(
+pub(crate) async fn branch<A: SessionAccess>(
     access: &A,
     config: &Config,
     entry_id: String,
@@ -58,7 +58,7 @@ pub async fn branch<A: SessionAccess>(
 }
 
 /// Moves the leaf before the first entry.
-pub async fn reset_leaf<A: SessionAccess>(
+pub(crate) async fn reset_leaf<A: SessionAccess>(
     access: &A,
     config: &Config,
 ) -> Result<Changed, A::Error> {
@@ -74,7 +74,7 @@ pub async fn reset_leaf<A: SessionAccess>(
 }
 
 /// pi's `branchWithSummary`: the leaf moved to `from` with a branch summary entry there.
-pub async fn branch_with_summary<A: SessionAccess>(
+pub(crate) async fn branch_with_summary<A: SessionAccess>(
     access: &A,
     config: &Config,
     from: Option<String>,

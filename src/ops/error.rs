@@ -3,6 +3,7 @@
 use crate::repo::RepoError;
 use crate::store::{ErrorKind, StoreError};
 
+/// Why an operation failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpError {
     /// The store or a sessions directory refused (its kind is the error's name on the wire).
@@ -13,7 +14,9 @@ pub enum OpError {
     InvalidParams(String),
     /// A compaction that needs the model's answers to these requests of its preparation.
     SummaryRequired {
+        /// The refusal (its kind and message).
         error: StoreError,
+        /// The purposes of the requests without an answer.
         missing: Vec<String>,
     },
     /// The machinery failed (a worker thread that died).
@@ -21,6 +24,7 @@ pub enum OpError {
 }
 
 impl OpError {
+    /// The store refusing with `kind` and `message`.
     pub fn store(kind: ErrorKind, message: impl Into<String>) -> OpError {
         OpError::Store(StoreError::new(kind, message))
     }

@@ -9,18 +9,18 @@ use crate::store::{ErrorKind, Session, StoreError};
 use super::{OpError, Scope};
 
 #[derive(Debug, Clone)]
-pub struct ExportInput {
-    pub format: ExportFormat,
+pub(crate) struct ExportInput {
+    pub(crate) format: ExportFormat,
     /// The entry to export at (default: the session's leaf).
-    pub leaf: Option<String>,
+    pub(crate) leaf: Option<String>,
     /// The output file (default: named after the session, in `default_dir`).
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Where a default-named export goes; `None`: beside the session file (the server's rule,
     /// so an in-memory session must name its output).
-    pub default_dir: Option<PathBuf>,
+    pub(crate) default_dir: Option<PathBuf>,
 }
 
-pub fn export(
+pub(crate) fn export(
     scope: &Scope,
     session: &mut Session,
     input: ExportInput,

@@ -29,46 +29,46 @@ use super::scope::Scope;
 
 /// At most this many entries in one event (a bigger record is told in several, the later
 /// ones `appended`).
-pub const EVENT_ENTRIES: usize = 1000;
+pub(crate) const EVENT_ENTRIES: usize = 1000;
 /// About this many bytes of entries in one event.
-pub const EVENT_BYTES: usize = 1 << 20;
+pub(crate) const EVENT_BYTES: usize = 1 << 20;
 
 /// Which part of the store a feed tells of, and from where.
 #[derive(Debug, Clone, Default)]
-pub struct FeedInput {
-    pub profile: Option<Profile>,
+pub(crate) struct FeedInput {
+    pub(crate) profile: Option<Profile>,
     /// Only the project of this working directory.
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// The sessions root or one project folder in it (default: the root).
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// Resume after this cursor (`0`: from the log's start); omitted: from now on.
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
 }
 
 /// One event of the feed.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct StoreEvent {
+pub(crate) struct StoreEvent {
     /// Where this event ends: given back as `since`, the feed goes on after it.
-    pub cursor: String,
-    pub kind: FeedKind,
+    pub(crate) cursor: String,
+    pub(crate) kind: FeedKind,
     /// The file (for `renamed`, its new path).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// `renamed`: the former path.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<PathBuf>,
+    pub(crate) old_path: Option<PathBuf>,
     /// The session id of the file's header.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The content's generation: a `replaced` file's entries come under a new one (drop what
     /// was held of the older).
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// The entries told are the file's entries `from..to` (positions, 0-based, header not
     /// counted).
-    pub from: u64,
-    pub to: u64,
+    pub(crate) from: u64,
+    pub(crate) to: u64,
     /// The entries, as the file holds them, in file order.
     #[schemars(with = "Vec<serde_json::Value>")]
-    pub entries: Vec<Box<RawValue>>,
+    pub(crate) entries: Vec<Box<RawValue>>,
 }
 
 /// Where a feed is in the change log.
@@ -80,7 +80,7 @@ struct Position {
 }
 
 /// A feed over the store index of one profile.
-pub struct Feed {
+pub(crate) struct Feed {
     catalog: Catalog,
     root: PathBuf,
     options: SessionOptions,
@@ -95,7 +95,7 @@ pub struct Feed {
 impl Feed {
     /// Opens the store index of the feed's profile and places the feed after `since` (or after
     /// everything the index holds once brought up to date).
-    pub fn open(scope: &Scope, input: FeedInput) -> Result<Feed, OpError> {
+    pub(crate) fn open(scope: &Scope, input: FeedInput) -> Result<Feed, OpError> {
         let config = &scope.config;
         if config.team.is_some() {
             return Err(OpError::InvalidParams(
@@ -112,8 +112,10 @@ impl Feed {
         if let Some(dir) = &input.dir {
             project = project_dir(&root, dir)?.or(project);
         }
-        let mut catalog =
-            Catalog::open(config.index_dir.as_deref(), profile).map_err(OpError::from)?;
+        // The feed follows the sessions root (a flat `--session-dir` is not followed yet).
+        let layout = crate::catalog::Layout::Root(root.clone());
+        let mut catalog = Catalog::open(config.index_dir.as_deref(), profile, &layout)
+            .map_err(OpError::from)?;
         if let Some(note) = &catalog.note {
             tracing::warn!("{note}; the feed's cursors last only as long as this process");
         }
@@ -143,12 +145,12 @@ impl Feed {
     }
 
     /// The sessions root the feed watches.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Where the feed is: given back as `since`, a feed goes on from here.
-    pub fn cursor(&self) -> String {
+    pub(crate) fn cursor(&self) -> String {
         cursor_text(&self.id, self.at)
     }
 
@@ -196,7 +198,12 @@ impl Feed {
     fn sync(&mut self) -> Result<(), OpError> {
         let report = self
             .catalog
-            .sync(&self.root, &self.options, false, &Quiet)
+            .sync(
+                &crate::catalog::Layout::Root(self.root.clone()),
+                &self.options,
+                false,
+                &Quiet,
+            )
             .map_err(OpError::from)?;
         for skipped in &report.skipped {
             tracing::warn!("left out of the store index: {skipped}");
@@ -207,7 +214,7 @@ impl Feed {
     /// Brings the index up to date and tells `emit` every event after the cursor, in order;
     /// the cursor moves past each event `emit` took (an error from it stops the step, the
     /// event not counted as told).
-    pub fn step<E: From<OpError>>(
+    pub(crate) fn step<E: From<OpError>>(
         &mut self,
         mut emit: impl FnMut(StoreEvent) -> Result<(), E>,
     ) -> Result<(), E> {

@@ -18,11 +18,11 @@ use crate::store::{GoneReason, Session, StoreError};
 
 /// How long a burst of appends may gather after the first wake before it is read: one read
 /// (and one notification) for many appends, at a small cost in latency.
-pub const GATHER: Duration = Duration::from_millis(10);
+pub(crate) const GATHER: Duration = Duration::from_millis(10);
 
 /// Why following a session's file ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FollowEnd {
+pub(crate) enum FollowEnd {
     /// The file is shorter than what was read: its entries can no longer be trusted.
     Truncated,
     /// The file is gone from its path.
@@ -33,7 +33,7 @@ pub enum FollowEnd {
 
 /// What one look at a followed session found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Look {
+pub(crate) enum Look {
     /// Still followed (what grew, if anything, was told).
     Going,
     /// Following ends; what the file held before it went away was still told.
@@ -43,7 +43,7 @@ pub enum Look {
 /// One look at `session`, whose file may have changed: reads what other programs appended and
 /// calls `tell` with the session and how many entries it had before (which it tells of as its
 /// door does), unless the file was cut. Store errors go through `store_error`.
-pub fn look<E>(
+pub(crate) fn look<E>(
     session: &mut Session,
     store_error: impl Fn(StoreError) -> E,
     tell: impl FnOnce(&mut Session, usize) -> Result<(), E>,
@@ -73,7 +73,7 @@ pub fn look<E>(
 }
 
 /// The files followed together, each under its caller's key.
-pub struct FollowedFiles<K> {
+pub(crate) struct FollowedFiles<K> {
     files: Vec<(K, Changes)>,
 }
 
@@ -85,23 +85,26 @@ impl<K: Clone + PartialEq> Default for FollowedFiles<K> {
 
 impl<K: Clone + PartialEq> FollowedFiles<K> {
     /// One file, under `key`.
-    pub fn one(key: K, changes: Changes) -> FollowedFiles<K> {
+    pub(crate) fn one(key: K, changes: Changes) -> FollowedFiles<K> {
         let mut followed = FollowedFiles::default();
         followed.add(key, changes);
         followed
     }
 
-    pub fn add(&mut self, key: K, changes: Changes) {
+    pub(crate) fn add(&mut self, key: K, changes: Changes) {
         self.files.push((key, changes));
     }
 
-    pub fn remove(&mut self, key: &K) {
+    /// Stops following `key`'s file. Only the tests remove a file yet (the store's live feed
+    /// will), so it is compiled for them alone.
+    #[cfg(test)]
+    pub(crate) fn remove(&mut self, key: &K) {
         self.files.retain(|(k, _)| k != key);
     }
 
     /// Waits until a file changes, lets a burst gather ([`GATHER`]), and returns the keys of
     /// every file that changed by then (each once). Never returns while no file is followed.
-    pub async fn changed(&self) -> Vec<K> {
+    pub(crate) async fn changed(&self) -> Vec<K> {
         let mut waits: Vec<_> = self
             .files
             .iter()
@@ -141,7 +144,7 @@ fn first_ready<F: Future<Output = ()>>(
 
 /// The follow loop: each time files change, `on_change` is given each of their keys, until it
 /// breaks with the loop's result.
-pub async fn follow<K: Clone + PartialEq, T, Step: Future<Output = ControlFlow<T>>>(
+pub(crate) async fn follow<K: Clone + PartialEq, T, Step: Future<Output = ControlFlow<T>>>(
     followed: &FollowedFiles<K>,
     mut on_change: impl FnMut(K) -> Step,
 ) -> T {

@@ -12,24 +12,24 @@ use crate::store::{ForkPosition, TreeHookAnswer};
 
 /// The `session_before_tree` hook's question (also `prepareTree`'s answer).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BeforeTree {
+pub(crate) struct BeforeTree {
     /// pi's `preparation`.
-    pub preparation: JsValue,
+    pub(crate) preparation: JsValue,
     /// The branch summary pi would make, and its request, when it would make one.
-    pub branch_summary: Option<JsValue>,
+    pub(crate) branch_summary: Option<JsValue>,
 }
 
 /// The `session_before_fork` hook's question.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BeforeFork {
-    pub entry_id: String,
-    pub position: ForkPosition,
+pub(crate) struct BeforeFork {
+    pub(crate) entry_id: String,
+    pub(crate) position: ForkPosition,
 }
 
 /// Why a compaction runs (pi's `reason`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub enum CompactReason {
+pub(crate) enum CompactReason {
     #[default]
     Manual,
     Threshold,
@@ -38,34 +38,34 @@ pub enum CompactReason {
 
 /// The `session_before_compact` hook's question.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BeforeCompact {
-    pub preparation: JsValue,
-    pub branch_entries: Vec<JsValue>,
-    pub custom_instructions: Option<String>,
-    pub reason: Option<CompactReason>,
+pub(crate) struct BeforeCompact {
+    pub(crate) preparation: JsValue,
+    pub(crate) branch_entries: Vec<JsValue>,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) reason: Option<CompactReason>,
 }
 
 /// The hook's answer.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompactHookAnswer {
-    pub cancel: bool,
-    pub compaction: Option<HookCompaction>,
+pub(crate) struct CompactHookAnswer {
+    pub(crate) cancel: bool,
+    pub(crate) compaction: Option<HookCompaction>,
 }
 
 /// A compaction an extension wrote.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HookCompaction {
-    pub summary: JsValue,
-    pub first_kept_entry_id: Option<String>,
-    pub tokens_before: f64,
-    pub details: Option<JsValue>,
-    pub usage: Option<JsValue>,
-    pub retained_tail: Option<JsValue>,
+pub(crate) struct HookCompaction {
+    pub(crate) summary: JsValue,
+    pub(crate) first_kept_entry_id: Option<String>,
+    pub(crate) tokens_before: f64,
+    pub(crate) details: Option<JsValue>,
+    pub(crate) usage: Option<JsValue>,
+    pub(crate) retained_tail: Option<JsValue>,
 }
 
 /// What the client said to a hook.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HookReply<T> {
+pub(crate) enum HookReply<T> {
     /// An answer, or none (no answer in time, an error, a client that does not take the hook):
     /// pi goes on as when no extension handles the event.
     Answer(Option<T>),
@@ -74,7 +74,7 @@ pub enum HookReply<T> {
 }
 
 /// How the client answers the hooks an operation asks.
-pub trait Hooks: Sync {
+pub(crate) trait Hooks: Sync {
     fn before_tree(
         &self,
         ask: BeforeTree,

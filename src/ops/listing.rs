@@ -11,20 +11,20 @@ use super::error::OpError;
 use super::scope::Scope;
 
 #[derive(Debug, Clone, Default)]
-pub struct ListInput {
-    pub profile: Option<Profile>,
+pub(crate) struct ListInput {
+    pub(crate) profile: Option<Profile>,
     /// The project whose sessions to list; `None`: every project (`listAll`).
-    pub project: Option<String>,
-    pub session_dir: Option<String>,
-    pub selection: ListSelection,
+    pub(crate) project: Option<String>,
+    pub(crate) session_dir: Option<String>,
+    pub(crate) selection: ListSelection,
     /// The request selects among `SessionInfo` rows beyond paging (it names fields, a query
     /// or a name filter): a listing without such rows refuses it.
-    pub refines_rows: bool,
+    pub(crate) refines_rows: bool,
 }
 
 /// A listing, as the profile's pi makes it, with the page asked for.
 #[derive(Debug)]
-pub enum Listed {
+pub(crate) enum Listed {
     /// pi's `SessionInfo` rows, selected; `total` counts them before paging.
     Rows { listing: Listing, total: usize },
     /// The harness's header rows, paged; the pi 1.6 notes are those of the rows shown.
@@ -35,7 +35,7 @@ pub enum Listed {
 }
 
 /// `list` (a project) or `listAll` (every project).
-pub fn list(scope: &Scope, input: ListInput) -> Result<Listed, OpError> {
+pub(crate) fn list(scope: &Scope, input: ListInput) -> Result<Listed, OpError> {
     let profile = scope.profile(input.profile);
     let repo = &scope.repo;
     let dir = input.session_dir.as_deref();
@@ -75,7 +75,7 @@ pub fn list(scope: &Scope, input: ListInput) -> Result<Listed, OpError> {
 
 /// The file of the session with id `id`, as the profile's pi finds it (`None`: no session has
 /// it).
-pub fn find_by_id(
+pub(crate) fn find_by_id(
     scope: &Scope,
     profile: Option<Profile>,
     cwd: &str,
@@ -98,7 +98,7 @@ pub fn find_by_id(
 /// The sessions directory pi's command line reads: the flag, else
 /// `$PI_CODING_AGENT_SESSION_DIR` (tilde-expanded), else `sessionDir` of settings.json as the
 /// profile's pi reads it. The harness reads its sessions root as given.
-pub fn cli_session_dir(
+pub(crate) fn cli_session_dir(
     scope: &Scope,
     profile: Profile,
     cwd: &str,

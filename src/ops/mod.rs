@@ -33,38 +33,43 @@ mod sessions;
 mod stats;
 mod team;
 
-pub use compact::{
-    CompactInput, Compacted, ContextUsage, PercentUsage, PrepareCompactionInput, compact,
-    context_usage, plan_document, prepare_compaction,
+pub(crate) use compact::{
+    CompactInput, Compacted, PrepareCompactionInput, compact, context_usage, plan_document,
+    prepare_compaction,
 };
-pub use config::{Config, NO_GROUP_COMMIT_ENV, ProcessVars, TeamIndex, Vars};
-pub use context::{LeafChoice, build_context, context_entries, leaf};
-pub use cursor::{cursor_at, cursor_position};
-pub use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
+pub use config::Config;
+pub(crate) use config::{ProcessVars, TeamIndex};
+pub(crate) use context::{LeafChoice, build_context, context_entries, leaf};
+pub(crate) use cursor::cursor_at;
+pub(crate) use edits::{Changed, append, branch, branch_with_summary, reset_leaf};
 pub use error::OpError;
-pub use export::{ExportInput, export};
-pub use feed::{EVENT_ENTRIES as FEED_EVENT_ENTRIES, Feed, FeedInput, StoreEvent};
-pub use follow::{FollowEnd, FollowedFiles, Look, follow, look};
-pub use hooks::{
+pub(crate) use export::{ExportInput, export};
+pub(crate) use feed::{EVENT_ENTRIES as FEED_EVENT_ENTRIES, Feed, FeedInput, StoreEvent};
+pub(crate) use follow::{FollowEnd, FollowedFiles, Look, follow, look};
+pub(crate) use hooks::{
     BeforeCompact, BeforeFork, BeforeTree, CompactHookAnswer, CompactReason, HookCompaction,
     HookReply, Hooks,
 };
-pub use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
-pub use model_answer::{ModelAnswer, summary_text};
-pub use navigate::{ModelSummary, NavigateInput, Navigated, TreePrepared, navigate, prepare_tree};
-pub use ports::{Hold, Local, SessionAccess};
-pub use reads::{
-    DEFAULT_ENTRIES_PAGE, EntriesInput, EntriesRange, TreeInput, TreeView, TreeViewRow,
-    branch_entries, check_tree_input, children, entries, entry_position, tree, watch_point,
+pub(crate) use listing::{ListInput, Listed, cli_session_dir, find_by_id, list};
+pub(crate) use model_answer::{ModelAnswer, summary_text};
+pub(crate) use navigate::{NavigateInput, Navigated, navigate, prepare_tree};
+#[cfg(test)]
+pub(crate) use ports::Local;
+pub(crate) use ports::{Hold, SessionAccess};
+pub(crate) use reads::{
+    EntriesInput, TreeInput, branch_entries, check_tree_input, children, entries, entry_position,
+    tree, watch_point,
 };
 pub use scope::Scope;
-pub use search::{DEFAULT_LIMIT, SearchHit, SearchInput, SearchOutput, StoreScope, search};
-pub use sessions::{
+pub(crate) use search::DEFAULT_LIMIT;
+pub use search::{SearchHit, SearchInput, SearchOutput, StoreScope, search};
+pub(crate) use sessions::{
     CreateInput, ForkFromInput, ForkInput, ForkOutcome, OpenInput, PlaceChoice, continue_recent,
     create, delete, fork, fork_file, fork_from, open,
 };
-pub use stats::{Figures, GroupBy, ModelFigures, StatsInput, StatsOutput, stats};
-pub use team::TeamSync;
+pub(crate) use stats::{Figures, GroupBy};
+pub use stats::{StatsInput, StatsOutput, stats};
+pub(crate) use team::TeamSync;
 
 #[cfg(test)]
 mod tests;

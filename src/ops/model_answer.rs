@@ -8,17 +8,17 @@ use super::error::OpError;
 
 /// A model's answer: its text, or its content blocks (pi-ai's assistant message).
 #[derive(Debug, Clone, Default)]
-pub struct ModelAnswer {
-    pub text: Option<String>,
-    pub content: Option<Vec<serde_json::Value>>,
-    pub usage: Option<JsValue>,
-    pub stop_reason: Option<String>,
-    pub error_message: Option<String>,
+pub(crate) struct ModelAnswer {
+    pub(crate) text: Option<String>,
+    pub(crate) content: Option<Vec<serde_json::Value>>,
+    pub(crate) usage: Option<JsValue>,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) error_message: Option<String>,
 }
 
 /// The answer as the store takes it: `text`, or the text of its `content` blocks. `name` is
 /// the param it came in, for the error.
-pub fn summary_text(answer: ModelAnswer, name: &str) -> Result<SummaryText, OpError> {
+pub(crate) fn summary_text(answer: ModelAnswer, name: &str) -> Result<SummaryText, OpError> {
     let block_type =
         |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()).map(str::to_string);
     let (text, calls_tool) = match (answer.text, &answer.content) {

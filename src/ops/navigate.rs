@@ -15,29 +15,29 @@ use super::scope::Scope;
 
 /// The caller's own model's answer to the branch summary request, as the front door read it
 /// (an answer it could not read is an error only when the answer is used).
-pub type ModelSummary = Result<SummaryText, OpError>;
+pub(crate) type ModelSummary = Result<SummaryText, OpError>;
 
 #[derive(Debug, Clone, Default)]
-pub struct NavigateInput {
-    pub tree: TreeRequest,
+pub(crate) struct NavigateInput {
+    pub(crate) tree: TreeRequest,
     /// The request's settings, over pi's settings files.
-    pub settings: SummarySettings,
-    pub context_window: Option<f64>,
+    pub(crate) settings: SummarySettings,
+    pub(crate) context_window: Option<f64>,
     /// The summarizing model reasons (pi 1.6: the request then carries the thinking level).
-    pub reasoning: bool,
+    pub(crate) reasoning: bool,
     /// The level passed as `reasoning` (default: the level in force at the leaf).
-    pub thinking_level: Option<String>,
+    pub(crate) thinking_level: Option<String>,
     /// A finished summary (it wins over every other).
-    pub summary: Option<SummaryInput>,
-    pub model_summary: Option<ModelSummary>,
+    pub(crate) summary: Option<SummaryInput>,
+    pub(crate) model_summary: Option<ModelSummary>,
 }
 
 /// `prepareTree`: `None` when the target already is the leaf.
-pub type TreePrepared = Option<BeforeTree>;
+pub(crate) type TreePrepared = Option<BeforeTree>;
 
 /// What a navigation did.
 #[derive(Debug, Clone)]
-pub enum Navigated {
+pub(crate) enum Navigated {
     /// The target already was the leaf: nothing written.
     AlreadyThere {
         leaf: Leaf,
@@ -89,7 +89,7 @@ fn branch_summary(
 }
 
 /// `prepareTree`: what a navigation would leave behind, and the summary pi would make of it.
-pub fn prepare_tree(
+pub(crate) fn prepare_tree(
     scope: &Scope,
     session: &mut Session,
     input: &NavigateInput,
@@ -158,7 +158,7 @@ fn supplied_summary(
 }
 
 /// `navigateTree`, step by step.
-pub async fn navigate<A: SessionAccess>(
+pub(crate) async fn navigate<A: SessionAccess>(
     scope: &Scope,
     access: &A,
     hooks: &impl Hooks,

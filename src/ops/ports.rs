@@ -2,6 +2,7 @@
 //! the client answers a hook is [`super::Hooks`].
 
 use std::future::Future;
+#[cfg(test)]
 use std::sync::Mutex;
 
 use crate::store::Session;
@@ -10,7 +11,7 @@ use super::error::OpError;
 
 /// How a step holds the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hold {
+pub(crate) enum Hold {
     /// A read, or a step after which more of the request follows.
     Read,
     /// A quick change after which more of the request follows: it keeps its turn throughout.
@@ -24,7 +25,7 @@ pub enum Hold {
 /// How a front door holds one open session while a step of an operation works on it. The
 /// server runs a step on a blocking thread, after reading what another program appended; a
 /// hook is never awaited while a session is held, so reads during a hook never wait for it.
-pub trait SessionAccess: Sync {
+pub(crate) trait SessionAccess: Sync {
     /// The door's own error, into which an operation's errors go.
     type Error: From<OpError> + Send + 'static;
 
@@ -36,20 +37,23 @@ pub trait SessionAccess: Sync {
 }
 
 /// A session held by a plain mutex, each step run where it is called: for one process working
-/// on one session (the command line, tests). Durable changes sync before they return.
+/// on one session (this module's tests). Durable changes sync before they return.
+#[cfg(test)]
 #[derive(Debug)]
-pub struct Local(pub Mutex<Session>);
+pub(crate) struct Local(pub Mutex<Session>);
 
+#[cfg(test)]
 impl Local {
-    pub fn new(session: Session) -> Local {
+    pub(crate) fn new(session: Session) -> Local {
         Local(Mutex::new(session))
     }
 
-    pub fn into_inner(self) -> Session {
+    pub(crate) fn into_inner(self) -> Session {
         self.0.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 }
 
+#[cfg(test)]
 impl SessionAccess for Local {
     type Error = OpError;
 

@@ -16,39 +16,39 @@ use super::cursor::{cursor_at, cursor_position};
 use super::error::OpError;
 
 /// Entries in a page of `getEntries` when the request names no limit.
-pub const DEFAULT_ENTRIES_PAGE: usize = 1000;
+pub(crate) const DEFAULT_ENTRIES_PAGE: usize = 1000;
 
 /// Which rows of the tree: a page by `offset`, or the page `around` an entry.
 #[derive(Debug, Clone, Default)]
-pub struct TreeInput {
-    pub filter: Option<TreeFilter>,
-    pub offset: Option<usize>,
-    pub around: Option<String>,
-    pub limit: Option<usize>,
+pub(crate) struct TreeInput {
+    pub(crate) filter: Option<TreeFilter>,
+    pub(crate) offset: Option<usize>,
+    pub(crate) around: Option<String>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// A page of the tree with what its rows show.
-pub struct TreeView<'s> {
+pub(crate) struct TreeView<'s> {
     session: &'s Session,
-    pub leaf: &'s Leaf,
-    pub page: TreePage,
+    pub(crate) leaf: &'s Leaf,
+    pub(crate) page: TreePage,
     previews: RowPreviews,
     on_path: Vec<bool>,
 }
 
 /// One row of a [`TreeView`]: the entry's place and what a person sees of it.
-pub struct TreeViewRow<'s> {
-    pub id: Option<&'s str>,
-    pub parent_id: Option<&'s str>,
-    pub kind: Option<&'s str>,
-    pub depth: u32,
-    pub label: Option<JsValue>,
-    pub preview: &'s str,
-    pub on_path: bool,
+pub(crate) struct TreeViewRow<'s> {
+    pub(crate) id: Option<&'s str>,
+    pub(crate) parent_id: Option<&'s str>,
+    pub(crate) kind: Option<&'s str>,
+    pub(crate) depth: u32,
+    pub(crate) label: Option<JsValue>,
+    pub(crate) preview: &'s str,
+    pub(crate) on_path: bool,
 }
 
 /// Refuses what names two pages (a door may check it before it looks for the session).
-pub fn check_tree_input(input: &TreeInput) -> Result<(), OpError> {
+pub(crate) fn check_tree_input(input: &TreeInput) -> Result<(), OpError> {
     if input.around.is_some() && input.offset.is_some() {
         return Err(OpError::InvalidParams(
             "'offset' and 'around' name a page each: give one".into(),
@@ -59,7 +59,7 @@ pub fn check_tree_input(input: &TreeInput) -> Result<(), OpError> {
 
 /// pi's `/tree` selector as pages: the rows `input` asks for, with labels, previews and the
 /// leaf's path marked.
-pub fn tree(session: &Session, input: TreeInput) -> Result<TreeView<'_>, OpError> {
+pub(crate) fn tree(session: &Session, input: TreeInput) -> Result<TreeView<'_>, OpError> {
     check_tree_input(&input)?;
     let window = match (&input.around, input.offset) {
         (Some(id), _) => TreeWindow::Around {
@@ -84,7 +84,7 @@ pub fn tree(session: &Session, input: TreeInput) -> Result<TreeView<'_>, OpError
 }
 
 impl<'s> TreeView<'s> {
-    pub fn rows(&self) -> impl Iterator<Item = TreeViewRow<'_>> {
+    pub(crate) fn rows(&self) -> impl Iterator<Item = TreeViewRow<'_>> {
         self.page.rows.iter().map(|row| {
             let record = self.session.record(row.position);
             TreeViewRow {
@@ -102,25 +102,25 @@ impl<'s> TreeView<'s> {
 
 /// Which entries, in file order: from `offset`, or from the point a cursor (`since`) names.
 #[derive(Debug, Clone, Default)]
-pub struct EntriesInput {
-    pub offset: usize,
-    pub since: Option<String>,
-    pub limit: Option<usize>,
+pub(crate) struct EntriesInput {
+    pub(crate) offset: usize,
+    pub(crate) since: Option<String>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// A page of entries by position.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntriesRange {
-    pub positions: Range<usize>,
+pub(crate) struct EntriesRange {
+    pub(crate) positions: Range<usize>,
     /// Where the next page starts; `None` at the end.
-    pub next_offset: Option<usize>,
-    pub total: usize,
+    pub(crate) next_offset: Option<usize>,
+    pub(crate) total: usize,
     /// The point after the page, to resume from.
-    pub cursor: String,
+    pub(crate) cursor: String,
 }
 
 /// `getEntries`' page.
-pub fn entries(session: &Session, input: &EntriesInput) -> Result<EntriesRange, OpError> {
+pub(crate) fn entries(session: &Session, input: &EntriesInput) -> Result<EntriesRange, OpError> {
     let total = session.len();
     let start = match &input.since {
         Some(_) if input.offset != 0 => {
@@ -148,7 +148,7 @@ pub fn entries(session: &Session, input: &EntriesInput) -> Result<EntriesRange, 
 
 /// Where following session `id` starts: its file, and the point after what it holds now. A
 /// session in memory has no file to follow.
-pub fn watch_point(session: &Session, id: &str) -> Result<(PathBuf, String), OpError> {
+pub(crate) fn watch_point(session: &Session, id: &str) -> Result<(PathBuf, String), OpError> {
     let cursor = cursor_at(session, session.len());
     match session.path() {
         Some(path) => Ok((path.to_path_buf(), cursor)),
@@ -160,21 +160,21 @@ pub fn watch_point(session: &Session, id: &str) -> Result<(PathBuf, String), OpE
 }
 
 /// The position of entry `id`, or `entry_not_found`.
-pub fn entry_position(session: &Session, id: &str) -> Result<u32, OpError> {
+pub(crate) fn entry_position(session: &Session, id: &str) -> Result<u32, OpError> {
     session
         .position(id)
         .ok_or_else(|| StoreError::entry_not_found(id).into())
 }
 
 /// The positions of entry `id`'s children, in file order.
-pub fn children(session: &Session, id: &str) -> Result<Vec<u32>, OpError> {
+pub(crate) fn children(session: &Session, id: &str) -> Result<Vec<u32>, OpError> {
     entry_position(session, id)?;
     Ok(session.children(id))
 }
 
 /// The positions of the branch from the root to the leaf `choice` names, as the session's
 /// profile walks it.
-pub fn branch_entries(session: &Session, choice: &LeafChoice) -> Result<Vec<u32>, OpError> {
+pub(crate) fn branch_entries(session: &Session, choice: &LeafChoice) -> Result<Vec<u32>, OpError> {
     let leaf = leaf(session, choice)?;
     Ok(session.profile_path(&leaf)?.positions)
 }

@@ -13,9 +13,13 @@ use super::config::Config;
 /// of new sessions and entries, and the profile of a request that names none.
 #[derive(Debug, Clone)]
 pub struct Scope {
+    /// The configuration, read once.
     pub config: Arc<Config>,
+    /// The sessions directories.
     pub repo: Repo,
+    /// Where ids and times come from.
     pub ids: Arc<IdSource>,
+    /// The profile of sessions when a request names none.
     pub default_profile: Profile,
 }
 

@@ -16,6 +16,7 @@ use super::scope::Scope;
     Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct StoreScope {
     pub profile: Option<Profile>,
     /// Only the sessions of this project (its working directory); `None`: every project.
@@ -30,6 +31,7 @@ pub struct StoreScope {
     Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct SearchInput {
     /// Words that must each appear (case and diacritics ignored); `"a phrase"` as written.
     pub query: String,
@@ -61,6 +63,7 @@ pub const DEFAULT_LIMIT: u64 = 20;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct SearchHit {
     pub session_path: PathBuf,
     pub session_id: String,
@@ -81,6 +84,7 @@ pub struct SearchHit {
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct SearchOutput {
     pub hits: Vec<SearchHit>,
     /// What bringing the index up to date did first.
@@ -158,6 +162,7 @@ pub(crate) fn project_of(scope: &Scope, cwd: &str) -> Result<String, OpError> {
         .unwrap_or_default())
 }
 
+/// Searches every session of the store (or of one project), bringing the index up to date first (`progress` shows a first build).
 pub fn search(
     scope: &Scope,
     input: SearchInput,

@@ -15,7 +15,7 @@ use super::scope::Scope;
 
 /// Where a new session's file goes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum PlaceChoice {
+pub(crate) enum PlaceChoice {
     /// The cwd's directory under the sessions root.
     #[default]
     Default,
@@ -26,18 +26,18 @@ pub enum PlaceChoice {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct CreateInput {
-    pub profile: Option<Profile>,
-    pub cwd: String,
-    pub id: Option<String>,
-    pub place: PlaceChoice,
-    pub parent_session: Option<String>,
-    pub metadata: Option<JsValue>,
-    pub durable: bool,
+pub(crate) struct CreateInput {
+    pub(crate) profile: Option<Profile>,
+    pub(crate) cwd: String,
+    pub(crate) id: Option<String>,
+    pub(crate) place: PlaceChoice,
+    pub(crate) parent_session: Option<String>,
+    pub(crate) metadata: Option<JsValue>,
+    pub(crate) durable: bool,
 }
 
 /// A new session (pi's `SessionManager.create`, or the harness's).
-pub fn create(scope: &Scope, input: CreateInput) -> Result<Session, OpError> {
+pub(crate) fn create(scope: &Scope, input: CreateInput) -> Result<Session, OpError> {
     let profile = scope.profile(input.profile);
     let options = scope.options(profile, input.durable);
     let place = match &input.place {
@@ -64,18 +64,18 @@ pub fn create(scope: &Scope, input: CreateInput) -> Result<Session, OpError> {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct OpenInput {
+pub(crate) struct OpenInput {
     /// As the client spells it (`~` and `file://` understood).
-    pub path: String,
-    pub profile: Option<Profile>,
+    pub(crate) path: String,
+    pub(crate) profile: Option<Profile>,
     /// The cwd pi would run in (default: the process's).
-    pub cwd: Option<String>,
-    pub durable: bool,
+    pub(crate) cwd: Option<String>,
+    pub(crate) durable: bool,
 }
 
 /// An existing session file, opened for writing. `open_here` says whether this process already
 /// has a session open at a path (a second writer is refused).
-pub fn open(
+pub(crate) fn open(
     scope: &Scope,
     input: OpenInput,
     open_here: &dyn Fn(&Path) -> bool,
@@ -94,7 +94,7 @@ pub fn open(
 }
 
 /// pi's `--continue`: the most recently modified session of the cwd, opened, else a new one.
-pub fn continue_recent(
+pub(crate) fn continue_recent(
     scope: &Scope,
     profile: Option<Profile>,
     cwd: String,
@@ -132,17 +132,17 @@ pub fn continue_recent(
 }
 
 #[derive(Debug, Clone)]
-pub struct ForkInput {
-    pub entry_id: String,
-    pub position: ForkPosition,
+pub(crate) struct ForkInput {
+    pub(crate) entry_id: String,
+    pub(crate) position: ForkPosition,
     /// `None`: as durable as the session forked from.
-    pub durable: Option<bool>,
+    pub(crate) durable: Option<bool>,
 }
 
 /// What asking for a fork came to.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // made once per fork, then registered
-pub enum ForkOutcome {
+pub(crate) enum ForkOutcome {
     /// The hook said no.
     Cancelled,
     Made(Forked),
@@ -150,7 +150,7 @@ pub enum ForkOutcome {
 
 /// `/fork` and `/clone` (spec 9.2): ask the hook, then write the new session beside the current
 /// one. The current one stays as it is.
-pub async fn fork<A: SessionAccess>(
+pub(crate) async fn fork<A: SessionAccess>(
     scope: &Scope,
     access: &A,
     hooks: &impl Hooks,
@@ -188,7 +188,7 @@ pub async fn fork<A: SessionAccess>(
 
 /// `pi-session fork`: a fork of a session file that is not open, written beside it (or in
 /// `out`); the source is never changed.
-pub fn fork_file(
+pub(crate) fn fork_file(
     scope: &Scope,
     profile: Profile,
     file: &Path,
@@ -209,17 +209,17 @@ pub fn fork_file(
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ForkFromInput {
-    pub profile: Option<Profile>,
-    pub source_path: String,
-    pub cwd: String,
-    pub session_dir: Option<String>,
-    pub id: Option<String>,
-    pub durable: bool,
+pub(crate) struct ForkFromInput {
+    pub(crate) profile: Option<Profile>,
+    pub(crate) source_path: String,
+    pub(crate) cwd: String,
+    pub(crate) session_dir: Option<String>,
+    pub(crate) id: Option<String>,
+    pub(crate) durable: bool,
 }
 
 /// pi's `--fork`: a whole session copied into a new session of another cwd.
-pub fn fork_from(scope: &Scope, input: ForkFromInput) -> Result<Session, OpError> {
+pub(crate) fn fork_from(scope: &Scope, input: ForkFromInput) -> Result<Session, OpError> {
     let profile = match input.profile {
         Some(profile) if !profile.rules().fork_from => {
             return Err(OpError::store(
@@ -246,7 +246,7 @@ pub fn fork_from(scope: &Scope, input: ForkFromInput) -> Result<Session, OpError
 }
 
 /// Deletes a session file that is not open here; `false` when there was none.
-pub fn delete(
+pub(crate) fn delete(
     scope: &Scope,
     path: &str,
     open_here: &dyn Fn(&Path) -> bool,

@@ -66,6 +66,7 @@ impl GroupBy {
     Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct StatsInput {
     #[serde(flatten)]
     pub scope: StoreScope,
@@ -130,6 +131,7 @@ pub struct Group {
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct StatsOutput {
     pub by: GroupBy,
     pub per_file: bool,
@@ -207,6 +209,7 @@ fn parse_day(name: &str, text: &str) -> Result<chrono::NaiveDate, OpError> {
         })
 }
 
+/// Usage figures over the store (or one project), by day, month, session or model, bringing the index up to date first.
 pub fn stats(
     scope: &Scope,
     input: StatsInput,

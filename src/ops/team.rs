@@ -15,14 +15,14 @@ pub(crate) fn backend(team: &TeamIndex) -> Result<Postgres, OpError> {
 }
 
 /// A connection filing this machine's store into the team database.
-pub struct TeamSync {
+pub(crate) struct TeamSync {
     catalog: Catalog,
     profile: Profile,
 }
 
 impl TeamSync {
     /// Connects (making or migrating the tables; refusing another schema version).
-    pub fn connect(team: &TeamIndex, profile: Profile) -> Result<TeamSync, OpError> {
+    pub(crate) fn connect(team: &TeamIndex, profile: Profile) -> Result<TeamSync, OpError> {
         if team.machine.is_none() {
             return Err(OpError::InvalidParams("sync: no machine name".into()));
         }

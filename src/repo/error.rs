@@ -7,31 +7,60 @@ use std::path::PathBuf;
 
 use crate::store::{ErrorKind, StoreError};
 
+/// Why a sessions-directory operation failed.
 #[derive(Debug)]
 pub enum RepoError {
     /// A caller-given session id that pi would refuse (same rule, same message).
-    InvalidSessionId { id: String },
-    /// A caller-given session id that cannot name a session file (see
-    /// [`super::check_session_id`]).
-    UnusableSessionId { id: String, reason: &'static str },
+    InvalidSessionId {
+        /// The id.
+        id: String,
+    },
+    /// A caller-given session id that cannot name a session file (the placement
+    /// rules: one file-name component, no control characters, short enough).
+    UnusableSessionId {
+        /// The id.
+        id: String,
+        /// Why it cannot name a file.
+        reason: &'static str,
+    },
     /// A path argument that names no path (for instance a `file://` URL with a host).
-    InvalidPath { input: String, reason: &'static str },
+    InvalidPath {
+        /// The argument.
+        input: String,
+        /// Why it names no path.
+        reason: &'static str,
+    },
     /// A member of pi's `settings.json` of a type pi cannot use.
     InvalidSetting {
+        /// The member's name.
         setting: String,
+        /// The type pi expects.
         expected: &'static str,
+        /// The settings file.
         file: String,
     },
     /// The environment gives no home directory or no current directory.
-    Environment { reason: String },
+    Environment {
+        /// What is missing.
+        reason: String,
+    },
     /// A file that is not a `.jsonl` session file (a delete request for one).
-    NotASessionFile { path: PathBuf },
+    NotASessionFile {
+        /// The file.
+        path: PathBuf,
+    },
     /// Another process (or this one) holds the write lock of the session file.
-    Locked { path: PathBuf },
+    Locked {
+        /// The session file.
+        path: PathBuf,
+    },
     /// A file system operation failed.
     Io {
+        /// What was being done.
         action: &'static str,
+        /// The path it was done to.
         path: PathBuf,
+        /// The OS's error.
         source: io::Error,
     },
 }

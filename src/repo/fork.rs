@@ -19,17 +19,17 @@ use super::placement::{Place, SessionRequest, fork_target, new_session};
 
 /// What a fork made.
 #[derive(Debug)]
-pub struct Forked {
+pub(crate) struct Forked {
     /// The new session (written, or waiting for its first assistant message as pi's are).
-    pub session: Session,
+    pub(crate) session: Session,
     /// The forked user message's text, for the editor (`before` only).
-    pub selected_text: Option<String>,
+    pub(crate) selected_text: Option<String>,
 }
 
 impl Forked {
     /// The fork as `pi-session fork` reports it: `{file, written, sessionId, leafId,
     /// selectedText?}`.
-    pub fn to_js_value(&self) -> JsValue {
+    pub(crate) fn to_js_value(&self) -> JsValue {
         let session = &self.session;
         let mut doc = JsObject::new();
         let path = session.path().map(|p| p.to_string_lossy().into_owned());
@@ -54,7 +54,7 @@ impl Forked {
 /// pi's `/fork` (`before` a user message) or `/clone` (`at` an entry) of an open session: the
 /// new session is placed by [`fork_target`] (in `dir` when given) and made, written as pi
 /// would write it.
-pub fn fork_session(
+pub(crate) fn fork_session(
     env: &PathEnv,
     source: &mut Session,
     entry_id: &str,
@@ -83,7 +83,7 @@ pub fn fork_session(
 
 /// pi's `/fork` or `/clone` of the session file `source`, read as pi's CLI reads it (never
 /// rewritten): the new session goes into `session_dir` (default: beside the source).
-pub fn fork_file(
+pub(crate) fn fork_file(
     env: &PathEnv,
     profile: Profile,
     source: &Path,
@@ -109,7 +109,7 @@ pub fn fork_file(
 /// pi 0.82.1 and 1.6 copy the same lines; the new session reads and writes as `profile` (a
 /// SessionManager profile). pi 1.6 also appends a missing final newline to the source; this
 /// never writes to a file it only reads.
-pub fn fork_from(
+pub(crate) fn fork_from(
     env: &PathEnv,
     profile: Profile,
     source: &Path,

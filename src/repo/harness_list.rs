@@ -20,12 +20,17 @@ const MAX_HEADER_LINE: u64 = 16 * 1024 * 1024;
 /// The harness's `SessionMetadata`: what the header says, and where the file is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HarnessSession {
+    /// The session file.
     pub path: String,
+    /// The header `id`.
     pub id: JsValue,
     /// The header `timestamp`.
     pub created_at: JsValue,
+    /// The header `cwd`.
     pub cwd: JsValue,
+    /// The header `parentSession`, if any.
     pub parent_session_path: Option<JsValue>,
+    /// The header `metadata`, if any.
     pub metadata: Option<JsValue>,
 }
 
@@ -56,14 +61,18 @@ impl HarnessSession {
 /// A file the harness listing left out: its header is not a harness header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HarnessSkip {
+    /// The file.
     pub path: String,
     /// The harness's `invalid_session` message.
     pub reason: String,
 }
 
+/// The harness's `SessionManager.list`: its sessions and the files it left out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HarnessListing {
+    /// The sessions, in the harness's order.
     pub sessions: Vec<HarnessSession>,
+    /// The files left out.
     pub skipped: Vec<HarnessSkip>,
     /// Listed files holding what only pi 1.6 writes, which the harness does not read as pi
     /// 1.6 does (found by reading every listed file through the listing cache).

@@ -40,6 +40,7 @@ impl JsonLiteral {
 }
 
 impl MessagesText {
+    /// The text, as the listing gathered it.
     pub fn new(text: String) -> MessagesText {
         MessagesText {
             json: OnceLock::new(),
@@ -85,6 +86,7 @@ impl MessagesText {
             .as_str()
     }
 
+    /// The whole text.
     pub fn into_string(self) -> String {
         match self.text.into_inner() {
             Some(text) => text,

@@ -15,7 +15,7 @@ mod fork;
 mod harness_list;
 mod listing;
 mod messages_text;
-pub mod paths;
+pub(crate) mod paths;
 mod placement;
 mod recent;
 pub mod render;
@@ -30,16 +30,21 @@ mod stamp;
 pub use crate::format::js_date::parse_date;
 pub use cache::CACHE_FILE_NAME;
 pub use error::{INVALID_SESSION_ID_MESSAGE, RepoError};
-pub use fork::{Forked, fork_file, fork_from, fork_session};
-pub use harness_list::HarnessListing;
+pub(crate) use fork::{Forked, fork_file, fork_from, fork_session};
+pub use harness_list::{HarnessListing, HarnessSession, HarnessSkip};
 pub use listing::{Listing, Pi16Note};
 pub use messages_text::MessagesText;
-pub use paths::{PathEnv, SESSION_DIR_ENV, session_file_name, validate_session_id};
-pub use placement::{Place, SessionRequest, cwd_for_open, fork_target, new_session, session_path};
-pub use scan::{Pi16Feature, Pi16Mark, SkipReason};
-pub use select::{ListSelection, page};
+pub use paths::{PathEnv, session_file_name, validate_session_id};
+pub(crate) use placement::{
+    Place, SessionRequest, cwd_for_open, fork_target, new_session, session_path,
+};
+pub use scan::SkipReason;
+pub use scan::{Pi16Feature, Pi16Mark};
+pub use select::ListSelection;
+pub(crate) use select::page;
 pub use session_info::{ListField, SessionInfo};
-pub use settings::{SummarySettings, settings_session_dir, summary_settings};
+pub(crate) use settings::SummarySettings;
+pub use settings::{settings_session_dir, summary_settings};
 
 /// Whether listings read and write the cache beside the sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +85,7 @@ impl Repo {
         self
     }
 
+    /// This repo with another cache policy.
     pub fn with_cache(mut self, policy: CachePolicy) -> Repo {
         self.cache = policy;
         self
@@ -91,14 +97,17 @@ impl Repo {
         self
     }
 
+    /// The environment paths resolve in.
     pub fn env(&self) -> &PathEnv {
         &self.env
     }
 
+    /// Whether the listing cache is read and written.
     pub fn cache_policy(&self) -> CachePolicy {
         self.cache
     }
 
+    /// How many threads a listing reads files on.
     pub fn threads(&self) -> usize {
         self.threads
     }

@@ -14,11 +14,11 @@ use super::RepoError;
 use super::paths::{PathEnv, session_file_name, validate_session_id};
 
 /// The longest file name the file systems this runs on accept (Linux's `NAME_MAX`, in bytes).
-pub const NAME_MAX: usize = 255;
+pub(crate) const NAME_MAX: usize = 255;
 
 /// Where a new session's file goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place<'a> {
+pub(crate) enum Place<'a> {
     /// Nowhere: the session lives in memory only.
     Memory,
     /// This directory, flat (pi's `--session-dir`; `~` and `file://` understood).
@@ -29,23 +29,23 @@ pub enum Place<'a> {
 
 /// A new session as a caller asks for it; [`new_session`] decides the rest.
 #[derive(Debug, Clone)]
-pub struct SessionRequest<'a> {
-    pub profile: Profile,
+pub(crate) struct SessionRequest<'a> {
+    pub(crate) profile: Profile,
     /// The cwd as given (pi-cli resolves it as pi does; the harness keeps it as it is).
-    pub cwd: &'a str,
+    pub(crate) cwd: &'a str,
     /// A fixed session id, checked by [`check_session_id`]; a fresh UUIDv7 otherwise.
-    pub id: Option<&'a str>,
-    pub place: Place<'a>,
-    pub parent_session: Option<String>,
+    pub(crate) id: Option<&'a str>,
+    pub(crate) place: Place<'a>,
+    pub(crate) parent_session: Option<String>,
     /// Header metadata: the harness writes it; pi-cli has none, so asking for it is refused.
-    pub metadata: Option<JsValue>,
+    pub(crate) metadata: Option<JsValue>,
 }
 
 /// Whether `id` may name a new session of `profile`. pi-cli: pi's own rule and message. The
 /// harness checks nothing and would write a file it cannot find again (`""`, `..`, `a/b`);
 /// here an id must be one file-name component without control characters. In both, the file
 /// name it makes must fit in [`NAME_MAX`] bytes, so every later write does not fail instead.
-pub fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
+pub(crate) fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
     let unusable = |reason: &'static str| RepoError::UnusableSessionId {
         id: id.to_string(),
         reason,
@@ -75,19 +75,19 @@ pub fn check_session_id(profile: Profile, id: &str) -> Result<(), RepoError> {
 
 /// A session file as a caller spells it (`~`, relative, `file://`), resolved as pi resolves
 /// it, in the form the file system takes.
-pub fn session_path(env: &PathEnv, spelled: &str) -> Result<PathBuf, RepoError> {
+pub(crate) fn session_path(env: &PathEnv, spelled: &str) -> Result<PathBuf, RepoError> {
     Ok(env.io_path(&env.resolve_path(spelled)?))
 }
 
 /// The cwd of a session opened at a path that does not exist yet (pi's `SessionManager.open`
 /// starts a new one there): the given cwd, else the process's, resolved.
-pub fn cwd_for_open(env: &PathEnv, cwd: Option<&str>) -> Result<String, RepoError> {
+pub(crate) fn cwd_for_open(env: &PathEnv, cwd: Option<&str>) -> Result<String, RepoError> {
     env.resolve_path(cwd.unwrap_or("."))
 }
 
 /// The header cwd of a new session: pi-cli resolves it as `SessionManager` does, the harness
 /// writes it as it was given.
-pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, RepoError> {
+pub(crate) fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, RepoError> {
     match profile.is_session_manager() {
         true => env.resolve_path(cwd),
         false => Ok(cwd.to_string()),
@@ -96,7 +96,11 @@ pub fn header_cwd(env: &PathEnv, profile: Profile, cwd: &str) -> Result<String, 
 
 /// The directory new sessions of `cwd` go to by default: pi-cli's `<root>/<encoded resolved
 /// cwd>/`, the harness's `<root>/<encoded cwd as given>/`.
-pub fn default_dir(env: &PathEnv, profile: Profile, cwd: &str) -> Result<PathBuf, RepoError> {
+pub(crate) fn default_dir(
+    env: &PathEnv,
+    profile: Profile,
+    cwd: &str,
+) -> Result<PathBuf, RepoError> {
     Ok(env.io_path(&match profile.is_session_manager() {
         true => env.default_session_dir(cwd)?,
         false => env.harness_session_dir(&env.sessions_root(), cwd),
@@ -105,7 +109,7 @@ pub fn default_dir(env: &PathEnv, profile: Profile, cwd: &str) -> Result<PathBuf
 
 /// A new session as `request` asks, its directory made (as pi makes it even before the file):
 /// the id checked, the cwd resolved per profile, the file named `<timestamp>_<id>.jsonl`.
-pub fn new_session(
+pub(crate) fn new_session(
     env: &PathEnv,
     request: SessionRequest<'_>,
     ids: &IdSource,
@@ -145,7 +149,7 @@ pub fn new_session(
 /// re-reads it: resolved by pi-cli), names the source as its parent and keeps the header
 /// metadata (harness). A pi-cli source that is not written yet cannot be forked past its
 /// root (`not_saved`).
-pub fn fork_target(
+pub(crate) fn fork_target(
     env: &PathEnv,
     source: &Session,
     leaf_id: Option<&str>,

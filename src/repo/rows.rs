@@ -53,7 +53,7 @@ fn members<'a>(
 
 /// Where rows go: a string (an answer), or a stream (`list --json` on stdout), so that
 /// megabytes of text are not gathered first.
-pub trait RowsOut {
+pub(crate) trait RowsOut {
     fn put(&mut self, text: &str) -> io::Result<()>;
 }
 
@@ -65,7 +65,7 @@ impl RowsOut for String {
 }
 
 /// A [`RowsOut`] writing to `W`.
-pub struct Stream<W: io::Write>(pub W);
+pub(crate) struct Stream<W: io::Write>(pub W);
 
 impl<W: io::Write> RowsOut for Stream<W> {
     fn put(&mut self, text: &str) -> io::Result<()> {
@@ -74,7 +74,7 @@ impl<W: io::Write> RowsOut for Stream<W> {
 }
 
 /// The rows as the JSON-RPC answer carries them: `[{...},{...}]`, compact.
-pub fn write_compact(
+pub(crate) fn write_compact(
     sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
     out: &mut impl RowsOut,
@@ -108,7 +108,7 @@ pub fn write_compact(
 }
 
 /// The rows as `JSON.stringify(rows, null, 2)` writes them.
-pub fn write_pretty(
+pub(crate) fn write_pretty(
     sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
     out: &mut impl RowsOut,
@@ -164,7 +164,7 @@ fn put_literal(out: &mut impl RowsOut, part: &mut String, literal: &str) -> io::
 
 /// About how long the rows are written out (the message texts are most of it), so that an
 /// answer gathered in a string is not copied as it grows.
-pub fn estimated_len(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> usize {
+pub(crate) fn estimated_len(sessions: &[SessionInfo], fields: Option<&[ListField]>) -> usize {
     let texts = fields.is_none_or(|f| f.contains(&ListField::AllMessagesText));
     let text_len = |s: &SessionInfo| {
         if texts {

@@ -46,6 +46,7 @@ pub enum SearchSort {
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub enum NameFilter {
     #[default]
     All,

@@ -11,10 +11,15 @@ use crate::repo::search::{NameFilter, SearchQuery, SearchSort, filter_and_sort};
 /// `offset`, at most `limit`.
 #[derive(Clone, Debug, Default)]
 pub struct ListSelection {
+    /// The text rows must match (none: every row).
     pub query: Option<SearchQuery>,
+    /// The order of the rows.
     pub sort: SearchSort,
+    /// Which sessions are offered, by name.
     pub names: NameFilter,
+    /// The rows skipped first.
     pub offset: usize,
+    /// The most rows returned (none: all).
     pub limit: Option<usize>,
 }
 

@@ -13,6 +13,7 @@ use crate::repo::messages_text::MessagesText;
     Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub enum ListField {
     Path,
     Id,

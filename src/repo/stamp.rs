@@ -7,11 +7,11 @@ use std::os::unix::fs::MetadataExt;
 /// the file changes the inode; `touch -d` can put the mtime back, but not the ctime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FileStamp {
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub ino: u64,
-    pub dev: u64,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
+    pub(crate) ino: u64,
+    pub(crate) dev: u64,
 }
 
 impl FileStamp {

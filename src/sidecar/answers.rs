@@ -9,7 +9,7 @@ use crate::repo::{ListField, SessionInfo, rows};
 use crate::store::Session;
 
 /// The part of `0..total` that `offset`/`limit` name (both optional: the whole by default).
-pub fn slice(total: usize, offset: Option<usize>, limit: Option<usize>) -> (usize, usize) {
+pub(crate) fn slice(total: usize, offset: Option<usize>, limit: Option<usize>) -> (usize, usize) {
     let start = offset.unwrap_or(0).min(total);
     let end = limit.map_or(total, |l| start.saturating_add(l).min(total));
     (start, end)
@@ -17,7 +17,11 @@ pub fn slice(total: usize, offset: Option<usize>, limit: Option<usize>) -> (usiz
 
 /// `{"entries":[...]}` for `positions`, followed by `tail` (members already written, each
 /// starting with a comma): an answer of shape `T` (`EntriesResult`, `EntriesPage`).
-pub fn entries<T>(session: &Session, positions: &[u32], tail: &str) -> Result<Raw<T>, RpcError> {
+pub(crate) fn entries<T>(
+    session: &Session,
+    positions: &[u32],
+    tail: &str,
+) -> Result<Raw<T>, RpcError> {
     let mut out = String::from(r#"{"entries":["#);
     session.write_entries_json(positions, &mut out)?;
     out.push(']');
@@ -27,7 +31,7 @@ pub fn entries<T>(session: &Session, positions: &[u32], tail: &str) -> Result<Ra
 }
 
 /// `members`' JSON members as a `tail` of [`entries`]: `,"a":1,"b":2`.
-pub fn members_after<T: serde::Serialize>(members: &T) -> Result<String, RpcError> {
+pub(crate) fn members_after<T: serde::Serialize>(members: &T) -> Result<String, RpcError> {
     let object = serde_json::to_string(members)
         .map_err(|e| RpcError::internal(format!("cannot serialize an answer: {e}")))?;
     let inner = object
@@ -49,7 +53,7 @@ struct SliceTail {
 
 /// `{"entries":[...]}` for a whole answer, or `{"entries":[...],"total":N,"offset":N}` for the
 /// slice `offset`/`limit` name when either is given.
-pub fn entries_sliced(
+pub(crate) fn entries_sliced(
     session: &Session,
     all: &[u32],
     offset: Option<usize>,
@@ -67,7 +71,7 @@ pub fn entries_sliced(
 }
 
 /// One entry's JSON text.
-pub fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError> {
+pub(crate) fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError> {
     let mut out = String::new();
     session.write_entry_json(position, &mut out)?;
     Ok(Raw::new(out))
@@ -75,7 +79,7 @@ pub fn entry(session: &Session, position: u32) -> Result<Raw<AnyEntry>, RpcError
 
 /// `session/list`'s answer ([`super::wire::ListResult`], member for member): the rows
 /// written from their parts, message texts copied from their JSON literals.
-pub fn listing(
+pub(crate) fn listing(
     sessions: &[SessionInfo],
     fields: Option<&[ListField]>,
     warnings: &[ListResultWarning],

@@ -15,7 +15,7 @@ const PAGE_BYTES: u64 = 1 << 20;
 /// Tells the client of the entries other programs appended that it was not told of yet (one
 /// `session_changed`, with at most a page of them). Called under the session's lock, by a
 /// request before its answer and by a watch.
-pub fn report_foreign<S: crate::jsonrpc::ServerState>(
+pub(crate) fn report_foreign<S: crate::jsonrpc::ServerState>(
     server: &ServerHandle<S>,
     id: &str,
     session: &mut Session,

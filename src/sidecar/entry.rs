@@ -8,6 +8,6 @@ use crate::format::json::JsValue;
 use crate::format::write::NewEntry;
 use crate::jsonrpc::RpcError;
 
-pub fn new_entry(entry: &Value) -> Result<NewEntry, RpcError> {
+pub(crate) fn new_entry(entry: &Value) -> Result<NewEntry, RpcError> {
     parse_new_entry(&JsValue::from_serde(entry)).map_err(RpcError::invalid_params)
 }

@@ -7,7 +7,7 @@ use crate::repo::RepoError;
 use crate::store::{ErrorKind, StoreError};
 
 /// The application code of each kind, outside JSON-RPC's reserved range (protocol.md's table).
-pub fn error_code(kind: ErrorKind) -> i64 {
+pub(crate) fn error_code(kind: ErrorKind) -> i64 {
     match kind {
         ErrorKind::InvalidSession => 1001,
         ErrorKind::InvalidEntry => 1002,

@@ -162,7 +162,7 @@ impl ops::Hooks for ClientHooks<'_> {
 // ---------------------------------------------------------------------------------------------
 // Sessions as wholes
 
-pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
+pub(crate) async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError> {
     let input = ops::CreateInput {
         profile: p.profile,
         place: match (p.in_memory, p.session_dir) {
@@ -180,7 +180,7 @@ pub async fn create(ctx: Ctx, p: CreateParams) -> Result<OpenedSession, RpcError
     register(&ctx, session)
 }
 
-pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
+pub(crate) async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
     let input = ops::OpenInput {
         path: p.path,
         profile: p.profile,
@@ -195,7 +195,10 @@ pub async fn open(ctx: Ctx, p: OpenParams) -> Result<OpenedSession, RpcError> {
 }
 
 /// pi's `--continue`: the most recently modified session of the cwd, opened, or a new one.
-pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<OpenedSession, RpcError> {
+pub(crate) async fn continue_recent(
+    ctx: Ctx,
+    p: ContinueRecentParams,
+) -> Result<OpenedSession, RpcError> {
     let session = in_scope(&ctx, move |scope, ctx| {
         ops::continue_recent(
             scope,
@@ -212,7 +215,7 @@ pub async fn continue_recent(ctx: Ctx, p: ContinueRecentParams) -> Result<Opened
 
 /// `session/watch`: other programs' appends to the session's file reach the client as they
 /// happen (see `watch.rs`).
-pub async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcError> {
+pub(crate) async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcError> {
     let id = p.session_id.clone();
     // Read up to now first: what is already there is told before the answer, and the
     // answer's cursor is where the watch's notifications begin.
@@ -236,7 +239,7 @@ pub async fn watch_session(ctx: Ctx, p: SessionRef) -> Result<WatchResult, RpcEr
 }
 
 /// `session/unwatch`: ends the session's watch.
-pub async fn unwatch_session(ctx: Ctx, p: SessionRef) -> Result<UnwatchResult, RpcError> {
+pub(crate) async fn unwatch_session(ctx: Ctx, p: SessionRef) -> Result<UnwatchResult, RpcError> {
     ctx.state().registry.get(&p.session_id)?;
     Ok(UnwatchResult {
         ended: ctx.state().watches.end(&p.session_id),
@@ -244,7 +247,7 @@ pub async fn unwatch_session(ctx: Ctx, p: SessionRef) -> Result<UnwatchResult, R
 }
 
 /// pi's `--fork`: a whole session copied into a new session of another cwd.
-pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, RpcError> {
+pub(crate) async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, RpcError> {
     let input = ops::ForkFromInput {
         profile: p.profile,
         source_path: p.source_path,
@@ -257,7 +260,7 @@ pub async fn fork_from(ctx: Ctx, p: ForkFromParams) -> Result<OpenedSession, Rpc
     register(&ctx, session)
 }
 
-pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError> {
+pub(crate) async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError> {
     let deleted = in_scope(&ctx, move |scope, ctx| {
         ops::delete(scope, &p.path, &open_here(ctx))
     })
@@ -265,7 +268,7 @@ pub async fn delete(ctx: Ctx, p: DeleteParams) -> Result<DeleteResult, RpcError>
     Ok(DeleteResult { deleted })
 }
 
-pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
+pub(crate) async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
     ctx.state().registry.get(&p.session_id)?;
     ctx.state().watches.end(&p.session_id);
     let closed = ctx.state().registry.remove(&p.session_id);
@@ -281,7 +284,7 @@ pub async fn close(ctx: Ctx, p: SessionRef) -> Result<Empty, RpcError> {
 
 /// `/fork` and `/clone` (spec 9.2): the new session is written beside the current one and
 /// opened; the current one stays open.
-pub async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
+pub(crate) async fn fork(ctx: Ctx, p: ForkParams) -> Result<ForkResult, RpcError> {
     // An unknown session is refused before the hook: the client is never asked about it.
     ctx.state().registry.get(&p.session_id)?;
     let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
@@ -321,7 +324,7 @@ fn config(ctx: &Ctx) -> Result<&ops::Config, RpcError> {
     Ok(&ctx.state().registry.scope()?.config)
 }
 
-pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError> {
+pub(crate) async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError> {
     let entry = new_entry(&p.entry)?;
     let held = Held {
         ctx: &ctx,
@@ -334,7 +337,7 @@ pub async fn append(ctx: Ctx, p: AppendParams) -> Result<AppendResult, RpcError>
     })
 }
 
-pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
+pub(crate) async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
     let held = Held {
         ctx: &ctx,
         id: &p.session_id,
@@ -343,7 +346,7 @@ pub async fn branch(ctx: Ctx, p: BranchParams) -> Result<LeafResult, RpcError> {
     Ok(leaf_result(changed))
 }
 
-pub async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError> {
+pub(crate) async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError> {
     let held = Held {
         ctx: &ctx,
         id: &p.session_id,
@@ -351,7 +354,7 @@ pub async fn reset_leaf(ctx: Ctx, p: SessionRef) -> Result<LeafResult, RpcError>
     Ok(leaf_result(ops::reset_leaf(&held, config(&ctx)?).await?))
 }
 
-pub async fn branch_with_summary(
+pub(crate) async fn branch_with_summary(
     ctx: Ctx,
     p: BranchWithSummaryParams,
 ) -> Result<LeafResult, RpcError> {
@@ -412,7 +415,7 @@ fn navigate_input(p: &TreeParams) -> ops::NavigateInput {
     }
 }
 
-pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
+pub(crate) async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, RpcError> {
     let scope = ctx.state().registry.scope()?.clone();
     let input = navigate_input(&p);
     let prepared = with_session(&ctx, &p.session_id, move |session| {
@@ -434,7 +437,7 @@ pub async fn prepare_tree(ctx: Ctx, p: TreeParams) -> Result<PrepareTreeResult, 
 }
 
 /// `navigateTree` (`ops::navigate`), then `session_tree` before the answer.
-pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
+pub(crate) async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, RpcError> {
     let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
     let outcome = match ops::navigate(&scope, &held, &hooks, navigate_input(&p)).await? {
         ops::Navigated::AlreadyThere { leaf } => {
@@ -475,7 +478,7 @@ pub async fn navigate_tree(ctx: Ctx, p: TreeParams) -> Result<NavigateResult, Rp
 // Reads
 
 /// `session/export`: written off the event loop, from the session as it is now.
-pub async fn export(ctx: Ctx, p: ExportParams) -> Result<ExportResult, RpcError> {
+pub(crate) async fn export(ctx: Ctx, p: ExportParams) -> Result<ExportResult, RpcError> {
     let scope = ctx.state().registry.scope()?.clone();
     let out = match p.path.as_deref() {
         Some(spelled) => Some(crate::repo::session_path(scope.repo.env(), spelled)?),
@@ -499,7 +502,10 @@ pub async fn export(ctx: Ctx, p: ExportParams) -> Result<ExportResult, RpcError>
     .await
 }
 
-pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<Raw<ContextDocument>, RpcError> {
+pub(crate) async fn build_context(
+    ctx: Ctx,
+    p: ContextParams,
+) -> Result<Raw<ContextDocument>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let format = match p.format {
@@ -513,7 +519,7 @@ pub async fn build_context(ctx: Ctx, p: ContextParams) -> Result<Raw<ContextDocu
     .await
 }
 
-pub async fn build_context_entries(
+pub(crate) async fn build_context_entries(
     ctx: Ctx,
     p: ContextEntriesParams,
 ) -> Result<Raw<EntriesResult>, RpcError> {
@@ -535,7 +541,10 @@ fn tree_filter(name: TreeFilterName) -> TreeFilter {
     }
 }
 
-pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'static>>, RpcError> {
+pub(crate) async fn get_tree(
+    ctx: Ctx,
+    p: GetTreeParams,
+) -> Result<Raw<TreeResult<'static>>, RpcError> {
     let input = ops::TreeInput {
         filter: p.filter.map(tree_filter),
         offset: p.offset,
@@ -574,7 +583,7 @@ pub async fn get_tree(ctx: Ctx, p: GetTreeParams) -> Result<Raw<TreeResult<'stat
     .await
 }
 
-pub async fn get_entry(
+pub(crate) async fn get_entry(
     ctx: Ctx,
     p: EntryParams,
 ) -> Result<Raw<super::pi_format::AnyEntry>, RpcError> {
@@ -586,7 +595,7 @@ pub async fn get_entry(
     .await
 }
 
-pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
+pub(crate) async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         answers::entries(session, &ops::children(session, &p.entry_id)?, "")
@@ -594,7 +603,10 @@ pub async fn get_children(ctx: Ctx, p: EntryParams) -> Result<Raw<EntriesResult>
     .await
 }
 
-pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResult>, RpcError> {
+pub(crate) async fn get_branch(
+    ctx: Ctx,
+    p: BranchPathParams,
+) -> Result<Raw<EntriesResult>, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         let choice = p
@@ -607,7 +619,7 @@ pub async fn get_branch(ctx: Ctx, p: BranchPathParams) -> Result<Raw<EntriesResu
     .await
 }
 
-pub async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
+pub(crate) async fn get_entries(ctx: Ctx, p: EntriesParams) -> Result<Raw<EntriesPage>, RpcError> {
     let input = ops::EntriesInput {
         offset: p.offset,
         since: p.since,
@@ -639,7 +651,7 @@ struct EntriesPageTail {
     cursor: String,
 }
 
-pub async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
+pub(crate) async fn get_info(ctx: Ctx, p: SessionRef) -> Result<InfoResult, RpcError> {
     let id = p.session_id.clone();
     with_session(&ctx, &id, move |session| {
         Ok(InfoResult {
@@ -749,17 +761,17 @@ async fn listing(
         })
 }
 
-pub async fn list(ctx: Ctx, p: ListParams) -> Result<Raw<ListResult>, RpcError> {
+pub(crate) async fn list(ctx: Ctx, p: ListParams) -> Result<Raw<ListResult>, RpcError> {
     let selection = p.selection();
     listing(&ctx, p.profile, Some(p.cwd), p.session_dir, selection).await
 }
 
-pub async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<Raw<ListResult>, RpcError> {
+pub(crate) async fn list_all(ctx: Ctx, p: ListAllParams) -> Result<Raw<ListResult>, RpcError> {
     let selection = p.selection();
     listing(&ctx, p.profile, None, p.session_dir, selection).await
 }
 
-pub async fn find_by_id(ctx: Ctx, p: FindByIdParams) -> Result<FindByIdResult, RpcError> {
+pub(crate) async fn find_by_id(ctx: Ctx, p: FindByIdParams) -> Result<FindByIdResult, RpcError> {
     let found = in_scope(&ctx, move |scope, _| {
         ops::find_by_id(scope, p.profile, &p.cwd, &p.id, p.session_dir.as_deref())
     })
@@ -772,7 +784,7 @@ pub async fn find_by_id(ctx: Ctx, p: FindByIdParams) -> Result<FindByIdResult, R
 // ---------------------------------------------------------------------------------------------
 // Context usage and compaction
 
-pub async fn get_context_usage(
+pub(crate) async fn get_context_usage(
     ctx: Ctx,
     p: ContextUsageParams,
 ) -> Result<ContextUsageResult, RpcError> {
@@ -810,7 +822,7 @@ pub async fn get_context_usage(
     .await
 }
 
-pub async fn prepare_compaction(
+pub(crate) async fn prepare_compaction(
     ctx: Ctx,
     p: PrepareCompactionParams,
 ) -> Result<Raw<CompactionPlanDocument>, RpcError> {
@@ -849,7 +861,7 @@ fn summary_text(
 }
 
 /// `compact` (`ops::compact`), then `session_compact` before the answer.
-pub async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
+pub(crate) async fn compact(ctx: Ctx, p: CompactParams) -> Result<CompactResult, RpcError> {
     let (scope, held, hooks) = ports(&ctx, &p.session_id)?;
     let summaries = p.summaries.clone().unwrap_or_default();
     let input = ops::CompactInput {
@@ -929,7 +941,10 @@ async fn with_store_index<T: Send + 'static>(
     .await
 }
 
-pub async fn search(ctx: Ctx, p: super::wire::SearchParams) -> Result<ops::SearchOutput, RpcError> {
+pub(crate) async fn search(
+    ctx: Ctx,
+    p: super::wire::SearchParams,
+) -> Result<ops::SearchOutput, RpcError> {
     let (input, token) = p.into_input();
     with_store_index(&ctx, token, move |scope, progress| {
         ops::search(scope, input, progress)
@@ -937,7 +952,10 @@ pub async fn search(ctx: Ctx, p: super::wire::SearchParams) -> Result<ops::Searc
     .await
 }
 
-pub async fn stats(ctx: Ctx, p: super::wire::StatsParams) -> Result<ops::StatsOutput, RpcError> {
+pub(crate) async fn stats(
+    ctx: Ctx,
+    p: super::wire::StatsParams,
+) -> Result<ops::StatsOutput, RpcError> {
     let (input, token) = p.into_input();
     with_store_index(&ctx, token, move |scope, progress| {
         ops::stats(scope, input, progress)

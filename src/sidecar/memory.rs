@@ -5,7 +5,7 @@
 //! returns the free pages at the top of every arena and unused whole pages inside them.
 
 /// Returns freed heap memory to the system where the allocator supports it (glibc).
-pub fn release_freed_memory() {
+pub(crate) fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists; it has no preconditions.
     unsafe {

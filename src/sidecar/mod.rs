@@ -8,7 +8,7 @@ mod entry;
 mod error;
 mod handlers;
 mod memory;
-pub mod pi_format;
+pub(crate) mod pi_format;
 mod progress;
 mod registry;
 pub mod schema;
@@ -17,7 +17,7 @@ mod stdio;
 mod store_watch;
 mod threads;
 mod watch;
-pub mod wire;
+pub(crate) mod wire;
 
 pub(crate) use stdio::serve_stdio_with;
 pub use stdio::{StdioArgs, serve_stdio};
@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::profile::Profile;
 use crate::jsonrpc::{BoxFuture, ClientSettings, Methods, RpcError, ServerState};
 
-pub use registry::Registry;
+pub(crate) use registry::Registry;
 
 /// The sidecar's members of `initialize`'s params, echoed in its result's `settings`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -83,7 +83,7 @@ pub struct SidecarCapabilities {
     /// The methods that may answer a part of their answer, with the params that choose it.
     pub paging: std::collections::BTreeMap<String, Vec<String>>,
     /// The `filter` modes of `session/getTree` (pi 0.82.1's `/tree` selector).
-    pub tree_filters: Vec<wire::TreeFilterName>,
+    pub(crate) tree_filters: Vec<wire::TreeFilterName>,
     /// Entries and contexts reach the client with the file's strings exactly, lone surrogate
     /// escapes included.
     pub exact_entries: bool,
@@ -91,7 +91,7 @@ pub struct SidecarCapabilities {
     /// with the entries), and answers carry cursors that `getEntries.since` resumes from.
     pub watch: bool,
     /// The `format`s `session/export` writes.
-    pub export_formats: Vec<crate::export::ExportFormat>,
+    pub(crate) export_formats: Vec<crate::export::ExportFormat>,
     /// `session/search` and `session/stats`: the store index across every session.
     pub store_index: StoreIndexCapabilities,
     /// `session/watchStore`: the store's live feed (`store_changed`), with durable cursors.
@@ -202,11 +202,11 @@ impl SidecarCapabilities {
 /// The sidecar's state.
 #[derive(Debug)]
 pub struct Sidecar {
-    pub registry: Registry,
+    pub(crate) registry: Registry,
     /// The sessions watched for other programs' appends.
-    pub watches: watch::Watches,
+    pub(crate) watches: watch::Watches,
     /// The store watches (`session/watchStore`).
-    pub store_watches: store_watch::StoreWatches,
+    pub(crate) store_watches: store_watch::StoreWatches,
     settings: OnceLock<SidecarSettings>,
 }
 
@@ -220,6 +220,15 @@ impl Sidecar {
             store_watches: store_watch::StoreWatches::default(),
             settings: OnceLock::new(),
         }
+    }
+
+    /// The open session `id` (for an embedder's own methods beside `session/*`), or
+    /// `session_not_found`. Lock it only for a short step: the sidecar's methods share it.
+    pub fn session(
+        &self,
+        id: &str,
+    ) -> Result<std::sync::Arc<std::sync::Mutex<crate::store::Session>>, RpcError> {
+        self.registry.get(id)
     }
 
     /// The settings from `initialize` (the defaults before it).

@@ -71,7 +71,7 @@ tags!(
 );
 
 /// `T | null`, and required: pi's members typed `X | null` (never absent).
-pub struct Nullable<T>(pub Option<T>);
+pub(crate) struct Nullable<T>(pub Option<T>);
 
 impl<T: JsonSchema> JsonSchema for Nullable<T> {
     fn is_referenceable() -> bool {
@@ -128,7 +128,7 @@ fn json_schema(value: Value) -> Schema {
 macro_rules! open_definition {
     ($(#[$doc:meta])* $name:ident, $description:literal, $object:expr, $passthrough:expr) => {
         $(#[$doc])*
-        pub struct $name;
+        pub(crate) struct $name;
 
         impl JsonSchema for $name {
             fn schema_name() -> String {
@@ -221,56 +221,56 @@ open_definition!(
 /// pi-ai's `TextContent`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TextContent {
+pub(crate) struct TextContent {
     #[serde(rename = "type")]
     #[schemars(schema_with = "text_tag")]
-    pub kind: String,
-    pub text: String,
-    pub text_signature: Option<String>,
+    pub(crate) kind: String,
+    pub(crate) text: String,
+    pub(crate) text_signature: Option<String>,
 }
 
 /// pi-ai's `ThinkingContent`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ThinkingContent {
+pub(crate) struct ThinkingContent {
     #[serde(rename = "type")]
     #[schemars(schema_with = "thinking_tag")]
-    pub kind: String,
-    pub thinking: String,
-    pub thinking_signature: Option<String>,
+    pub(crate) kind: String,
+    pub(crate) thinking: String,
+    pub(crate) thinking_signature: Option<String>,
     /// The thinking was redacted; its encrypted payload is in `thinkingSignature`.
-    pub redacted: Option<bool>,
+    pub(crate) redacted: Option<bool>,
 }
 
 /// pi-ai's `ImageContent`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ImageContent {
+pub(crate) struct ImageContent {
     #[serde(rename = "type")]
     #[schemars(schema_with = "image_tag")]
-    pub kind: String,
+    pub(crate) kind: String,
     /// Base64.
-    pub data: String,
-    pub mime_type: String,
+    pub(crate) data: String,
+    pub(crate) mime_type: String,
 }
 
 /// pi-ai's `ToolCall`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     #[serde(rename = "type")]
     #[schemars(schema_with = "tool_call_tag")]
-    pub kind: String,
-    pub id: String,
-    pub name: String,
-    pub arguments: ToolArguments,
-    pub thought_signature: Option<String>,
+    pub(crate) kind: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) arguments: ToolArguments,
+    pub(crate) thought_signature: Option<String>,
 }
 
 /// A block of a user, custom or tool-result message: text or an image.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum UserContentBlock {
+pub(crate) enum UserContentBlock {
     Text(TextContent),
     Image(ImageContent),
 }
@@ -278,7 +278,7 @@ pub enum UserContentBlock {
 /// A block of an assistant message: text, thinking or a tool call.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum AssistantContentBlock {
+pub(crate) enum AssistantContentBlock {
     Text(TextContent),
     Thinking(ThinkingContent),
     ToolCall(ToolCall),
@@ -287,7 +287,7 @@ pub enum AssistantContentBlock {
 /// Any content block (a pi 1.6 `context_edit` replacement may hold any message's).
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum ContentBlock {
+pub(crate) enum ContentBlock {
     Text(TextContent),
     Thinking(ThinkingContent),
     Image(ImageContent),
@@ -297,7 +297,7 @@ pub enum ContentBlock {
 /// A user or custom message's `content`: a string, or text and image blocks.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum UserContent {
+pub(crate) enum UserContent {
     Text(String),
     Blocks(Vec<UserContentBlock>),
 }
@@ -308,18 +308,18 @@ pub enum UserContent {
 /// summary, or a pi 1.6 `usage` entry carries it.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Usage {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
+pub(crate) struct Usage {
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
     /// Part of `cacheWrite` written with 1h retention (Anthropic).
-    pub cache_write1h: Option<f64>,
+    pub(crate) cache_write1h: Option<f64>,
     /// Reasoning tokens, part of `output`, when the provider reports them.
-    pub reasoning: Option<f64>,
+    pub(crate) reasoning: Option<f64>,
     /// pi writes it; files of older pi versions lack it.
-    pub total_tokens: Option<f64>,
-    pub cost: UsageCost,
+    pub(crate) total_tokens: Option<f64>,
+    pub(crate) cost: UsageCost,
 }
 
 /// The `usage` of a compaction or branch summary: pi's `Usage` when pi wrote it, but stored
@@ -327,28 +327,28 @@ pub struct Usage {
 /// member is sure to be there.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SummaryUsage {
-    pub input: Option<f64>,
-    pub output: Option<f64>,
-    pub cache_read: Option<f64>,
-    pub cache_write: Option<f64>,
-    pub cache_write1h: Option<f64>,
-    pub reasoning: Option<f64>,
-    pub total_tokens: Option<f64>,
-    pub cost: Option<UsageCost>,
+pub(crate) struct SummaryUsage {
+    pub(crate) input: Option<f64>,
+    pub(crate) output: Option<f64>,
+    pub(crate) cache_read: Option<f64>,
+    pub(crate) cache_write: Option<f64>,
+    pub(crate) cache_write1h: Option<f64>,
+    pub(crate) reasoning: Option<f64>,
+    pub(crate) total_tokens: Option<f64>,
+    pub(crate) cost: Option<UsageCost>,
 }
 
 /// `Usage.cost`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UsageCost {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub total: f64,
+pub(crate) struct UsageCost {
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
+    pub(crate) total: f64,
     /// pi 1.6: `total` is the provider's billed cost.
-    pub total_from_provider: Option<bool>,
+    pub(crate) total_from_provider: Option<bool>,
 }
 
 // ---- messages ---------------------------------------------------------------------------
@@ -356,19 +356,19 @@ pub struct UsageCost {
 /// pi-ai's `UserMessage`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UserMessage {
+pub(crate) struct UserMessage {
     #[schemars(schema_with = "user_role")]
-    pub role: String,
-    pub content: UserContent,
+    pub(crate) role: String,
+    pub(crate) content: UserContent,
     /// Milliseconds since the epoch.
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
 }
 
 /// pi-ai's `StopReason` (`pending` and `deferred`: pi 1.6).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "StopReason")]
-pub enum PiStopReason {
+pub(crate) enum PiStopReason {
     Stop,
     Length,
     ToolUse,
@@ -381,55 +381,55 @@ pub enum PiStopReason {
 /// pi-ai's `AssistantMessage`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AssistantMessage {
+pub(crate) struct AssistantMessage {
     #[schemars(schema_with = "assistant_role")]
-    pub role: String,
-    pub content: Vec<AssistantContentBlock>,
+    pub(crate) role: String,
+    pub(crate) content: Vec<AssistantContentBlock>,
     /// The provider API (pi writes it; older files may lack it).
-    pub api: Option<String>,
-    pub provider: String,
-    pub model: String,
-    pub response_model: Option<String>,
-    pub response_id: Option<String>,
+    pub(crate) api: Option<String>,
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) response_model: Option<String>,
+    pub(crate) response_id: Option<String>,
     /// pi 1.6: the provider's own effort level.
-    pub provider_thinking_level: Option<String>,
+    pub(crate) provider_thinking_level: Option<String>,
     /// pi 1.6: the thinking level the agent loop asked for.
-    pub thinking_level: Option<String>,
-    pub diagnostics: Option<Vec<AssistantMessageDiagnostic>>,
+    pub(crate) thinking_level: Option<String>,
+    pub(crate) diagnostics: Option<Vec<AssistantMessageDiagnostic>>,
     /// pi writes it always; a line written by hand or another program may lack it, and is
     /// answered as the file holds it.
-    pub usage: Option<Usage>,
-    pub stop_reason: PiStopReason,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) stop_reason: PiStopReason,
     /// pi 1.6: the handle of a deferred response.
-    pub deferred: Option<DeferredHandle>,
-    pub error_message: Option<String>,
-    pub timestamp: f64,
+    pub(crate) deferred: Option<DeferredHandle>,
+    pub(crate) error_message: Option<String>,
+    pub(crate) timestamp: f64,
 }
 
 /// pi-ai's `AssistantMessageDiagnostic`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AssistantMessageDiagnostic {
+pub(crate) struct AssistantMessageDiagnostic {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub timestamp: f64,
-    pub error: Option<DiagnosticErrorInfo>,
-    pub details: Option<ExtensionData>,
+    pub(crate) kind: String,
+    pub(crate) timestamp: f64,
+    pub(crate) error: Option<DiagnosticErrorInfo>,
+    pub(crate) details: Option<ExtensionData>,
 }
 
 /// pi-ai's `DiagnosticErrorInfo`.
 #[derive(JsonSchema)]
-pub struct DiagnosticErrorInfo {
-    pub name: Option<String>,
-    pub message: String,
-    pub stack: Option<String>,
-    pub code: Option<StringOrNumber>,
+pub(crate) struct DiagnosticErrorInfo {
+    pub(crate) name: Option<String>,
+    pub(crate) message: String,
+    pub(crate) stack: Option<String>,
+    pub(crate) code: Option<StringOrNumber>,
 }
 
 /// A string or a number.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum StringOrNumber {
+pub(crate) enum StringOrNumber {
     String(String),
     Number(f64),
 }
@@ -437,104 +437,104 @@ pub enum StringOrNumber {
 /// pi 1.6's `DeferredHandle`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct DeferredHandle {
-    pub provider: String,
-    pub model_id: String,
-    pub api: String,
-    pub id: String,
-    pub expires_at: Option<f64>,
-    pub poll_after_ms: Option<f64>,
-    pub data: Option<ExtensionData>,
+pub(crate) struct DeferredHandle {
+    pub(crate) provider: String,
+    pub(crate) model_id: String,
+    pub(crate) api: String,
+    pub(crate) id: String,
+    pub(crate) expires_at: Option<f64>,
+    pub(crate) poll_after_ms: Option<f64>,
+    pub(crate) data: Option<ExtensionData>,
 }
 
 /// pi-ai's `ToolResultMessage`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolResultMessage {
+pub(crate) struct ToolResultMessage {
     #[schemars(schema_with = "tool_result_role")]
-    pub role: String,
-    pub tool_call_id: String,
-    pub tool_name: String,
-    pub content: Vec<UserContentBlock>,
-    pub details: Option<ExtensionData>,
-    pub usage: Option<Usage>,
+    pub(crate) role: String,
+    pub(crate) tool_call_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) content: Vec<UserContentBlock>,
+    pub(crate) details: Option<ExtensionData>,
+    pub(crate) usage: Option<Usage>,
     /// pi 1.6: tools that became available after this result.
-    pub added_tool_names: Option<Vec<String>>,
-    pub is_error: bool,
-    pub timestamp: f64,
+    pub(crate) added_tool_names: Option<Vec<String>>,
+    pub(crate) is_error: bool,
+    pub(crate) timestamp: f64,
 }
 
 /// pi's `BashExecutionMessage` (the `!` command).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BashExecutionMessage {
+pub(crate) struct BashExecutionMessage {
     #[schemars(schema_with = "bash_execution_role")]
-    pub role: String,
-    pub command: String,
-    pub output: String,
+    pub(crate) role: String,
+    pub(crate) command: String,
+    pub(crate) output: String,
     /// Absent when the command did not exit (cancelled).
-    pub exit_code: Option<f64>,
-    pub cancelled: bool,
-    pub truncated: bool,
-    pub full_output_path: Option<String>,
-    pub timestamp: f64,
+    pub(crate) exit_code: Option<f64>,
+    pub(crate) cancelled: bool,
+    pub(crate) truncated: bool,
+    pub(crate) full_output_path: Option<String>,
+    pub(crate) timestamp: f64,
     /// `!!`: left out of the model's context.
-    pub exclude_from_context: Option<bool>,
+    pub(crate) exclude_from_context: Option<bool>,
 }
 
 /// pi's `CustomMessage` (an extension's `sendMessage`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CustomMessage {
+pub(crate) struct CustomMessage {
     #[schemars(schema_with = "custom_role")]
-    pub role: String,
-    pub custom_type: String,
-    pub content: UserContent,
-    pub display: bool,
-    pub details: Option<ExtensionData>,
-    pub timestamp: f64,
+    pub(crate) role: String,
+    pub(crate) custom_type: String,
+    pub(crate) content: UserContent,
+    pub(crate) display: bool,
+    pub(crate) details: Option<ExtensionData>,
+    pub(crate) timestamp: f64,
 }
 
 /// pi's `BranchSummaryMessage` (a `branch_summary` entry in a context).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BranchSummaryMessage {
+pub(crate) struct BranchSummaryMessage {
     #[schemars(schema_with = "branch_summary_role")]
-    pub role: String,
-    pub summary: String,
-    pub from_id: String,
-    pub timestamp: f64,
+    pub(crate) role: String,
+    pub(crate) summary: String,
+    pub(crate) from_id: String,
+    pub(crate) timestamp: f64,
 }
 
 /// pi's `CompactionSummaryMessage` (a `compaction` entry in a context).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionSummaryMessage {
+pub(crate) struct CompactionSummaryMessage {
     #[schemars(schema_with = "compaction_summary_role")]
-    pub role: String,
-    pub summary: String,
-    pub tokens_before: f64,
-    pub timestamp: f64,
+    pub(crate) role: String,
+    pub(crate) summary: String,
+    pub(crate) tokens_before: f64,
+    pub(crate) timestamp: f64,
 }
 
 /// pi 1.6's `SystemMessage`: the system prompt and tools from this point on.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SystemMessage {
+pub(crate) struct SystemMessage {
     #[schemars(schema_with = "system_role")]
-    pub role: String,
-    pub content: SystemContent,
+    pub(crate) role: String,
+    pub(crate) content: SystemContent,
     /// Named prompt sections; `null` removes one.
-    pub sections: Option<std::collections::BTreeMap<String, Option<String>>>,
-    pub tools_added: Option<Vec<Tool>>,
-    pub tools_removed: Option<Vec<ToolReference>>,
-    pub timestamp: f64,
+    pub(crate) sections: Option<std::collections::BTreeMap<String, Option<String>>>,
+    pub(crate) tools_added: Option<Vec<Tool>>,
+    pub(crate) tools_removed: Option<Vec<ToolReference>>,
+    pub(crate) timestamp: f64,
 }
 
 /// A system message's `content`: a string or text blocks.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum SystemContent {
+pub(crate) enum SystemContent {
     Text(String),
     Blocks(Vec<TextContent>),
 }
@@ -542,18 +542,18 @@ pub enum SystemContent {
 /// pi-ai's `Tool`, as a pi 1.6 system message declares it.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool {
-    pub name: String,
-    pub description: String,
-    pub parameters: ToolParameters,
+pub(crate) struct Tool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: ToolParameters,
     /// `false`, or the provider-side constrained sampling configuration.
-    pub constrained_sampling: Option<ToolParameters>,
+    pub(crate) constrained_sampling: Option<ToolParameters>,
 }
 
 /// pi-ai's `ToolReference`.
 #[derive(JsonSchema)]
-pub struct ToolReference {
-    pub name: String,
+pub(crate) struct ToolReference {
+    pub(crate) name: String,
 }
 
 /// pi-agent-core's `AgentMessage` as pi-coding-agent extends it: a model message (user,
@@ -562,7 +562,7 @@ pub struct ToolReference {
 /// answered as it is (see UnknownMessage).
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum AgentMessage {
+pub(crate) enum AgentMessage {
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
@@ -576,7 +576,7 @@ pub enum AgentMessage {
 /// A message as the server answers it: one of `AgentMessage`, or a passthrough.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum AnyMessage {
+pub(crate) enum AnyMessage {
     Known(AgentMessage),
     Unknown(UnknownMessage),
 }
@@ -586,12 +586,12 @@ pub enum AnyMessage {
 /// The members every entry has (pi's `SessionEntryBase`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EntryBase {
-    pub id: String,
+pub(crate) struct EntryBase {
+    pub(crate) id: String,
     /// `null` for a root.
-    pub parent_id: Nullable<String>,
+    pub(crate) parent_id: Nullable<String>,
     /// ISO 8601.
-    pub timestamp: String,
+    pub(crate) timestamp: String,
 }
 
 macro_rules! entries {
@@ -603,20 +603,20 @@ macro_rules! entries {
             $(#[$doc])*
             #[derive(JsonSchema)]
             #[serde(rename_all = "camelCase")]
-            pub struct $new {
+            pub(crate) struct $new {
                 #[serde(rename = "type")]
                 #[schemars(schema_with = $tag)]
-                pub entry_type: String,
+                pub(crate) entry_type: String,
                 $($(#[$field_doc])* pub $field: $ty,)*
             }
 
             $(#[$doc])*
             #[derive(JsonSchema)]
-            pub struct $entry {
+            pub(crate) struct $entry {
                 #[serde(flatten)]
-                pub base: EntryBase,
+                pub(crate) base: EntryBase,
                 #[serde(flatten)]
-                pub fields: $new,
+                pub(crate) fields: $new,
             }
         )*
 
@@ -625,7 +625,7 @@ macro_rules! entries {
         /// these has is answered as it is (see UnknownEntry).
         #[derive(JsonSchema)]
         #[serde(untagged)]
-        pub enum SessionEntry {
+        pub(crate) enum SessionEntry {
             $($entry($entry),)*
         }
 
@@ -634,7 +634,7 @@ macro_rules! entries {
         #[derive(JsonSchema)]
         #[serde(untagged)]
         #[schemars(rename = "NewEntry")]
-        pub enum PiNewEntry {
+        pub(crate) enum PiNewEntry {
             $($new($new),)*
         }
     };
@@ -725,14 +725,14 @@ entries! {
 
 /// A `context_edit`'s replacement content.
 #[derive(JsonSchema)]
-pub struct ContextReplacement {
-    pub content: ContextEditableContent,
+pub(crate) struct ContextReplacement {
+    pub(crate) content: ContextEditableContent,
 }
 
 /// What a `context_edit` may put in place of a message's content.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum ContextEditableContent {
+pub(crate) enum ContextEditableContent {
     Text(String),
     Blocks(Vec<ContentBlock>),
 }
@@ -740,7 +740,7 @@ pub enum ContextEditableContent {
 /// An entry as the server answers it: one of `SessionEntry`, or a passthrough.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum AnyEntry {
+pub(crate) enum AnyEntry {
     Known(SessionEntry),
     Unknown(UnknownEntry),
 }
@@ -748,19 +748,19 @@ pub enum AnyEntry {
 /// pi's `SessionHeader`, the file's first line (harness: with `metadata`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionHeader {
+pub(crate) struct SessionHeader {
     #[serde(rename = "type")]
     #[schemars(schema_with = "session_tag")]
-    pub kind: String,
+    pub(crate) kind: String,
     /// The format version (3; absent in version 1 files).
-    pub version: Option<f64>,
-    pub id: String,
-    pub timestamp: String,
-    pub cwd: String,
+    pub(crate) version: Option<f64>,
+    pub(crate) id: String,
+    pub(crate) timestamp: String,
+    pub(crate) cwd: String,
     /// The session file this one was forked from.
-    pub parent_session: Option<String>,
+    pub(crate) parent_session: Option<String>,
     /// harness only.
-    pub metadata: Option<HarnessMetadata>,
+    pub(crate) metadata: Option<HarnessMetadata>,
 }
 
 // ---- listing rows -------------------------------------------------------------------------
@@ -769,37 +769,37 @@ pub struct SessionHeader {
 /// `fields` names fewer; `name` and `parentSessionPath` only when the session has them.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionInfoRow {
-    pub path: Option<String>,
-    pub id: Option<String>,
+pub(crate) struct SessionInfoRow {
+    pub(crate) path: Option<String>,
+    pub(crate) id: Option<String>,
     /// The header's cwd (`""` for old sessions).
-    pub cwd: Option<String>,
-    pub name: Option<String>,
-    pub parent_session_path: Option<String>,
-    pub created: Option<String>,
-    pub modified: Option<String>,
-    pub message_count: Option<f64>,
-    pub first_message: Option<String>,
-    pub all_messages_text: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) parent_session_path: Option<String>,
+    pub(crate) created: Option<String>,
+    pub(crate) modified: Option<String>,
+    pub(crate) message_count: Option<f64>,
+    pub(crate) first_message: Option<String>,
+    pub(crate) all_messages_text: Option<String>,
 }
 
 /// The harness's `JsonlSessionMetadata`: a listing row of `profile: harness`.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct HarnessSessionRow {
-    pub id: String,
-    pub created_at: String,
-    pub cwd: String,
-    pub path: String,
-    pub parent_session_path: Option<String>,
-    pub metadata: Option<HarnessMetadata>,
+pub(crate) struct HarnessSessionRow {
+    pub(crate) id: String,
+    pub(crate) created_at: String,
+    pub(crate) cwd: String,
+    pub(crate) path: String,
+    pub(crate) parent_session_path: Option<String>,
+    pub(crate) metadata: Option<HarnessMetadata>,
 }
 
 /// A row of `session/list`/`listAll`: pi's `SessionInfo` (pi-cli, pi-1.6), or the harness's
 /// `JsonlSessionMetadata`.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-pub enum SessionRow {
+pub(crate) enum SessionRow {
     Pi(SessionInfoRow),
     Harness(HarnessSessionRow),
 }
@@ -810,65 +810,65 @@ pub enum SessionRow {
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "TreePreparation")]
-pub struct PiTreePreparation {
-    pub target_id: String,
-    pub old_leaf_id: Nullable<String>,
-    pub common_ancestor_id: Nullable<String>,
+pub(crate) struct PiTreePreparation {
+    pub(crate) target_id: String,
+    pub(crate) old_leaf_id: Nullable<String>,
+    pub(crate) common_ancestor_id: Nullable<String>,
     /// The entries of the branch left, oldest first.
-    pub entries_to_summarize: Vec<AnyEntry>,
-    pub user_wants_summary: bool,
-    pub custom_instructions: Option<String>,
-    pub replace_instructions: Option<bool>,
-    pub label: Option<String>,
+    pub(crate) entries_to_summarize: Vec<AnyEntry>,
+    pub(crate) user_wants_summary: bool,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) replace_instructions: Option<bool>,
+    pub(crate) label: Option<String>,
 }
 
 /// pi's `FileOperations`, its sets as arrays in insertion order.
 #[derive(JsonSchema)]
-pub struct FileOperations {
-    pub read: Vec<String>,
-    pub written: Vec<String>,
-    pub edited: Vec<String>,
+pub(crate) struct FileOperations {
+    pub(crate) read: Vec<String>,
+    pub(crate) written: Vec<String>,
+    pub(crate) edited: Vec<String>,
 }
 
 /// pi's `CompactionSettings` in force.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "CompactionSettings")]
-pub struct PiCompactionSettings {
-    pub enabled: bool,
-    pub reserve_tokens: f64,
-    pub keep_recent_tokens: f64,
+pub(crate) struct PiCompactionSettings {
+    pub(crate) enabled: bool,
+    pub(crate) reserve_tokens: f64,
+    pub(crate) keep_recent_tokens: f64,
 }
 
 /// pi's `CompactionPreparation` (`session_before_compact`'s `preparation`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionPreparation {
-    pub first_kept_entry_id: Option<String>,
-    pub messages_to_summarize: Vec<AnyMessage>,
-    pub turn_prefix_messages: Vec<AnyMessage>,
+pub(crate) struct CompactionPreparation {
+    pub(crate) first_kept_entry_id: Option<String>,
+    pub(crate) messages_to_summarize: Vec<AnyMessage>,
+    pub(crate) turn_prefix_messages: Vec<AnyMessage>,
     /// harness only.
-    pub retained_tail: Option<Vec<AnyMessage>>,
-    pub is_split_turn: bool,
-    pub tokens_before: f64,
-    pub previous_summary: Option<String>,
-    pub file_ops: FileOperations,
-    pub settings: PiCompactionSettings,
+    pub(crate) retained_tail: Option<Vec<AnyMessage>>,
+    pub(crate) is_split_turn: bool,
+    pub(crate) tokens_before: f64,
+    pub(crate) previous_summary: Option<String>,
+    pub(crate) file_ops: FileOperations,
+    pub(crate) settings: PiCompactionSettings,
 }
 
 /// The entries behind each list of a compaction preparation.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionEntryIds {
-    pub history: Vec<String>,
-    pub turn_prefix: Vec<String>,
-    pub kept: Vec<String>,
+pub(crate) struct CompactionEntryIds {
+    pub(crate) history: Vec<String>,
+    pub(crate) turn_prefix: Vec<String>,
+    pub(crate) kept: Vec<String>,
 }
 
 /// What a summarizing request is for.
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub enum SummaryPurpose {
+pub(crate) enum SummaryPurpose {
     /// The history before the kept messages (compaction).
     History,
     /// The start of a split turn (compaction).
@@ -881,34 +881,34 @@ pub enum SummaryPurpose {
 /// model, and give its answer's text back (`summaries`, `modelSummary`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SummaryRequest {
-    pub purpose: SummaryPurpose,
+pub(crate) struct SummaryRequest {
+    pub(crate) purpose: SummaryPurpose,
     /// pi-cli and harness (pi 1.6 sends the system prompt as the first message instead).
-    pub system_prompt: Option<String>,
+    pub(crate) system_prompt: Option<String>,
     /// pi 1.6: a system message, then the user message.
-    pub messages: Vec<AgentMessage>,
+    pub(crate) messages: Vec<AgentMessage>,
     /// pi-cli and harness (pi 1.6 asks for no limit).
-    pub max_tokens: Option<f64>,
+    pub(crate) max_tokens: Option<f64>,
     /// The thinking level, when the model reasons and it is not off.
-    pub reasoning: Option<String>,
+    pub(crate) reasoning: Option<String>,
     #[schemars(schema_with = "none_retention")]
-    pub cache_retention: String,
+    pub(crate) cache_retention: String,
 }
 
 /// What pi's `generateBranchSummary` would be given (`branchSummary` of
 /// `session/prepareTree` and `session_before_tree`).
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BranchSummaryPlan {
-    pub context_window: f64,
-    pub reserve_tokens: f64,
-    pub token_budget: f64,
-    pub messages: Vec<AnyMessage>,
-    pub total_tokens: f64,
-    pub file_ops: FileOperations,
-    pub read_files: Vec<String>,
-    pub modified_files: Vec<String>,
-    pub file_lists_text: String,
+pub(crate) struct BranchSummaryPlan {
+    pub(crate) context_window: f64,
+    pub(crate) reserve_tokens: f64,
+    pub(crate) token_budget: f64,
+    pub(crate) messages: Vec<AnyMessage>,
+    pub(crate) total_tokens: f64,
+    pub(crate) file_ops: FileOperations,
+    pub(crate) read_files: Vec<String>,
+    pub(crate) modified_files: Vec<String>,
+    pub(crate) file_lists_text: String,
     /// `null`: nothing to send to a model.
-    pub request: Nullable<SummaryRequest>,
+    pub(crate) request: Nullable<SummaryRequest>,
 }

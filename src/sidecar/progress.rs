@@ -13,7 +13,7 @@ use super::wire::{ProgressNotification, ProgressToken, WorkDoneProgress};
 
 /// Sends `$/progress` for one request. A report goes out only when the whole percentage moves,
 /// so a big store sends at most about a hundred of them.
-pub struct WorkDone {
+pub(crate) struct WorkDone {
     ctx: Ctx,
     token: ProgressToken,
     total: AtomicU64,
@@ -23,7 +23,7 @@ pub struct WorkDone {
 }
 
 impl WorkDone {
-    pub fn new(ctx: &Ctx, token: ProgressToken) -> WorkDone {
+    pub(crate) fn new(ctx: &Ctx, token: ProgressToken) -> WorkDone {
         WorkDone {
             ctx: ctx.clone(),
             token,
@@ -98,7 +98,7 @@ impl Progress for WorkDone {
 
 impl WorkDone {
     /// Ends the progress when it began (nothing was sent when the index was up to date).
-    pub fn end(&self, failed: bool) {
+    pub(crate) fn end(&self, failed: bool) {
         if self.sent.load(Ordering::Relaxed) != u64::MAX {
             let message = if failed {
                 "indexing failed"

@@ -13,11 +13,11 @@ use super::SidecarSettings;
 use crate::store::{ErrorKind, Session, StoreError};
 
 /// One open session. Held only for the length of a store call, never across an await.
-pub type SessionCell = Arc<Mutex<Session>>;
+pub(crate) type SessionCell = Arc<Mutex<Session>>;
 
 /// The sidecar's state: every open session, and what the operations work in.
 #[derive(Debug)]
-pub struct Registry {
+pub(crate) struct Registry {
     sessions: Mutex<HashMap<String, OpenSession>>,
     /// The process's configuration, read once before serving (or why it could not be).
     config: Result<Arc<Config>, String>,
@@ -34,13 +34,13 @@ struct OpenSession {
 }
 
 /// Locks a session; a panic in an earlier call does not make it unusable.
-pub fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
+pub(crate) fn lock(cell: &SessionCell) -> MutexGuard<'_, Session> {
     cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Registry {
     /// A registry under `config`, or the reason it could not be read.
-    pub fn with_config(config: Result<Config, RepoError>) -> Registry {
+    pub(crate) fn with_config(config: Result<Config, RepoError>) -> Registry {
         Registry {
             sessions: Mutex::default(),
             config: config.map(Arc::new).map_err(|e| e.to_string()),
@@ -54,7 +54,7 @@ impl Registry {
 
     /// Called at `initialize`: the sessions root, the index, the default profile, and
     /// deterministic ids and clock when asked.
-    pub fn configure(
+    pub(crate) fn configure(
         &self,
         settings: &SidecarSettings,
         deterministic: Option<Deterministic>,
@@ -80,7 +80,7 @@ impl Registry {
     }
 
     /// What the operations work in, as configured at `initialize`.
-    pub fn scope(&self) -> Result<&Scope, RpcError> {
+    pub(crate) fn scope(&self) -> Result<&Scope, RpcError> {
         if let Some(scope) = self.scope.get() {
             return Ok(scope);
         }
@@ -100,7 +100,7 @@ impl Registry {
     }
 
     /// The open session `id`, or `session_not_found`.
-    pub fn get(&self, id: &str) -> Result<SessionCell, RpcError> {
+    pub(crate) fn get(&self, id: &str) -> Result<SessionCell, RpcError> {
         self.map()
             .get(id)
             .map(|open| open.cell.clone())
@@ -114,7 +114,7 @@ impl Registry {
     }
 
     /// Registers a session under its header id; refuses a second session with the same id.
-    pub fn insert(&self, session: Session) -> Result<(String, SessionCell), RpcError> {
+    pub(crate) fn insert(&self, session: Session) -> Result<(String, SessionCell), RpcError> {
         let id = session.session_id().into_owned();
         let mut map = self.map();
         if map.contains_key(&id) {
@@ -136,19 +136,19 @@ impl Registry {
         Ok((id, cell))
     }
 
-    pub fn remove(&self, id: &str) -> Option<SessionCell> {
+    pub(crate) fn remove(&self, id: &str) -> Option<SessionCell> {
         self.map().remove(id).map(|open| open.cell)
     }
 
     /// Whether a session is open at `path`.
-    pub fn is_open_at(&self, path: &std::path::Path) -> bool {
+    pub(crate) fn is_open_at(&self, path: &std::path::Path) -> bool {
         self.map()
             .values()
             .any(|open| open.path.as_deref() == Some(path))
     }
 
     /// Closes every session (files are written at each append; dropping releases the locks).
-    pub fn close_all(&self) {
+    pub(crate) fn close_all(&self) {
         self.map().clear();
     }
 }

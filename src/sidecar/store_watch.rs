@@ -27,7 +27,7 @@ const EVENTS_PER_LOOK: usize = 64;
 
 /// The connection's store watches, by id.
 #[derive(Default)]
-pub struct StoreWatches {
+pub(crate) struct StoreWatches {
     active: Mutex<HashMap<String, Running>>,
     next: Mutex<u64>,
 }
@@ -57,11 +57,11 @@ impl StoreWatches {
         self.active.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn end(&self, id: &str) -> bool {
+    pub(crate) fn end(&self, id: &str) -> bool {
         self.active().remove(id).is_some()
     }
 
-    pub fn end_all(&self) {
+    pub(crate) fn end_all(&self) {
         let all = std::mem::take(&mut *self.active());
         drop(all);
     }
@@ -80,7 +80,7 @@ impl From<OpError> for Stop {
     }
 }
 
-pub async fn watch_store(ctx: Ctx, p: WatchStoreParams) -> Result<WatchStoreResult, RpcError> {
+pub(crate) async fn watch_store(ctx: Ctx, p: WatchStoreParams) -> Result<WatchStoreResult, RpcError> {
     let input = FeedInput {
         profile: p.profile,
         cwd: p.cwd,
@@ -129,7 +129,7 @@ pub async fn watch_store(ctx: Ctx, p: WatchStoreParams) -> Result<WatchStoreResu
     })
 }
 
-pub async fn unwatch_store(
+pub(crate) async fn unwatch_store(
     ctx: Ctx,
     p: UnwatchStoreParams,
 ) -> Result<UnwatchStoreResult, RpcError> {

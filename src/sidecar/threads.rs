@@ -21,10 +21,10 @@ use super::Sidecar;
 use super::registry::lock;
 
 /// What a method of the sidecar is given.
-pub type Ctx = RequestContext<Sidecar>;
+pub(crate) type Ctx = RequestContext<Sidecar>;
 
 /// Runs blocking store work off the async threads.
-pub async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
 ) -> Result<T, RpcError> {
     tokio::task::spawn_blocking(work)
@@ -33,7 +33,7 @@ pub async fn blocking<T: Send + 'static>(
 }
 
 /// Runs an operation that needs no open session off the async threads, in the sidecar's scope.
-pub async fn in_scope<T: Send + 'static>(
+pub(crate) async fn in_scope<T: Send + 'static>(
     ctx: &Ctx,
     work: impl FnOnce(&Scope, &Ctx) -> Result<T, OpError> + Send + 'static,
 ) -> Result<T, RpcError> {
@@ -45,9 +45,9 @@ pub async fn in_scope<T: Send + 'static>(
 /// A registered session, as the operations hold it: reads on a blocking thread, quick changes
 /// on the event loop when the session is free, and every step after what another program
 /// appended was read.
-pub struct Held<'a> {
-    pub ctx: &'a Ctx,
-    pub id: &'a str,
+pub(crate) struct Held<'a> {
+    pub(crate) ctx: &'a Ctx,
+    pub(crate) id: &'a str,
 }
 
 impl SessionAccess for Held<'_> {
@@ -73,7 +73,7 @@ impl SessionAccess for Held<'_> {
 /// the session's lock and synced outside it, with the next request for the session already let
 /// in, so changes that queue behind a sync share the next one (group commit). The answer still
 /// waits for the sync that covers it, and for the answers before it.
-pub async fn quick<T: Send + 'static>(
+pub(crate) async fn quick<T: Send + 'static>(
     ctx: &Ctx,
     id: &str,
     commit: bool,
@@ -111,7 +111,7 @@ pub async fn quick<T: Send + 'static>(
 
 /// Runs a read of one session on a blocking thread, so a large read never holds up the
 /// messages behind it.
-pub async fn with_session<T: Send + 'static>(
+pub(crate) async fn with_session<T: Send + 'static>(
     ctx: &Ctx,
     id: &str,
     work: impl FnOnce(&mut Session) -> Result<T, RpcError> + Send + 'static,

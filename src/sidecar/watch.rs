@@ -28,7 +28,7 @@ use super::wire::{WatchEndReason, WatchEndedNotification};
 
 /// The connection's watches: at most one per session, all through one [`FileWatcher`].
 #[derive(Default)]
-pub struct Watches {
+pub(crate) struct Watches {
     os: Mutex<Option<Arc<FileWatcher>>>,
     active: Mutex<HashMap<String, Running>>,
 }
@@ -69,12 +69,12 @@ impl Watches {
         Ok(watcher)
     }
 
-    pub fn is_watched(&self, id: &str) -> bool {
+    pub(crate) fn is_watched(&self, id: &str) -> bool {
         self.active().contains_key(id)
     }
 
     /// Starts watching session `id`'s file at `path` (the caller checked it is not watched).
-    pub fn start(
+    pub(crate) fn start(
         &self,
         server: ServerHandle<Sidecar>,
         id: &str,
@@ -93,21 +93,15 @@ impl Watches {
     }
 
     /// Ends session `id`'s watch; whether there was one.
-    pub fn end(&self, id: &str) -> bool {
+    pub(crate) fn end(&self, id: &str) -> bool {
         let running = self.active().remove(id);
         running.is_some()
     }
 
     /// Ends every watch (the connection is closing).
-    pub fn end_all(&self) {
+    pub(crate) fn end_all(&self) {
         let all = std::mem::take(&mut *self.active());
         drop(all);
-    }
-
-    /// How many directories the OS watches and files are watched (for tests and logs).
-    pub fn counts(&self) -> (usize, usize) {
-        let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
-        os.as_ref().map_or((0, 0), |w| w.counts())
     }
 }
 

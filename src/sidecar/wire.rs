@@ -13,79 +13,79 @@ use crate::repo::search::{NameFilter, SearchSort};
 use crate::store::{ForkPosition, SessionStats, Warning};
 
 /// Any JSON value (an entry, a message, extension data).
-pub type Json = Value;
+pub(crate) type Json = Value;
 
 /// Names an open session.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionRef {
-    pub session_id: String,
+pub(crate) struct SessionRef {
+    pub(crate) session_id: String,
 }
 
 /// `session/create`: a new session.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateParams {
+pub(crate) struct CreateParams {
     /// The project directory; the header `cwd` (resolved as pi resolves it for pi-cli).
-    pub cwd: String,
+    pub(crate) cwd: String,
     /// Defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
     /// A fixed session id (validated as pi validates it); a new UUIDv7 otherwise.
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// The session file this one continues from (header `parentSession`).
-    pub parent_session: Option<String>,
+    pub(crate) parent_session: Option<String>,
     /// Keep the session in memory only: no file is ever written.
     #[serde(default)]
-    pub in_memory: bool,
+    pub(crate) in_memory: bool,
     /// Write into this directory (flat) instead of `<sessionsRoot>/<encoded cwd>/`.
-    pub session_dir: Option<String>,
+    pub(crate) session_dir: Option<String>,
     /// Header metadata (harness only).
     #[schemars(with = "Option<super::pi_format::HarnessMetadata>")]
-    pub metadata: Option<Json>,
+    pub(crate) metadata: Option<Json>,
     /// Sync every append to disk before answering it.
     #[serde(default)]
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 /// `session/open`: an existing file, for reading and appending.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OpenParams {
-    pub path: String,
-    pub profile: Option<Profile>,
+pub(crate) struct OpenParams {
+    pub(crate) path: String,
+    pub(crate) profile: Option<Profile>,
     /// The cwd of a session started at a path that does not exist yet (pi-cli); defaults to
     /// the server's working directory.
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// Sync every append to disk before answering it.
     #[serde(default)]
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 /// What `session/create`, `session/open`, `session/continueRecent`, `session/forkFrom` and
 /// `session/fork` return about the session now open.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct OpenedSession {
-    pub session_id: String,
+pub(crate) struct OpenedSession {
+    pub(crate) session_id: String,
     /// Where the session is written (`null` in memory).
-    pub path: Option<String>,
-    pub profile: Profile,
+    pub(crate) path: Option<String>,
+    pub(crate) profile: Profile,
     #[schemars(with = "super::pi_format::SessionHeader")]
-    pub header: Json,
-    pub leaf_id: Option<String>,
+    pub(crate) header: Json,
+    pub(crate) leaf_id: Option<String>,
     /// Whether the file exists yet (pi-cli writes it at the first assistant message).
-    pub written: bool,
+    pub(crate) written: bool,
     /// Lines the reader skipped or migrated, with their line numbers.
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     /// The point after the session's last entry (`getEntries.since` reads what follows).
-    pub cursor: String,
+    pub(crate) cursor: String,
 }
 
 /// `session/append`: one new entry, as a child of the leaf.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AppendParams {
-    pub session_id: String,
+pub(crate) struct AppendParams {
+    pub(crate) session_id: String,
     /// `{type, ...fields}` with pi's field names: `message` {message}, `model_change`
     /// {provider, modelId}, `thinking_level_change` {thinkingLevel}, `compaction` {summary,
     /// firstKeptEntryId? (null: pi-1.6), tokensBefore, details?, usage?, fromHook?,
@@ -94,130 +94,130 @@ pub struct AppendParams {
     /// `active_tools_change` {activeToolNames} (harness), `context_edit` {targetId,
     /// replacement} (pi-1.6), `usage` {kind, provider, model, usage, note?} (pi-1.6).
     #[schemars(with = "super::pi_format::PiNewEntry")]
-    pub entry: Json,
+    pub(crate) entry: Json,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AppendResult {
-    pub entry_id: String,
-    pub leaf_id: Option<String>,
+pub(crate) struct AppendResult {
+    pub(crate) entry_id: String,
+    pub(crate) leaf_id: Option<String>,
 }
 
 /// `session/branch`: move the leaf to an entry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BranchParams {
-    pub session_id: String,
-    pub entry_id: String,
+pub(crate) struct BranchParams {
+    pub(crate) session_id: String,
+    pub(crate) entry_id: String,
 }
 
 /// `session/branchWithSummary`: move the leaf and attach a branch summary there.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BranchWithSummaryParams {
-    pub session_id: String,
+pub(crate) struct BranchWithSummaryParams {
+    pub(crate) session_id: String,
     /// The entry the summary hangs under; `null` for a new root.
-    pub target_id: Option<String>,
+    pub(crate) target_id: Option<String>,
     #[schemars(with = "String")]
-    pub summary: Json,
+    pub(crate) summary: Json,
     #[schemars(with = "Option<super::pi_format::ExtensionData>")]
-    pub details: Option<Json>,
+    pub(crate) details: Option<Json>,
     #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
-    pub usage: Option<Json>,
-    pub from_hook: Option<bool>,
+    pub(crate) usage: Option<Json>,
+    pub(crate) from_hook: Option<bool>,
 }
 
 /// The leaf after a move.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct LeafResult {
-    pub leaf_id: Option<String>,
+pub(crate) struct LeafResult {
+    pub(crate) leaf_id: Option<String>,
     /// The entry written by the move, if any (a branch summary).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub entry_id: Option<String>,
+    pub(crate) entry_id: Option<String>,
 }
 
 /// `session/prepareTree` and `session/navigateTree`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TreeParams {
-    pub session_id: String,
-    pub target_id: String,
+pub(crate) struct TreeParams {
+    pub(crate) session_id: String,
+    pub(crate) target_id: String,
     #[serde(default)]
-    pub summarize: bool,
+    pub(crate) summarize: bool,
     /// A ready summary of the abandoned branch (written by the caller's own model); used when
     /// `summarize` is set and no hook supplies one.
-    pub summary: Option<SummaryParam>,
-    pub custom_instructions: Option<String>,
-    pub replace_instructions: Option<bool>,
-    pub label: Option<String>,
+    pub(crate) summary: Option<SummaryParam>,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) replace_instructions: Option<bool>,
+    pub(crate) label: Option<String>,
     /// The summarizing model's answer to `branchSummary.request` (`session/prepareTree`):
     /// written as pi's `generateBranchSummary` writes it (preamble, file lists, `details`).
-    pub model_summary: Option<SummaryTextParam>,
+    pub(crate) model_summary: Option<SummaryTextParam>,
     /// The summarizing model's context window (pi's fallback when absent or 0: 128,000).
-    pub context_window: Option<f64>,
+    pub(crate) context_window: Option<f64>,
     /// `branchSummary.reserveTokens` (default 16384; the harness always uses 16384).
-    pub settings: Option<CompactionSettingsParam>,
+    pub(crate) settings: Option<CompactionSettingsParam>,
     /// pi-1.6: the summarizing model (`reasoning`: the request then carries the thinking level).
-    pub model: Option<SummaryModelParam>,
+    pub(crate) model: Option<SummaryModelParam>,
     /// pi-1.6: the level passed as `reasoning`; defaults to the level in force at the leaf.
-    pub thinking_level: Option<String>,
+    pub(crate) thinking_level: Option<String>,
 }
 
 /// A branch summary written by someone with a model.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SummaryParam {
-    pub summary: String,
+pub(crate) struct SummaryParam {
+    pub(crate) summary: String,
     #[schemars(with = "Option<super::pi_format::ExtensionData>")]
-    pub details: Option<Json>,
+    pub(crate) details: Option<Json>,
     #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
-    pub usage: Option<Json>,
+    pub(crate) usage: Option<Json>,
 }
 
 /// `session/prepareTree`: what a navigation would abandon, without moving.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PrepareTreeResult {
+pub(crate) struct PrepareTreeResult {
     /// The target already is the leaf: navigating would do nothing.
-    pub no_op: bool,
+    pub(crate) no_op: bool,
     /// pi's preparation: targetId, oldLeafId, commonAncestorId, entriesToSummarize,
     /// userWantsSummary, customInstructions?, replaceInstructions?, label?.
     #[schemars(with = "Option<super::pi_format::PiTreePreparation>")]
-    pub preparation: Option<Json>,
+    pub(crate) preparation: Option<Json>,
     /// What pi's `generateBranchSummary` would be given (when a summary is wanted and something
     /// is abandoned): {contextWindow, reserveTokens, tokenBudget, messages, totalTokens,
     /// fileOps, readFiles, modifiedFiles, fileListsText, request (null: no model call)}.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<super::pi_format::BranchSummaryPlan>")]
-    pub branch_summary: Option<Json>,
+    pub(crate) branch_summary: Option<Json>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct NavigateResult {
-    pub cancelled: bool,
+pub(crate) struct NavigateResult {
+    pub(crate) cancelled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub editor_text: Option<String>,
+    pub(crate) editor_text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default)] // for the schema: absent, never null
     #[schemars(with = "super::pi_format::BranchSummaryEntry")]
-    pub summary_entry: Option<Json>,
-    pub leaf_id: Option<String>,
+    pub(crate) summary_entry: Option<Json>,
+    pub(crate) leaf_id: Option<String>,
 }
 
 /// The `session_before_tree` hook's params.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeTreeHook {
-    pub session_id: String,
+pub(crate) struct BeforeTreeHook {
+    pub(crate) session_id: String,
     #[schemars(with = "super::pi_format::PiTreePreparation")]
-    pub preparation: Json,
+    pub(crate) preparation: Json,
     /// As in `session/prepareTree` (an addition beside pi's `preparation`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<super::pi_format::BranchSummaryPlan>")]
-    pub branch_summary: Option<Json>,
+    pub(crate) branch_summary: Option<Json>,
 }
 
 impl Hook for BeforeTreeHook {
@@ -228,28 +228,28 @@ impl Hook for BeforeTreeHook {
 /// The `session_before_tree` hook's answer (every member optional).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeTreeAnswer {
+pub(crate) struct BeforeTreeAnswer {
     #[serde(default)]
-    pub cancel: bool,
-    pub summary: Option<SummaryParam>,
-    pub custom_instructions: Option<String>,
-    pub replace_instructions: Option<bool>,
-    pub label: Option<String>,
+    pub(crate) cancel: bool,
+    pub(crate) summary: Option<SummaryParam>,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) replace_instructions: Option<bool>,
+    pub(crate) label: Option<String>,
 }
 
 /// The `session_tree` notification, sent after a navigation and before its response.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreeNotification {
-    pub session_id: String,
-    pub new_leaf_id: Option<String>,
-    pub old_leaf_id: Option<String>,
+pub(crate) struct TreeNotification {
+    pub(crate) session_id: String,
+    pub(crate) new_leaf_id: Option<String>,
+    pub(crate) old_leaf_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default)] // for the schema: absent, never null
     #[schemars(with = "super::pi_format::BranchSummaryEntry")]
-    pub summary_entry: Option<Json>,
+    pub(crate) summary_entry: Option<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub from_extension: Option<bool>,
+    pub(crate) from_extension: Option<bool>,
 }
 
 impl ServerNotification for TreeNotification {
@@ -260,14 +260,14 @@ impl ServerNotification for TreeNotification {
 /// `/fork`) or up to an entry (`at`, pi's `/clone`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ForkParams {
-    pub session_id: String,
-    pub entry_id: String,
+pub(crate) struct ForkParams {
+    pub(crate) session_id: String,
+    pub(crate) entry_id: String,
     #[serde(default = "before")]
-    pub position: ForkPosition,
+    pub(crate) position: ForkPosition,
     /// Sync the new session's file and every append to it before answering; default: as
     /// the session forked from.
-    pub durable: Option<bool>,
+    pub(crate) durable: Option<bool>,
 }
 
 fn before() -> ForkPosition {
@@ -277,10 +277,10 @@ fn before() -> ForkPosition {
 /// The `session_before_fork` hook's params.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeForkHook {
-    pub session_id: String,
-    pub entry_id: String,
-    pub position: ForkPosition,
+pub(crate) struct BeforeForkHook {
+    pub(crate) session_id: String,
+    pub(crate) entry_id: String,
+    pub(crate) position: ForkPosition,
 }
 
 impl Hook for BeforeForkHook {
@@ -291,25 +291,25 @@ impl Hook for BeforeForkHook {
 /// The `session_before_fork` hook's answer.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeForkAnswer {
+pub(crate) struct BeforeForkAnswer {
     #[serde(default)]
-    pub cancel: bool,
+    pub(crate) cancel: bool,
 }
 
 /// `session/export`: the session as a self-contained HTML page, a Markdown document of one
 /// path, or one branch as a new session file (`pi-session export`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ExportParams {
-    pub session_id: String,
+pub(crate) struct ExportParams {
+    pub(crate) session_id: String,
     /// The entry shown (html, md) or ended at (jsonl); default: the session's leaf.
-    pub leaf_id: Option<String>,
+    pub(crate) leaf_id: Option<String>,
     #[serde(default = "html")]
-    pub format: ExportFormat,
+    pub(crate) format: ExportFormat,
     /// Where to write (`~`, relative and `file://` paths as pi reads them); a regular file
     /// there is replaced, a symlink refused. Default: `pi-session-<file name>.html|md` beside
     /// the session file; jsonl: a new session file beside it, named as pi names it.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
 fn html() -> ExportFormat {
@@ -319,32 +319,32 @@ fn html() -> ExportFormat {
 /// What `session/export` wrote.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ExportResult {
+pub(crate) struct ExportResult {
     /// The file written.
-    pub path: String,
+    pub(crate) path: String,
     /// Its size.
-    pub bytes: u64,
-    pub format: ExportFormat,
+    pub(crate) bytes: u64,
+    pub(crate) format: ExportFormat,
     /// The entry the export shows or ends at (`null`: no entry there).
-    pub leaf_id: Option<String>,
+    pub(crate) leaf_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ForkResult {
-    pub cancelled: bool,
+pub(crate) struct ForkResult {
+    pub(crate) cancelled: bool,
     /// The new session, now open (absent when cancelled).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub session: Option<OpenedSession>,
+    pub(crate) session: Option<OpenedSession>,
     /// The forked user message's text, for the editor (`before` only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub selected_text: Option<String>,
+    pub(crate) selected_text: Option<String>,
 }
 
 /// Which form of messages `session/buildContext` returns.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum ContextFormat {
+pub(crate) enum ContextFormat {
     /// pi's agent messages (`buildSessionContext`).
     #[default]
     Agent,
@@ -355,13 +355,13 @@ pub enum ContextFormat {
 /// `session/buildContext` and `session/buildContextEntries`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContextParams {
-    pub session_id: String,
+pub(crate) struct ContextParams {
+    pub(crate) session_id: String,
     /// Another position than the leaf; `null` for before the first entry. Nothing moves.
     #[serde(default, deserialize_with = "present")]
-    pub leaf_id: Option<Option<String>>,
+    pub(crate) leaf_id: Option<Option<String>>,
     #[serde(default)]
-    pub format: ContextFormat,
+    pub(crate) format: ContextFormat,
 }
 
 /// Keeps `null` apart from absent.
@@ -374,57 +374,57 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
 /// (key order included) and travels as the JSON text `JSON.stringify` would write.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContextDocument {
+pub(crate) struct ContextDocument {
     /// pi's agent messages (`format: agent`) or the messages sent to the model (`llm`).
     #[schemars(with = "Vec<super::pi_format::AnyMessage>")]
-    pub messages: Vec<Json>,
-    pub thinking_level: String,
-    pub model: Option<ContextModel>,
+    pub(crate) messages: Vec<Json>,
+    pub(crate) thinking_level: String,
+    pub(crate) model: Option<ContextModel>,
     /// harness only: the active tools at the leaf (`null` when never set).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub active_tool_names: Option<Option<Vec<String>>>,
+    pub(crate) active_tool_names: Option<Option<Vec<String>>>,
 }
 
 /// The model in a context.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContextModel {
-    pub provider: String,
-    pub model_id: String,
+pub(crate) struct ContextModel {
+    pub(crate) provider: String,
+    pub(crate) model_id: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EntriesResult {
+pub(crate) struct EntriesResult {
     #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
-    pub entries: Vec<Json>,
+    pub(crate) entries: Vec<Json>,
     /// With `offset` or `limit` (`getBranch`, `buildContextEntries`): how many entries the
     /// whole answer has.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub total: Option<usize>,
+    pub(crate) total: Option<usize>,
     /// With `offset` or `limit`: the index of the first entry here in the whole answer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
 }
 
 /// `session/buildContextEntries`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContextEntriesParams {
-    pub session_id: String,
+pub(crate) struct ContextEntriesParams {
+    pub(crate) session_id: String,
     /// Another position than the leaf; `null` for before the first entry. Nothing moves.
     #[serde(default, deserialize_with = "present")]
-    pub leaf_id: Option<Option<String>>,
+    pub(crate) leaf_id: Option<Option<String>>,
     /// Skip this many entries of the whole answer (default 0).
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     /// At most this many entries (default: all).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// pi 0.82.1's `/tree` selector filter modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum TreeFilterName {
+pub(crate) enum TreeFilterName {
     /// Settings and bookkeeping entries hidden (label, custom, model_change,
     /// thinking_level_change, session_info).
     Default,
@@ -441,20 +441,20 @@ pub enum TreeFilterName {
 /// `session/getTree`: the whole tree, or a page or window of it, as pi's selector filters it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GetTreeParams {
-    pub session_id: String,
+pub(crate) struct GetTreeParams {
+    pub(crate) session_id: String,
     /// Only the rows pi's `/tree` selector shows in this mode (every mode also hides an
     /// assistant message with neither text nor an error, unless it is the leaf); absent:
     /// every row.
-    pub filter: Option<TreeFilterName>,
+    pub(crate) filter: Option<TreeFilterName>,
     /// Skip this many rows of the (filtered) pre-order (default 0). Not with `around`.
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     /// At most this many rows (default: all).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// A window of `limit` rows around this entry (or its nearest shown ancestor, as pi's
     /// selector places its cursor), placed as pi's selector scrolls: the entry in the middle,
     /// clamped to the ends.
-    pub around: Option<String>,
+    pub(crate) around: Option<String>,
 }
 
 /// One row of `session/getTree`: the tree flattened depth-first in pre-order (children in
@@ -462,132 +462,132 @@ pub struct GetTreeParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "TreeRow")]
-pub struct GetTreeRow<'a> {
-    pub id: Option<&'a str>,
-    pub parent_id: Option<&'a str>,
+pub(crate) struct GetTreeRow<'a> {
+    pub(crate) id: Option<&'a str>,
+    pub(crate) parent_id: Option<&'a str>,
     #[serde(rename = "type")]
-    pub kind: Option<&'a str>,
-    pub depth: u32,
+    pub(crate) kind: Option<&'a str>,
+    pub(crate) depth: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
-    pub label: Option<Box<serde_json::value::RawValue>>,
-    pub preview: &'a str,
+    pub(crate) label: Option<Box<serde_json::value::RawValue>>,
+    pub(crate) preview: &'a str,
     /// On the path from the root to the leaf.
-    pub on_path: bool,
+    pub(crate) on_path: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TreeResult<'a> {
-    pub leaf_id: Option<String>,
+pub(crate) struct TreeResult<'a> {
+    pub(crate) leaf_id: Option<String>,
     /// How many rows the whole (filtered) tree has.
-    pub total: usize,
+    pub(crate) total: usize,
     /// The index of the first row here in the whole (filtered) pre-order.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// With `around`: the index (in the whole pre-order) of the row the window is placed
     /// on; `null` when no row is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub anchor: Option<Option<usize>>,
-    pub rows: Vec<GetTreeRow<'a>>,
+    pub(crate) anchor: Option<Option<usize>>,
+    pub(crate) rows: Vec<GetTreeRow<'a>>,
 }
 
 /// `session/getEntry` and `session/getChildren`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EntryParams {
-    pub session_id: String,
-    pub entry_id: String,
+pub(crate) struct EntryParams {
+    pub(crate) session_id: String,
+    pub(crate) entry_id: String,
 }
 
 /// `session/getBranch`: the path to an entry (the leaf by default).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BranchPathParams {
-    pub session_id: String,
-    pub entry_id: Option<String>,
+pub(crate) struct BranchPathParams {
+    pub(crate) session_id: String,
+    pub(crate) entry_id: Option<String>,
     /// Skip this many entries of the path (default 0).
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     /// At most this many entries (default: all).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// `session/getEntries`: entries in file order, a page at a time.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EntriesParams {
-    pub session_id: String,
+pub(crate) struct EntriesParams {
+    pub(crate) session_id: String,
     /// Start after this many entries.
     #[serde(default)]
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// Start at this cursor (from any earlier answer of this session: `getEntries`, `open`,
     /// `watch`, `session_changed`; another connection's too, while the file is the same),
     /// instead of `offset`.
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// At most this many (default 1000); at least 1, so that `nextOffset` always advances.
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EntriesPage {
+pub(crate) struct EntriesPage {
     #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
-    pub entries: Vec<Json>,
+    pub(crate) entries: Vec<Json>,
     /// The offset of the next page, or `null` at the end.
-    pub next_offset: Option<usize>,
-    pub total: usize,
+    pub(crate) next_offset: Option<usize>,
+    pub(crate) total: usize,
     /// The point after this page's last entry: `since` resumes there.
-    pub cursor: String,
+    pub(crate) cursor: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct InfoResult {
-    pub session_id: String,
-    pub path: Option<String>,
-    pub profile: Profile,
+pub(crate) struct InfoResult {
+    pub(crate) session_id: String,
+    pub(crate) path: Option<String>,
+    pub(crate) profile: Profile,
     #[schemars(with = "super::pi_format::SessionHeader")]
-    pub header: Json,
-    pub name: Option<String>,
-    pub leaf_id: Option<String>,
-    pub written: bool,
-    pub entry_count: usize,
-    pub stats: SessionStats,
+    pub(crate) header: Json,
+    pub(crate) name: Option<String>,
+    pub(crate) leaf_id: Option<String>,
+    pub(crate) written: bool,
+    pub(crate) entry_count: usize,
+    pub(crate) stats: SessionStats,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Empty {}
+pub(crate) struct Empty {}
 
 /// Declares the params of a listing: its own members, then what every listing selects (one
 /// list of members, documented once; serde's `flatten` would lose `deny_unknown_fields`), and
 /// `selection()`, those members as one value.
 macro_rules! listing_params {
-    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$doc:meta])* pub $member:ident: $ty:ty,)* }) => {
+    ($(#[$meta:meta])* pub(crate) struct $name:ident { $($(#[$doc:meta])* pub(crate) $member:ident: $ty:ty,)* }) => {
         $(#[$meta])*
-        pub struct $name {
-            $($(#[$doc])* pub $member: $ty,)*
+        pub(crate) struct $name {
+            $($(#[$doc])* pub(crate) $member: $ty,)*
             /// Whose listing: defaults to `initialize.defaultProfile`.
-            pub profile: Option<Profile>,
+            pub(crate) profile: Option<Profile>,
             /// Only these members of each row (pi's `SessionInfo` names, e.g. `["path", "id",
             /// "name", "modified", "firstMessage"]`); default: every member. pi-cli, pi-1.6 only.
-            pub fields: Option<Vec<ListField>>,
+            pub(crate) fields: Option<Vec<ListField>>,
             /// pi's `/resume` search, matched server-side: words matched fuzzily, `"quoted phrases"`,
             /// or `re:PATTERN`, against `id name allMessagesText cwd`. pi-cli, pi-1.6 only.
-            pub query: Option<String>,
+            pub(crate) query: Option<String>,
             /// With `query`: `relevance` (default: best match first, then newest, as pi's default
             /// view) or `recent` (newest first, as pi's recent view).
-            pub sort: Option<SearchSort>,
+            pub(crate) sort: Option<SearchSort>,
             /// `all` (default) or `named` (only sessions with a name, as pi's name filter).
-            pub name_filter: Option<NameFilter>,
+            pub(crate) name_filter: Option<NameFilter>,
             /// Rows to skip (after searching and sorting); default 0.
-            pub offset: Option<u64>,
+            pub(crate) offset: Option<u64>,
             /// At most this many rows; default: all.
-            pub limit: Option<u64>,
+            pub(crate) limit: Option<u64>,
         }
 
         impl $name {
             /// What the listing selects, beside where it looks.
-            pub fn selection(&self) -> ListSelectionParams {
+            pub(crate) fn selection(&self) -> ListSelectionParams {
                 ListSelectionParams {
                     fields: self.fields.clone(),
                     query: self.query.clone(),
@@ -606,11 +606,11 @@ listing_params! {
     /// list, or the harness's `JsonlSessionRepo.list({cwd})`).
     #[derive(Debug, Clone, Deserialize, JsonSchema)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    pub struct ListParams {
-        pub cwd: String,
+    pub(crate) struct ListParams {
+        pub(crate) cwd: String,
         /// An explicit sessions directory (flat; filtered by header cwd), as pi's `--session-dir`;
         /// harness: the sessions root instead of the server's.
-        pub session_dir: Option<String>,
+        pub(crate) session_dir: Option<String>,
     }
 }
 
@@ -618,31 +618,31 @@ listing_params! {
     /// `session/listAll`: every project's sessions.
     #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    pub struct ListAllParams {
+    pub(crate) struct ListAllParams {
         /// pi-cli, pi-1.6: one directory listed alone instead of every project under the root;
         /// harness: the sessions root instead of the server's.
-        pub session_dir: Option<String>,
+        pub(crate) session_dir: Option<String>,
     }
 }
 
 /// `session/findById`: pi 1.6's `SessionManager.findById`, the file of an exact session id.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FindByIdParams {
-    pub cwd: String,
+pub(crate) struct FindByIdParams {
+    pub(crate) cwd: String,
     /// The exact header id (a prefix does not match).
-    pub id: String,
+    pub(crate) id: String,
     /// An explicit sessions directory (flat; filtered by header cwd).
-    pub session_dir: Option<String>,
+    pub(crate) session_dir: Option<String>,
     /// `pi-1.6` (its `findById`) or `pi-cli` (pi 0.82.1's exact match over `list`); defaults
     /// to `initialize.defaultProfile`. The harness has no such lookup (`invalid_argument`).
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FindByIdResult {
+pub(crate) struct FindByIdResult {
     /// The session file, or `null` when no session has that id.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
 /// A file the listing passed over, and why; or a listed file holding what only pi 1.6 writes,
@@ -650,46 +650,46 @@ pub struct FindByIdResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "ListWarning")]
-pub struct ListResultWarning {
-    pub path: String,
-    pub reason: String,
+pub(crate) struct ListResultWarning {
+    pub(crate) path: String,
+    pub(crate) reason: String,
     /// The first line holding the pi 1.6 feature.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
+    pub(crate) line: Option<u64>,
     /// The profile that reads the file as its pi wrote it (`pi-1.6`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_profile: Option<Profile>,
+    pub(crate) use_profile: Option<Profile>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ListResult {
+pub(crate) struct ListResult {
     /// pi's `SessionInfo`s (path, id, cwd, name?, parentSessionPath?, created, modified,
     /// messageCount, firstMessage, allMessagesText), newest activity first; harness: its
     /// `SessionMetadata` (id, createdAt, cwd, path, parentSessionPath?, metadata?), newest
     /// `createdAt` first.
     #[schemars(with = "Vec<super::pi_format::SessionRow>")]
-    pub sessions: Vec<Json>,
-    pub warnings: Vec<ListResultWarning>,
+    pub(crate) sessions: Vec<Json>,
+    pub(crate) warnings: Vec<ListResultWarning>,
     /// How many rows matched before `offset`/`limit` were applied; present when any of
     /// `query`, `nameFilter`, `offset`, `limit` was given.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub total: Option<u64>,
+    pub(crate) total: Option<u64>,
 }
 
 /// What `session/list` and `session/listAll` select, beside where they look.
 #[derive(Debug, Clone, Default)]
-pub struct ListSelectionParams {
-    pub fields: Option<Vec<ListField>>,
-    pub query: Option<String>,
-    pub sort: Option<SearchSort>,
-    pub name_filter: Option<NameFilter>,
-    pub offset: Option<u64>,
-    pub limit: Option<u64>,
+pub(crate) struct ListSelectionParams {
+    pub(crate) fields: Option<Vec<ListField>>,
+    pub(crate) query: Option<String>,
+    pub(crate) sort: Option<SearchSort>,
+    pub(crate) name_filter: Option<NameFilter>,
+    pub(crate) offset: Option<u64>,
+    pub(crate) limit: Option<u64>,
 }
 
 impl ListSelectionParams {
     /// Whether `total` is part of the answer.
-    pub fn pages(&self) -> bool {
+    pub(crate) fn pages(&self) -> bool {
         self.query.is_some()
             || self.name_filter.is_some()
             || self.offset.is_some()
@@ -700,88 +700,88 @@ impl ListSelectionParams {
 /// `session/continueRecent`: pi's `--continue`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContinueRecentParams {
-    pub cwd: String,
-    pub session_dir: Option<String>,
-    pub profile: Option<Profile>,
+pub(crate) struct ContinueRecentParams {
+    pub(crate) cwd: String,
+    pub(crate) session_dir: Option<String>,
+    pub(crate) profile: Option<Profile>,
     /// Sync the session (opened or created) and every append to it before answering.
     #[serde(default)]
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 /// `session/forkFrom`: pi's `--fork`, a whole session copied into another project.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ForkFromParams {
-    pub source_path: String,
+pub(crate) struct ForkFromParams {
+    pub(crate) source_path: String,
     /// The new session's cwd.
-    pub cwd: String,
-    pub session_dir: Option<String>,
+    pub(crate) cwd: String,
+    pub(crate) session_dir: Option<String>,
     /// A fixed id for the new session (validated as pi validates it).
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// Sync the new file (and its directory) and every append to it before answering.
     #[serde(default)]
-    pub durable: bool,
+    pub(crate) durable: bool,
     /// `pi-cli` or `pi-1.6` (the new session's profile); defaults to
     /// `initialize.defaultProfile`, or `pi-cli` when that is `harness` (`forkFrom` is pi's
     /// SessionManager's).
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
 }
 
 /// `session/delete`: a session file and its listing cache row.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeleteParams {
-    pub path: String,
+pub(crate) struct DeleteParams {
+    pub(crate) path: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DeleteResult {
+pub(crate) struct DeleteResult {
     /// `false` when the file was already gone.
-    pub deleted: bool,
+    pub(crate) deleted: bool,
 }
 
 /// pi's `settings.json` sections the compaction methods read; every member optional, pi's
 /// defaults for the rest (`enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CompactionSettingsParam {
+pub(crate) struct CompactionSettingsParam {
     #[serde(default)]
-    pub compaction: CompactionSection,
+    pub(crate) compaction: CompactionSection,
     #[serde(default)]
-    pub branch_summary: BranchSummarySection,
+    pub(crate) branch_summary: BranchSummarySection,
 }
 
 /// `settings.branchSummary`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BranchSummarySection {
-    pub reserve_tokens: Option<f64>,
+pub(crate) struct BranchSummarySection {
+    pub(crate) reserve_tokens: Option<f64>,
     /// Read by pi's interactive `/tree` only (whether to ask); accepted, not used here.
     #[allow(dead_code)]
-    pub skip_prompt: Option<bool>,
+    pub(crate) skip_prompt: Option<bool>,
 }
 
 /// `settings.compaction`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CompactionSection {
-    pub enabled: Option<bool>,
-    pub reserve_tokens: Option<f64>,
-    pub keep_recent_tokens: Option<f64>,
+pub(crate) struct CompactionSection {
+    pub(crate) enabled: Option<bool>,
+    pub(crate) reserve_tokens: Option<f64>,
+    pub(crate) keep_recent_tokens: Option<f64>,
 }
 
 /// `session/getContextUsage`: pi's context-size figures at the leaf (or `leafId`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContextUsageParams {
-    pub session_id: String,
+pub(crate) struct ContextUsageParams {
+    pub(crate) session_id: String,
     /// Another position than the leaf; `null` for before the first entry. Nothing moves.
     #[serde(default, deserialize_with = "present")]
-    pub leaf_id: Option<Option<String>>,
+    pub(crate) leaf_id: Option<Option<String>>,
     /// The model's context window: adds `threshold`, `shouldCompact` and `contextUsage`.
-    pub context_window: Option<f64>,
-    pub settings: Option<CompactionSettingsParam>,
+    pub(crate) context_window: Option<f64>,
+    pub(crate) settings: Option<CompactionSettingsParam>,
 }
 
 /// A JavaScript number as `JSON.stringify` writes it (`1108`, not `1108.0`).
@@ -801,114 +801,114 @@ fn js_number_opt<S: serde::Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S
 /// `session/getContextUsage`'s result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContextUsageResult {
-    pub leaf_id: Option<String>,
+pub(crate) struct ContextUsageResult {
+    pub(crate) leaf_id: Option<String>,
     /// The compaction settings in force (`{enabled, reserveTokens, keepRecentTokens}`).
     #[schemars(with = "super::pi_format::PiCompactionSettings")]
-    pub settings: Json,
+    pub(crate) settings: Json,
     /// `estimateContextTokens(buildSessionContext(path).messages)` plus `lastUsageEntryId`.
-    pub estimate: ContextEstimateDocument,
+    pub(crate) estimate: ContextEstimateDocument,
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "js_number_opt"
     )]
-    pub context_window: Option<f64>,
+    pub(crate) context_window: Option<f64>,
     /// `contextWindow - reserveTokens`.
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "js_number_opt"
     )]
-    pub threshold: Option<f64>,
+    pub(crate) threshold: Option<f64>,
     /// `shouldCompact(tokens, contextWindow, settings)`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub should_compact: Option<bool>,
+    pub(crate) should_compact: Option<bool>,
     /// pi-cli, with a window > 0: `AgentSession.getContextUsage()` (`tokens` and `percent`
     /// null after a compaction until an assistant reports usage again).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_usage: Option<ContextUsageFigures>,
+    pub(crate) context_usage: Option<ContextUsageFigures>,
 }
 
 /// `estimateContextTokens`'s figures.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContextEstimateDocument {
+pub(crate) struct ContextEstimateDocument {
     #[serde(serialize_with = "js_number")]
-    pub tokens: f64,
+    pub(crate) tokens: f64,
     #[serde(serialize_with = "js_number")]
-    pub usage_tokens: f64,
+    pub(crate) usage_tokens: f64,
     #[serde(serialize_with = "js_number")]
-    pub trailing_tokens: f64,
+    pub(crate) trailing_tokens: f64,
     /// Index into the context's messages of the assistant whose usage was taken.
-    pub last_usage_index: Option<u64>,
+    pub(crate) last_usage_index: Option<u64>,
     /// The entry of that message.
-    pub last_usage_entry_id: Option<String>,
+    pub(crate) last_usage_entry_id: Option<String>,
 }
 
 /// `AgentSession.getContextUsage()`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContextUsageFigures {
+pub(crate) struct ContextUsageFigures {
     #[serde(serialize_with = "js_number_opt")]
-    pub tokens: Option<f64>,
+    pub(crate) tokens: Option<f64>,
     #[serde(serialize_with = "js_number")]
-    pub context_window: f64,
+    pub(crate) context_window: f64,
     #[serde(serialize_with = "js_number_opt")]
-    pub percent: Option<f64>,
+    pub(crate) percent: Option<f64>,
 }
 
 /// The model fields the summarizing requests depend on.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SummaryModelParam {
+pub(crate) struct SummaryModelParam {
     /// The model's `maxTokens` (caps each request's `maxTokens` when > 0).
-    pub max_tokens: Option<f64>,
+    pub(crate) max_tokens: Option<f64>,
     /// Whether the model reasons (requests then carry `reasoning: thinkingLevel` unless off).
     #[serde(default)]
-    pub reasoning: bool,
+    pub(crate) reasoning: bool,
 }
 
 /// `session/prepareCompaction`: what pi would summarize if it compacted now.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PrepareCompactionParams {
-    pub session_id: String,
+pub(crate) struct PrepareCompactionParams {
+    pub(crate) session_id: String,
     /// Another position than the leaf; `null` for before the first entry. Nothing moves.
     #[serde(default, deserialize_with = "present")]
-    pub leaf_id: Option<Option<String>>,
-    pub settings: Option<CompactionSettingsParam>,
+    pub(crate) leaf_id: Option<Option<String>>,
+    pub(crate) settings: Option<CompactionSettingsParam>,
     /// Appended to the history request as pi does (`Additional focus: ...`).
-    pub custom_instructions: Option<String>,
-    pub model: Option<SummaryModelParam>,
+    pub(crate) custom_instructions: Option<String>,
+    pub(crate) model: Option<SummaryModelParam>,
     /// Defaults to the level in force at the leaf (pi-cli) or `"off"` (harness).
-    pub thinking_level: Option<String>,
+    pub(crate) thinking_level: Option<String>,
 }
 
 /// The shape of `session/prepareCompaction`'s result (it travels as built, pi's key order).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionPlanDocument {
+pub(crate) struct CompactionPlanDocument {
     /// pi's preparation: firstKeptEntryId, messagesToSummarize, turnPrefixMessages,
     /// retainedTail (harness), isSplitTurn, tokensBefore, previousSummary?, fileOps {read,
     /// written, edited} (arrays in insertion order), settings.
     #[schemars(with = "super::pi_format::CompactionPreparation")]
-    pub preparation: Json,
+    pub(crate) preparation: Json,
     /// The entries behind each list: {history, turnPrefix, kept}.
     #[schemars(with = "super::pi_format::CompactionEntryIds")]
-    pub entry_ids: Json,
-    pub window_start_id: Option<String>,
-    pub previous_compaction_id: Option<String>,
-    pub turn_start_id: Option<String>,
+    pub(crate) entry_ids: Json,
+    pub(crate) window_start_id: Option<String>,
+    pub(crate) previous_compaction_id: Option<String>,
+    pub(crate) turn_start_id: Option<String>,
     #[schemars(with = "Vec<String>")]
-    pub read_files: Vec<Json>,
+    pub(crate) read_files: Vec<Json>,
     #[schemars(with = "Vec<String>")]
-    pub modified_files: Vec<Json>,
+    pub(crate) modified_files: Vec<Json>,
     /// What pi appends to the summary text (`formatFileOperations`).
-    pub file_lists_text: String,
+    pub(crate) file_lists_text: String,
     /// The requests pi's `compact()` makes, in order: {purpose: "history"|"turnPrefix",
     /// systemPrompt, messages: [{role: "user", content: [{type: "text", text}], timestamp}],
     /// maxTokens, reasoning?, cacheRetention: "none"}.
     #[schemars(with = "Vec<super::pi_format::SummaryRequest>")]
-    pub requests: Vec<Json>,
+    pub(crate) requests: Vec<Json>,
 }
 
 /// A model's answer to one of `session/prepareCompaction`'s requests (or to
@@ -916,76 +916,76 @@ pub struct CompactionPlanDocument {
 /// before taking it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SummaryTextParam {
+pub(crate) struct SummaryTextParam {
     /// The answer's text (pi's `contentText(response.content)`: text blocks joined by "\n").
     /// Give this or `content`.
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     /// The response's content blocks, as pi-ai returns them: the text is taken from them as pi
     /// takes it, and pi 1.6 refuses an answer holding a `toolCall` block.
     #[schemars(with = "Option<Vec<super::pi_format::AssistantContentBlock>>")]
-    pub content: Option<Vec<Json>>,
+    pub(crate) content: Option<Vec<Json>>,
     /// The response's usage, written as pi writes it (two are added as pi's `combineUsage`).
     #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
-    pub usage: Option<Json>,
+    pub(crate) usage: Option<Json>,
     /// The response's `stopReason`: `"error"` is refused (pi 1.6 also refuses `"length"`, a
     /// cut-off summary; an `"aborted"` branch summary cancels the navigation).
-    pub stop_reason: Option<String>,
+    pub(crate) stop_reason: Option<String>,
     /// The response's `errorMessage`, quoted in the refusal of an `"error"` stop.
-    pub error_message: Option<String>,
+    pub(crate) error_message: Option<String>,
 }
 
 /// The answers to the preparation's requests, by `purpose`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SummariesParam {
-    pub history: Option<SummaryTextParam>,
-    pub turn_prefix: Option<SummaryTextParam>,
+pub(crate) struct SummariesParam {
+    pub(crate) history: Option<SummaryTextParam>,
+    pub(crate) turn_prefix: Option<SummaryTextParam>,
 }
 
 /// `session/compact`: compact at the leaf as pi does, with the model's answers.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CompactParams {
-    pub session_id: String,
+pub(crate) struct CompactParams {
+    pub(crate) session_id: String,
     /// The leaf the caller prepared at: if the leaf has moved since, nothing is written
     /// (`leaf_moved`).
-    pub leaf_id: Option<String>,
-    pub settings: Option<CompactionSettingsParam>,
-    pub custom_instructions: Option<String>,
+    pub(crate) leaf_id: Option<String>,
+    pub(crate) settings: Option<CompactionSettingsParam>,
+    pub(crate) custom_instructions: Option<String>,
     /// Sent to the hook: `"manual"` (default), `"threshold"` or `"overflow"`.
-    pub reason: Option<crate::ops::CompactReason>,
+    pub(crate) reason: Option<crate::ops::CompactReason>,
     /// The model's answers to the preparation's requests.
-    pub summaries: Option<SummariesParam>,
+    pub(crate) summaries: Option<SummariesParam>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactResult {
-    pub cancelled: bool,
+pub(crate) struct CompactResult {
+    pub(crate) cancelled: bool,
     /// The compaction entry written, as stored.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default)] // for the schema: absent, never null
     #[schemars(with = "super::pi_format::CompactionEntry")]
-    pub entry: Option<Json>,
-    pub leaf_id: Option<String>,
+    pub(crate) entry: Option<Json>,
+    pub(crate) leaf_id: Option<String>,
 }
 
 /// The `session_before_compact` hook's params (pi's payload).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeCompactHook {
-    pub session_id: String,
+pub(crate) struct BeforeCompactHook {
+    pub(crate) session_id: String,
     /// pi's preparation, as `session/prepareCompaction` gives it.
     #[schemars(with = "super::pi_format::CompactionPreparation")]
-    pub preparation: Json,
+    pub(crate) preparation: Json,
     /// The path to the leaf (pi-cli: the full path; harness: the truncated path).
     #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
-    pub branch_entries: Vec<Json>,
+    pub(crate) branch_entries: Vec<Json>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
+    pub(crate) custom_instructions: Option<String>,
     /// pi-cli only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<crate::ops::CompactReason>,
+    pub(crate) reason: Option<crate::ops::CompactReason>,
 }
 
 impl Hook for BeforeCompactHook {
@@ -996,28 +996,28 @@ impl Hook for BeforeCompactHook {
 /// The `session_before_compact` hook's answer.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BeforeCompactAnswer {
+pub(crate) struct BeforeCompactAnswer {
     #[serde(default)]
-    pub cancel: bool,
+    pub(crate) cancel: bool,
     /// A whole compaction, stored as given with `fromHook: true`: `{summary, firstKeptEntryId?,
     /// tokensBefore, details?, usage?, retainedTail? (harness)}`.
-    pub compaction: Option<HookCompactionParam>,
+    pub(crate) compaction: Option<HookCompactionParam>,
 }
 
 /// A compaction an extension wrote.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "HookCompaction")]
-pub struct HookCompactionParam {
-    pub summary: String,
-    pub first_kept_entry_id: Option<String>,
-    pub tokens_before: f64,
+pub(crate) struct HookCompactionParam {
+    pub(crate) summary: String,
+    pub(crate) first_kept_entry_id: Option<String>,
+    pub(crate) tokens_before: f64,
     #[schemars(with = "Option<super::pi_format::ExtensionData>")]
-    pub details: Option<Json>,
+    pub(crate) details: Option<Json>,
     #[schemars(with = "Option<super::pi_format::SummaryUsage>")]
-    pub usage: Option<Json>,
+    pub(crate) usage: Option<Json>,
     #[schemars(with = "Option<Vec<super::pi_format::AnyMessage>>")]
-    pub retained_tail: Option<Json>,
+    pub(crate) retained_tail: Option<Json>,
 }
 
 /// The `session_changed` notification: another program appended to an open session's file;
@@ -1025,24 +1025,24 @@ pub struct HookCompactionParam {
 /// watched session (`session/watch`), as soon as the watch sees them.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ChangedNotification {
-    pub session_id: String,
+pub(crate) struct ChangedNotification {
+    pub(crate) session_id: String,
     /// How many entries other programs appended since the client was last told (the
     /// session's own appends are never counted).
-    pub entries_added: usize,
+    pub(crate) entries_added: usize,
     /// The session's leaf after them (a session open for writing keeps the client's leaf).
-    pub leaf_id: Option<String>,
+    pub(crate) leaf_id: Option<String>,
     /// Where the new entries start: `session/getEntries {since: from}` answers them (and any
     /// entry after them).
-    pub from: String,
+    pub(crate) from: String,
     /// The point after the session's last entry now (resume from it with `getEntries.since`).
-    pub cursor: String,
+    pub(crate) cursor: String,
     /// `false` when `entries` stops before all the new entries (a large burst: at most 1000
     /// entries or about 1 MiB of them): read the rest with `getEntries {since: from}`.
-    pub complete: bool,
+    pub(crate) complete: bool,
     /// The new entries, in file order, as `getEntries` gives them (the last member).
     #[schemars(with = "Vec<super::pi_format::AnyEntry>")]
-    pub entries: Vec<Json>,
+    pub(crate) entries: Vec<Json>,
 }
 
 impl ServerNotification for ChangedNotification {
@@ -1052,27 +1052,27 @@ impl ServerNotification for ChangedNotification {
 /// `session/watch`'s answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WatchResult {
+pub(crate) struct WatchResult {
     /// The point after the session's last entry when the watch began: every later entry
     /// another program appends reaches the client in a `session_changed`.
-    pub cursor: String,
+    pub(crate) cursor: String,
     /// `false` when the session was watched already (one watch per session; this call
     /// changed nothing).
-    pub started: bool,
+    pub(crate) started: bool,
 }
 
 /// `session/unwatch`'s answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UnwatchResult {
+pub(crate) struct UnwatchResult {
     /// Whether a watch was ended (`false`: the session was not watched).
-    pub ended: bool,
+    pub(crate) ended: bool,
 }
 
 /// Why a watch ended by itself.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub enum WatchEndReason {
+pub(crate) enum WatchEndReason {
     /// The file was deleted (its name is gone).
     Deleted,
     /// Another file now has its name (renamed over it, or deleted and made anew).
@@ -1088,11 +1088,11 @@ pub enum WatchEndReason {
 /// `session_changed` of the watch; the session stays open (reopen it to read the new file).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WatchEndedNotification {
-    pub session_id: String,
-    pub reason: WatchEndReason,
+pub(crate) struct WatchEndedNotification {
+    pub(crate) session_id: String,
+    pub(crate) reason: WatchEndReason,
     /// Names the file and what happened to it.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ServerNotification for WatchEndedNotification {
@@ -1102,12 +1102,12 @@ impl ServerNotification for WatchEndedNotification {
 /// The `session_compact` notification, sent after the entry is written and before the response.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactNotification {
-    pub session_id: String,
+pub(crate) struct CompactNotification {
+    pub(crate) session_id: String,
     #[schemars(with = "super::pi_format::CompactionEntry")]
-    pub compaction_entry: Json,
+    pub(crate) compaction_entry: Json,
     /// Whether the entry came from the hook.
-    pub from_extension: bool,
+    pub(crate) from_extension: bool,
 }
 
 impl ServerNotification for CompactNotification {
@@ -1120,7 +1120,7 @@ impl ServerNotification for CompactNotification {
 /// A `$/progress` token, as LSP's `ProgressToken`: chosen by the client (`workDoneToken`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum ProgressToken {
+pub(crate) enum ProgressToken {
     Number(i64),
     String(String),
 }
@@ -1130,13 +1130,13 @@ pub enum ProgressToken {
 /// spelled out here so that unknown members are refused as in every other method.)
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SearchParams {
+pub(crate) struct SearchParams {
     /// Words that must each appear, anywhere in the entry (case and diacritics ignored);
     /// `"a phrase"` must appear as written; a piece shorter than three characters is found by
     /// a bounded scan.
-    pub query: String,
+    pub(crate) query: String,
     /// Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
     /// Only the sessions of the project in this directory; omitted: every project.
     pub cwd: Option<String>,
     /// A flat sessions directory (pi's `--session-dir`) instead of the sessions root's
@@ -1144,37 +1144,37 @@ pub struct SearchParams {
     pub session_dir: Option<String>,
     /// `message.role` (user, assistant, toolResult, ...) or the entry type of other entries
     /// (compaction, branch_summary, custom_message, label, session_info).
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     /// Entries at or after this time (milliseconds since the epoch).
-    pub since_ms: Option<f64>,
+    pub(crate) since_ms: Option<f64>,
     /// Entries before this time (milliseconds since the epoch).
-    pub until_ms: Option<f64>,
+    pub(crate) until_ms: Option<f64>,
     /// `model` or `provider/model`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Entries that call or answer this tool.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// Only entries on the path to each session's current leaf.
     #[serde(default)]
-    pub on_path: bool,
+    pub(crate) on_path: bool,
     /// Search thinking text too.
     #[serde(default)]
-    pub thinking: bool,
+    pub(crate) thinking: bool,
     /// At most this many hits (default 20).
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Hits skipped first (default 0).
     #[serde(default)]
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// `$/progress` is sent under this token while the index catches up (LSP's
     /// `WorkDoneProgressParams`).
-    pub work_done_token: Option<ProgressToken>,
+    pub(crate) work_done_token: Option<ProgressToken>,
 }
 
 /// `session/stats`: usage figures across the store, each message counted once (or per file).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StatsParams {
+pub(crate) struct StatsParams {
     /// Whose reading (one index per profile); defaults to `initialize.defaultProfile`.
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
     /// Only the sessions of the project in this directory; omitted: every project.
     pub cwd: Option<String>,
     /// A flat sessions directory (pi's `--session-dir`) instead of the sessions root's
@@ -1182,24 +1182,24 @@ pub struct StatsParams {
     pub session_dir: Option<String>,
     /// The groups (default `day`).
     #[serde(default)]
-    pub by: crate::ops::GroupBy,
+    pub(crate) by: crate::ops::GroupBy,
     /// First day counted (YYYY-MM-DD or YYYYMMDD, in `timezone`).
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// Last day counted.
-    pub until: Option<String>,
+    pub(crate) until: Option<String>,
     /// IANA name (`UTC`, `Europe/Paris`); omitted: the server machine's local time.
-    pub timezone: Option<String>,
+    pub(crate) timezone: Option<String>,
     /// Each file summed as pi's `getSessionStats` counts it (copies counted in each file).
     #[serde(default)]
-    pub per_file: bool,
+    pub(crate) per_file: bool,
     /// `$/progress` is sent under this token while the index catches up.
-    pub work_done_token: Option<ProgressToken>,
+    pub(crate) work_done_token: Option<ProgressToken>,
 }
 
 impl SearchParams {
     /// The operation's input and the progress token. (Struct literals: a member added to the
     /// input does not compile until it is mapped here.)
-    pub fn into_input(self) -> (crate::ops::SearchInput, Option<ProgressToken>) {
+    pub(crate) fn into_input(self) -> (crate::ops::SearchInput, Option<ProgressToken>) {
         let input = crate::ops::SearchInput {
             query: self.query,
             scope: crate::ops::StoreScope {
@@ -1223,7 +1223,7 @@ impl SearchParams {
 
 impl StatsParams {
     /// The operation's input and the progress token.
-    pub fn into_input(self) -> (crate::ops::StatsInput, Option<ProgressToken>) {
+    pub(crate) fn into_input(self) -> (crate::ops::StatsInput, Option<ProgressToken>) {
         let input = crate::ops::StatsInput {
             scope: crate::ops::StoreScope {
                 profile: self.profile,
@@ -1242,9 +1242,9 @@ impl StatsParams {
 
 /// `$/progress` (LSP's): the work a request with a `workDoneToken` is doing.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ProgressNotification {
-    pub token: ProgressToken,
-    pub value: WorkDoneProgress,
+pub(crate) struct ProgressNotification {
+    pub(crate) token: ProgressToken,
+    pub(crate) value: WorkDoneProgress,
 }
 
 impl ServerNotification for ProgressNotification {
@@ -1254,7 +1254,7 @@ impl ServerNotification for ProgressNotification {
 /// LSP's `WorkDoneProgressBegin`, `...Report` and `...End`, told apart by `kind`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-pub enum WorkDoneProgress {
+pub(crate) enum WorkDoneProgress {
     Begin {
         title: String,
         /// The client cannot cancel the indexing on its own (`$/cancelRequest` still ends

@@ -36,6 +36,7 @@ pub struct Resume {
 
 /// A line the lenient reader skipped, with why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct Warning {
     /// 1-based physical line (0 when the warning is not about one line).
     pub line: u64,

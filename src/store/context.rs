@@ -17,9 +17,11 @@ use super::tree::Walk;
 /// `buildSessionContext()` as a value, keys in the order the profile's pi produces them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Context {
+    /// The messages the model sees, oldest first.
     pub messages: Vec<JsValue>,
     /// `None` when pi's value would be `undefined` (a thinking_level_change without a level).
     pub thinking_level: Option<JsValue>,
+    /// The model in force (`{provider, modelId}` or `null`).
     pub model: JsValue,
     /// Harness only: the last `active_tools_change` (null when none).
     pub active_tool_names: Option<JsValue>,
@@ -51,6 +53,7 @@ impl Context {
         JsValue::Object(map)
     }
 
+    /// The context as pi's object, in `profile`'s shape.
     pub fn to_value(&self, profile: Profile) -> JsValue {
         let mut map = JsObject::new();
         let mut put = |k: &str, v: JsValue| {
@@ -104,7 +107,7 @@ pub struct BranchFacts {
 
 impl Session {
     /// `buildContextEntries()` at `leaf`.
-    pub fn context_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<u32>> {
+    pub(crate) fn context_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<u32>> {
         let path = self.profile_path(leaf)?;
         self.note_cycle(&path);
         Ok(self.select_context_entries(&path.positions))
@@ -180,7 +183,7 @@ impl Session {
     }
 
     /// The thinking level, model (and harness tools) in force at `leaf`, without messages.
-    pub fn context_settings(&mut self, leaf: &Leaf) -> StoreResult<Context> {
+    pub(crate) fn context_settings(&mut self, leaf: &Leaf) -> StoreResult<Context> {
         let path = self.profile_path(leaf)?;
         self.settings(&path.positions)
     }
@@ -188,7 +191,7 @@ impl Session {
     /// `buildSessionContext()` at `leaf`, handing each message to `each` as it is made instead
     /// of collecting them (the returned context has no messages): a context of 300,000
     /// messages is written out holding one at a time.
-    pub fn build_context_with(
+    pub(crate) fn build_context_with(
         &mut self,
         leaf: &Leaf,
         format: MessageFormat,
@@ -203,7 +206,7 @@ impl Session {
     /// [`Session::build_context_with`], handing out a message as the part of its entry's line
     /// that holds it whenever that part is exactly the message pi builds: a writer then
     /// copies its text instead of building and printing a tree of values.
-    pub fn build_context_lines(
+    pub(crate) fn build_context_lines(
         &mut self,
         leaf: &Leaf,
         format: MessageFormat,

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 /// What went wrong, by a name clients can match on (`kind()`), with a message for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
+    /// What kind of refusal (the error's name on the wire).
     pub kind: ErrorKind,
+    /// What went wrong, in one line.
     pub message: String,
     /// The 1-based line of the file the error is about, when there is one.
     pub line: Option<u64>,
@@ -15,6 +17,7 @@ pub struct StoreError {
     pub file: Option<PathBuf>,
 }
 
+/// The kinds of store errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The file is not a session this profile can read (header missing or invalid).
@@ -89,6 +92,7 @@ impl ErrorKind {
 }
 
 impl StoreError {
+    /// An error of `kind`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         StoreError {
             kind,
@@ -98,6 +102,7 @@ impl StoreError {
         }
     }
 
+    /// An error of `kind` at a 1-based line of the file.
     pub fn at_line(kind: ErrorKind, line: u64, message: impl Into<String>) -> Self {
         StoreError {
             line: Some(line),
@@ -116,6 +121,7 @@ impl StoreError {
         self
     }
 
+    /// pi's error for an entry id the session does not hold.
     pub fn entry_not_found(id: &str) -> Self {
         StoreError::new(ErrorKind::EntryNotFound, format!("Entry {id} not found"))
     }
@@ -149,6 +155,7 @@ impl StoreError {
         e
     }
 
+    /// The kind's name, as the wire spells it.
     pub fn kind_name(&self) -> &'static str {
         self.kind.name()
     }
@@ -162,6 +169,7 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// A store operation's result.
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[cfg(test)]

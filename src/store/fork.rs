@@ -16,6 +16,7 @@ use super::session::Session;
     Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub enum ForkPosition {
     Before,
     At,
@@ -164,7 +165,7 @@ impl Session {
     }
 
     /// Every entry, as `JSON.stringify(JSON.parse(line))` copies it (`forkFrom`).
-    pub fn all_entries(&self) -> StoreResult<Vec<JsValue>> {
+    pub(crate) fn all_entries(&self) -> StoreResult<Vec<JsValue>> {
         (0..self.len() as u32)
             .map(|p| self.entry_value(p))
             .collect()

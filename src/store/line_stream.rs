@@ -33,15 +33,15 @@ struct ReadChunk<D> {
 
 /// The bytes `start..end` of a file, which begin at physical line `first_line` (1-based).
 #[derive(Clone, Copy, Debug)]
-pub struct Span {
-    pub start: u64,
-    pub end: u64,
-    pub first_line: u64,
+pub(crate) struct Span {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) first_line: u64,
 }
 
 /// Calls `each(line_number, offset, bytes, read)` for every line of `span` (split on `\n`; a
 /// last line without its newline included), in file order.
-pub fn scan_lines(
+pub(crate) fn scan_lines(
     file: &SessionFile,
     span: Span,
     max_line_bytes: usize,
@@ -252,7 +252,7 @@ fn read_exact_at(
 
 /// Where the last `\n` in `start..end` is, reading backwards in blocks (a torn or growing last
 /// line costs one pass over itself, not over the file).
-pub fn last_newline(file: &SessionFile, start: u64, end: u64) -> StoreResult<Option<u64>> {
+pub(crate) fn last_newline(file: &SessionFile, start: u64, end: u64) -> StoreResult<Option<u64>> {
     const BLOCK: u64 = 64 << 10;
     let mut buffer = vec![0u8; BLOCK as usize];
     let mut high = end;

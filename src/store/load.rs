@@ -27,17 +27,17 @@ use crate::format::ids::{EntryIdStyle, IdSource};
 
 /// What reading a file produced.
 #[derive(Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The header object as pi keeps it (migrated when a migration ran).
-    pub header: JsValue,
-    pub index: Index,
-    pub warnings: Vec<Warning>,
+    pub(crate) header: JsValue,
+    pub(crate) index: Index,
+    pub(crate) warnings: Vec<Warning>,
     /// Every line after a migration (header first), as pi would rewrite the file.
-    pub migrated_lines: Option<Vec<String>>,
+    pub(crate) migrated_lines: Option<Vec<String>>,
     /// The version the file had when a migration ran.
-    pub migrated_from: Option<f64>,
+    pub(crate) migrated_from: Option<f64>,
     /// The reader's state after the last complete line (`None` after a migration).
-    pub checkpoint: Option<Checkpoint>,
+    pub(crate) checkpoint: Option<Checkpoint>,
     /// The persisted index this load used or wrote.
     pub persisted: Option<Persisted>,
     /// What a first read of the whole file gathered for later reads (see [`Digests`]).
@@ -46,7 +46,7 @@ pub struct Loaded {
 
 /// Why a file could not be loaded as a session, beyond I/O.
 #[derive(Debug)]
-pub enum LoadOutcome {
+pub(crate) enum LoadOutcome {
     Loaded(Box<Loaded>),
     /// The file has no bytes at all (pi writes a fresh header into it).
     Empty,
@@ -60,7 +60,7 @@ pub enum LoadOutcome {
 ///
 /// With `options.index_dir`, the persisted index is used when it is valid for the file (only
 /// the bytes after it are read) and written when the read went further than it.
-pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
+pub(crate) fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<LoadOutcome> {
     let Some(place) = options
         .index_dir
         .clone()
@@ -129,16 +129,16 @@ pub fn load(file: &mut SessionFile, options: &SessionOptions) -> StoreResult<Loa
 
 /// Where a session's persisted index is, for what is filed beside it (stats).
 #[derive(Debug, Clone)]
-pub struct Persisted {
-    pub place: Arc<index_file::IndexPlace>,
-    pub generation: u64,
+pub(crate) struct Persisted {
+    pub(crate) place: Arc<index_file::IndexPlace>,
+    pub(crate) generation: u64,
     /// Entries the persisted index covers.
-    pub records: usize,
+    pub(crate) records: usize,
 }
 
 /// [`load`], resuming from a persisted index's checkpoint when one is given: only the bytes
 /// after it are read, by the same reader, so the outcome is what a full read gives.
-pub fn load_from(
+pub(crate) fn load_from(
     file: &mut SessionFile,
     options: &SessionOptions,
     resume: Option<Resume>,
@@ -238,10 +238,10 @@ fn read_file(
 
 /// What following a file's tail found.
 #[derive(Debug, Default)]
-pub struct Followed {
+pub(crate) struct Followed {
     /// Entries added to the index.
-    pub entries: usize,
-    pub warnings: Vec<Warning>,
+    pub(crate) entries: usize,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// Indexes what was appended to `file` since it was last indexed: the new complete lines from
@@ -251,7 +251,7 @@ pub struct Followed {
 /// program after the session was opened. This one function serves every "the file grew"
 /// case: another program's appends, a gap left by a racing writer, and a torn line that an
 /// append has closed.
-pub fn follow(
+pub(crate) fn follow(
     file: &mut SessionFile,
     end: u64,
     header: JsValue,

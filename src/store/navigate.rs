@@ -16,41 +16,60 @@ use super::session::Session;
 /// What the caller asks for.
 #[derive(Debug, Clone, Default)]
 pub struct TreeRequest {
+    /// The entry to move to.
     pub target_id: String,
+    /// Whether to summarize the branch left behind.
     pub summarize: bool,
+    /// Instructions for the summarizer.
     pub custom_instructions: Option<String>,
+    /// Whether the instructions replace pi's prompt.
     pub replace_instructions: Option<bool>,
+    /// A label for the target entry.
     pub label: Option<String>,
 }
 
 /// pi's `preparation`: what a navigation would leave behind.
 #[derive(Debug, Clone)]
 pub struct TreePreparation {
+    /// The entry to move to.
     pub target_id: String,
+    /// The leaf before the move.
     pub old_leaf: Leaf,
+    /// The newest entry both branches share, if any.
     pub common_ancestor_id: Option<String>,
     /// Positions of the abandoned entries, oldest first.
     pub entries_to_summarize: Vec<u32>,
+    /// Whether the caller asked for a summary.
     pub user_wants_summary: bool,
+    /// Instructions for the summarizer.
     pub custom_instructions: Option<String>,
+    /// Whether the instructions replace pi's prompt.
     pub replace_instructions: Option<bool>,
+    /// A label for the target entry.
     pub label: Option<String>,
 }
 
 /// A branch summary someone wrote (the hook, or the caller with its own model).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryInput {
+    /// The summary text (or blocks).
     pub summary: JsValue,
+    /// Extra details.
     pub details: Option<JsValue>,
+    /// The summarizing model's usage.
     pub usage: Option<JsValue>,
 }
 
 /// The `session_before_tree` hook's answer.
 #[derive(Debug, Clone, Default)]
 pub struct TreeHookAnswer {
+    /// Cancel the navigation.
     pub cancel: bool,
+    /// A summary the hook wrote.
     pub summary: Option<SummaryInput>,
+    /// Instructions replacing the caller's.
     pub custom_instructions: Option<String>,
+    /// Whether the instructions replace pi's prompt.
     pub replace_instructions: Option<bool>,
     /// `Some("")` suppresses the label, as pi's `label: ""` does.
     pub label: Option<String>,
@@ -60,11 +79,15 @@ pub struct TreeHookAnswer {
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)] // made once per navigation, never stored
 pub enum TreeDecision {
+    /// Nothing moves.
     Cancel,
+    /// Move, writing the summary if any.
     Proceed {
+        /// The summary to write.
         summary: Option<SummaryInput>,
         /// Whether the summary came from the hook (pi's `fromExtension` / `fromHook`).
         from_extension: bool,
+        /// The label to write on the target.
         label: Option<String>,
     },
 }
@@ -72,9 +95,11 @@ pub enum TreeDecision {
 /// What a navigation did.
 #[derive(Debug, Clone)]
 pub struct NavigationOutcome {
+    /// The text pi puts back in the editor (the target user message's), if any.
     pub editor_text: Option<String>,
     /// The branch summary entry written, as stored.
     pub summary_entry: Option<JsValue>,
+    /// The leaf before the move.
     pub old_leaf: Leaf,
     /// The leaf after the move (and after any label append, which moves it again).
     pub new_leaf: Leaf,
@@ -170,7 +195,7 @@ impl Session {
 
     /// The preparation as the `session_before_tree` hook receives it (pi's field names; the
     /// abandoned entries as stored).
-    pub fn preparation_value(&self, preparation: &TreePreparation) -> StoreResult<JsValue> {
+    pub(crate) fn preparation_value(&self, preparation: &TreePreparation) -> StoreResult<JsValue> {
         let mut map = JsObject::new();
         let mut put = |k: &str, v: JsValue| {
             map.insert(JsString::new(k), v);

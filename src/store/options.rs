@@ -17,12 +17,15 @@ pub const DEFAULT_INDEX_MAX_BYTES: u64 = 2 << 30;
 /// How a session is opened or created.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
+    /// Which pi the session reads and writes like.
     pub profile: Profile,
     /// Sync every append to disk before acknowledging it.
     pub durable: bool,
+    /// The longest line read; longer lines are refused.
     pub max_line_bytes: usize,
+    /// Where new ids and times come from.
     pub ids: Arc<IdSource>,
-    /// Where the persisted index lives (see [`super::index_file`]); `None`: no index.
+    /// Where the persisted index lives (see `index_file`); `None`: no index.
     pub index_dir: Option<Arc<Path>>,
     /// The most bytes the index directory may hold before the least recently written go.
     pub index_max_bytes: u64,
@@ -47,6 +50,7 @@ impl Default for SessionOptions {
 }
 
 impl SessionOptions {
+    /// The defaults, in `profile`.
     pub fn with_profile(profile: Profile) -> Self {
         SessionOptions {
             profile,
@@ -66,6 +70,7 @@ pub struct NewSession {
     pub id: Option<String>,
     /// The header timestamp; now otherwise.
     pub timestamp: Option<String>,
+    /// The session this one was forked from (the header's `parentSession`).
     pub parent_session: Option<String>,
     /// Header metadata (harness only).
     pub metadata: Option<JsValue>,

@@ -37,18 +37,18 @@ macro_rules! scalars_give {
 
 /// What a row needs of a message entry.
 #[derive(Debug, PartialEq)]
-pub struct LeanMessage<'a> {
+pub(crate) struct LeanMessage<'a> {
     /// `message.role` when it is a string, else empty (as the exact path prints it).
-    pub role: Cow<'a, str>,
+    pub(crate) role: Cow<'a, str>,
     /// The pieces the preview is made of, in order (joined with spaces, they are its text).
-    pub body: Vec<Cow<'a, str>>,
+    pub(crate) body: Vec<Cow<'a, str>>,
     /// `hasTextContent(content) || isErrorOrAborted`: what pi's selector tests of an
     /// assistant message that is not the leaf.
-    pub shown: bool,
+    pub(crate) shown: bool,
 }
 
 /// The row facts of a message line, or `None` when only the exact reader can tell them.
-pub fn message(line: &str) -> Option<LeanMessage<'_>> {
+pub(crate) fn message(line: &str) -> Option<LeanMessage<'_>> {
     let entry: Entry<'_> = serde_json::from_str(line).ok()?;
     let Some(message) = entry.message else {
         // Missing or null: no role, no body, not shown.

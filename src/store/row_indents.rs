@@ -7,7 +7,7 @@ use super::tree_memo::TreeRow;
 /// child (the newest), which stays in its parent's column; earlier siblings (abandoned
 /// branches) are indented one step, so the active line stays flat however often the user
 /// branched. (Also the HTML export's tree.)
-pub fn row_indents(rows: &[TreeRow]) -> Vec<usize> {
+pub(crate) fn row_indents(rows: &[TreeRow]) -> Vec<usize> {
     let has_next_sibling = next_siblings(rows);
     let mut indent_at_depth: Vec<usize> = Vec::new();
     let mut indents = Vec::with_capacity(rows.len());

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// How a regular file is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     /// Read and append.
     Append,
@@ -23,7 +23,7 @@ pub enum Access {
 /// Opens an existing regular file without blocking. A session file that is a symlink to a
 /// regular file is followed (real `~/.pi` setups have them) unless `follow_symlink` is false.
 /// Anything but a regular file is refused with an error naming what it is.
-pub fn open_regular(path: &Path, access: Access, follow_symlink: bool) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path, access: Access, follow_symlink: bool) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     if access == Access::Append {
@@ -65,20 +65,20 @@ fn not_regular(kind: &std::fs::FileType) -> io::Error {
 }
 
 /// Whether an error from [`open_regular`] is its refusal of a non-regular file.
-pub fn is_not_regular(error: &io::Error) -> bool {
+pub(crate) fn is_not_regular(error: &io::Error) -> bool {
     error.kind() == io::ErrorKind::InvalidInput
 }
 
 /// Reads all of a regular file, but never more than the size it had when opened (a file that
 /// grows while it is read, or a device behind a symlink, cannot grow memory).
-pub fn read_regular(path: &Path, follow_symlink: bool) -> io::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, follow_symlink: bool) -> io::Result<Vec<u8>> {
     let file = open_regular(path, Access::Read, follow_symlink)?;
     let len = file.metadata()?.len();
     read_prefix(&file, len)
 }
 
 /// The first `len` bytes of `file` (fewer if it is shorter now).
-pub fn read_prefix(file: &File, len: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_prefix(file: &File, len: u64) -> io::Result<Vec<u8>> {
     let len = usize::try_from(len).map_err(|_| io::Error::other("file too large"))?;
     let mut buffer = vec![0u8; len];
     let mut filled = 0;
@@ -96,7 +96,7 @@ pub fn read_prefix(file: &File, len: u64) -> io::Result<Vec<u8>> {
 
 /// Creates `path`, which must not exist (not even as a dangling symlink), mode 0600, open for
 /// reading and appending.
-pub fn create_exclusive(path: &Path) -> io::Result<File> {
+pub(crate) fn create_exclusive(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .append(true)
@@ -109,7 +109,7 @@ pub fn create_exclusive(path: &Path) -> io::Result<File> {
 /// A new temporary file beside `target` (same directory, so it can be renamed over it), with
 /// an unpredictable name, created exclusively, mode 0600. Removed when dropped unless
 /// [`replace_with`] renames it.
-pub fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+pub(crate) fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let dir = parent_dir(target);
     let name = target
         .file_name()
@@ -124,7 +124,7 @@ pub fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
 
 /// Renames `temporary` over `target` (replacing a symlink at `target` itself, never its
 /// target), after syncing the temporary's bytes; syncs the directory when `durable`.
-pub fn replace_with(
+pub(crate) fn replace_with(
     temporary: tempfile::NamedTempFile,
     target: &Path,
     durable: bool,
@@ -140,7 +140,7 @@ pub fn replace_with(
 /// Copies the first `len` bytes of `source` to a new file at `wanted`, or, when something
 /// already has that name, at `wanted.1`, `wanted.2`, ...: an existing backup is never
 /// replaced. Returns where the copy went; the copy is synced.
-pub fn keep_copy(source: &File, len: u64, wanted: &Path) -> io::Result<PathBuf> {
+pub(crate) fn keep_copy(source: &File, len: u64, wanted: &Path) -> io::Result<PathBuf> {
     let mut candidate = wanted.to_path_buf();
     for n in 1..=1000u32 {
         match create_exclusive(&candidate) {
@@ -188,12 +188,12 @@ fn copy_prefix(source: &File, len: u64, out: &mut File) -> io::Result<()> {
 }
 
 /// Syncs the directory holding `path`, so that a create or rename in it survives a crash.
-pub fn sync_dir_of(path: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir_of(path: &Path) -> io::Result<()> {
     sync_dir(parent_dir(path))
 }
 
 /// Syncs a directory (after creating or renaming entries in it, or after creating it).
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 

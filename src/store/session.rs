@@ -273,17 +273,19 @@ impl Session {
     // -----------------------------------------------------------------------------------------
     // What the session is
 
+    /// The profile the session was opened in.
     pub fn profile(&self) -> Profile {
         self.options.profile
     }
 
+    /// The session header (the file's first line).
     pub fn header(&self) -> &JsValue {
         &self.header
     }
 
     /// The header as each pi reports it: the SessionManager returns the raw object; the
     /// harness keeps only its known fields.
-    pub fn reported_header(&self) -> JsValue {
+    pub(crate) fn reported_header(&self) -> JsValue {
         if self.options.profile.is_session_manager() {
             return self.header.clone();
         }
@@ -298,6 +300,7 @@ impl Session {
         JsValue::Object(map)
     }
 
+    /// The session's id (the header's `id`).
     pub fn session_id(&self) -> Cow<'_, str> {
         self.header
             .get("id")
@@ -305,6 +308,7 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// The header's working directory.
     pub fn cwd(&self) -> Cow<'_, str> {
         self.header
             .get("cwd")
@@ -318,14 +322,14 @@ impl Session {
     }
 
     /// Whether appends are synced to disk before they are acknowledged.
-    pub fn is_durable(&self) -> bool {
+    pub(crate) fn is_durable(&self) -> bool {
         self.options.durable
     }
 
     /// Makes the session durable from now on: what is written already is synced (bytes and
     /// name), a pi-cli session holding unwritten entries writes them now, and every later
     /// append is synced before it is acknowledged.
-    pub fn make_durable(&mut self) -> StoreResult<()> {
+    pub(crate) fn make_durable(&mut self) -> StoreResult<()> {
         self.options.durable = true;
         match (&mut self.file, &self.path) {
             (Some(file), _) => file.make_durable(),
@@ -377,14 +381,16 @@ impl Session {
     }
 
     /// Whether the file ends without a newline: the next append starts a fresh line first.
-    pub fn has_torn_tail(&self) -> bool {
+    pub(crate) fn has_torn_tail(&self) -> bool {
         self.file.as_ref().is_some_and(SessionFile::has_torn_tail)
     }
 
+    /// The current leaf.
     pub fn leaf(&self) -> &Leaf {
         &self.leaf
     }
 
+    /// The lines the reader skipped, with why.
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
@@ -396,14 +402,17 @@ impl Session {
         }
     }
 
+    /// The number of entries (the header not counted).
     pub fn len(&self) -> usize {
         self.index.len()
     }
 
+    /// Whether the session holds no entry.
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
     }
 
+    /// Where the session's new ids and times come from.
     pub fn ids(&self) -> &Arc<IdSource> {
         &self.options.ids
     }
@@ -413,11 +422,12 @@ impl Session {
         self.index.get(id)
     }
 
+    /// The indexed facts of the entry at `position` (its id, line, kind, ...).
     pub fn record(&self, position: u32) -> Record<'_> {
         self.index.record(position)
     }
 
-    /// Bytes the session's index holds in memory (see [`Index::heap_bytes`]).
+    /// Bytes the session's index holds in memory (see `Index::heap_bytes`).
     pub fn index_heap_bytes(&self) -> usize {
         self.index.heap_bytes()
     }
@@ -434,7 +444,7 @@ impl Session {
     }
 
     /// The raw text of an entry's line.
-    pub fn line_text(&self, position: u32) -> StoreResult<Cow<'_, str>> {
+    pub(crate) fn line_text(&self, position: u32) -> StoreResult<Cow<'_, str>> {
         let record = self.index.record(position);
         match record.body() {
             Body::Held(text) => Ok(Cow::Borrowed(text)),
@@ -477,7 +487,7 @@ impl Session {
 
     /// A few top-level fields of an entry as `JSON.parse` gives them, without building the rest
     /// of its line (see [`crate::format::entry::field_values`]).
-    pub fn entry_fields<const N: usize>(
+    pub(crate) fn entry_fields<const N: usize>(
         &self,
         position: u32,
         keys: [&str; N],
@@ -498,7 +508,7 @@ impl Session {
     // values per entry, and strings reach the reader exactly as the file holds them.
 
     /// The entry at `position` as JSON text, appended to `out`.
-    pub fn write_entry_json(&self, position: u32, out: &mut String) -> StoreResult<()> {
+    pub(crate) fn write_entry_json(&self, position: u32, out: &mut String) -> StoreResult<()> {
         let text = self.line_text(position)?;
         let json = exact_text::entry_json(&text).map_err(|e| {
             let line = self.record(position).line();
@@ -514,7 +524,11 @@ impl Session {
 
     /// The entries at `positions` as the members of a JSON array (`a,b,c`, without the
     /// brackets), appended to `out`; large runs are written on every core.
-    pub fn write_entries_json(&self, positions: &[u32], out: &mut String) -> StoreResult<()> {
+    pub(crate) fn write_entries_json(
+        &self,
+        positions: &[u32],
+        out: &mut String,
+    ) -> StoreResult<()> {
         let bytes: u64 = positions.iter().map(|&p| self.line_len(p)).sum();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -558,7 +572,7 @@ impl Session {
     }
 
     /// The length of an entry's line in bytes (what reading it back costs).
-    pub fn line_len(&self, position: u32) -> u64 {
+    pub(crate) fn line_len(&self, position: u32) -> u64 {
         match self.record(position).body() {
             Body::File { len, .. } => u64::from(len),
             Body::Held(text) => text.len() as u64,
@@ -574,7 +588,7 @@ impl Session {
     }
 
     /// Every label, in cache order: `(target id, label, position of the label entry)`.
-    pub fn labels(&self) -> impl Iterator<Item = (&str, JsValue, u32)> {
+    pub(crate) fn labels(&self) -> impl Iterator<Item = (&str, JsValue, u32)> {
         self.index
             .labels
             .iter()
@@ -582,7 +596,7 @@ impl Session {
     }
 
     /// The session name: the last `session_info`'s `name`, trimmed; empty clears it.
-    pub fn session_name(&self) -> Option<String> {
+    pub(crate) fn session_name(&self) -> Option<String> {
         let record = self
             .index
             .records()
@@ -919,18 +933,18 @@ impl Session {
     /// The positions of the entries other programs appended since this was last asked, in
     /// file order, whether a read, a change (which indexes them before its own line) or a
     /// watch picked them up: each is handed out once, and the session's own are never in it.
-    pub fn take_foreign(&mut self) -> Vec<std::ops::Range<u32>> {
+    pub(crate) fn take_foreign(&mut self) -> Vec<std::ops::Range<u32>> {
         std::mem::take(&mut self.foreign)
     }
 
     /// Whether entries other programs appended are waiting for [`Session::take_foreign`].
-    pub fn has_foreign(&self) -> bool {
+    pub(crate) fn has_foreign(&self) -> bool {
         !self.foreign.is_empty()
     }
 
     /// Whether the file is no longer the one at the session's path, or was cut (see
     /// [`SessionFile::gone`]); `None` for a session without a file yet.
-    pub fn file_gone(&self) -> StoreResult<Option<super::file::Gone>> {
+    pub(crate) fn file_gone(&self) -> StoreResult<Option<super::file::Gone>> {
         match &self.file {
             Some(file) => file.gone(),
             None => Ok(None),
@@ -939,7 +953,7 @@ impl Session {
 
     /// Whether the file grew since it was last read (another program appended): one `fstat`,
     /// so a caller can decide where to run [`Session::follow_tail`].
-    pub fn tail_grew(&mut self) -> StoreResult<bool> {
+    pub(crate) fn tail_grew(&mut self) -> StoreResult<bool> {
         match self.file.as_mut() {
             Some(file) => file.grown(),
             None => Ok(false),

@@ -10,6 +10,7 @@ use super::index::Record;
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(missing_docs)] // no doc comments: schemars would copy them into protocol/schema.json; protocol.md describes these members
 pub struct SessionStats {
     pub message_count: u64,
     pub user_messages: u64,
@@ -28,13 +29,13 @@ pub struct SessionStats {
 /// The usage figures of one `usage` object, as pi reads them (`x || 0`-like: what is not a
 /// number counts 0).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Usage {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
+pub(crate) struct Usage {
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
     /// `cost.total`.
-    pub cost: f64,
+    pub(crate) cost: f64,
 }
 
 impl Usage {
@@ -53,15 +54,15 @@ impl Usage {
 /// What the stats read of one line beyond the index's facts: the `toolCall` blocks of
 /// `message.content`, `message.usage` and the entry's own `usage` (`None` where absent).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LineUsage {
-    pub tool_calls: u64,
-    pub message_usage: Option<Usage>,
-    pub entry_usage: Option<Usage>,
+pub(crate) struct LineUsage {
+    pub(crate) tool_calls: u64,
+    pub(crate) message_usage: Option<Usage>,
+    pub(crate) entry_usage: Option<Usage>,
 }
 
 impl LineUsage {
     /// From the entry as `JSON.parse` gives it.
-    pub fn of_value(entry: &JsValue) -> LineUsage {
+    pub(crate) fn of_value(entry: &JsValue) -> LineUsage {
         let message = entry.get("message");
         let tool_calls = message
             .and_then(|m| m.get("content"))
@@ -118,7 +119,7 @@ impl SessionStats {
 
     /// [`SessionStats::count`] of an entry of `kind` (a message's `role` when it is one), from
     /// a line's facts as well as from the index; `usage` reads the line when it is needed.
-    pub fn count_as(
+    pub(crate) fn count_as(
         &mut self,
         kind: Kind,
         role: Option<Role>,
@@ -154,7 +155,7 @@ impl SessionStats {
     /// Adds what [`SessionStats::count`] counted of later entries, starting from zero: the
     /// sums are those of one pass in order, since each entry adds its usage once and `0 + x`
     /// is `x` exactly.
-    pub fn add(&mut self, later: &SessionStats) {
+    pub(crate) fn add(&mut self, later: &SessionStats) {
         self.message_count += later.message_count;
         self.user_messages += later.user_messages;
         self.assistant_messages += later.assistant_messages;

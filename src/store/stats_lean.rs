@@ -15,7 +15,7 @@ use crate::format::json::{self, JsValue};
 use super::stats::{LineUsage, Usage};
 
 /// What the stats count of a line, or `None` when only the exact reader can tell it.
-pub fn line_usage(line: &str) -> Option<LineUsage> {
+pub(crate) fn line_usage(line: &str) -> Option<LineUsage> {
     // Without a `\u` escape every key and string is written as it reads: a line with no
     // `"usage"` and no `toolCall` text carries nothing the stats count (a tool's output, a
     // user's message), found at memchr speed instead of by parsing it.

@@ -12,7 +12,7 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::safe_file;
 
 /// Syncs the directory holding `path`, so a file just created or renamed there stays.
-pub fn fsync_parent(path: &Path) -> StoreResult<()> {
+pub(crate) fn fsync_parent(path: &Path) -> StoreResult<()> {
     safe_file::sync_dir_of(path)
         .map_err(|e| StoreError::io(path, "cannot sync the directory of", e))
 }
@@ -20,7 +20,7 @@ pub fn fsync_parent(path: &Path) -> StoreResult<()> {
 type SyncFn = Box<dyn Fn(&File) -> std::io::Result<()> + Send + Sync>;
 
 /// The syncs of one open file's appends, shared by whoever waits for them.
-pub struct GroupSync {
+pub(crate) struct GroupSync {
     path: PathBuf,
     /// A second handle on the file, so a sync needs no lock on the session that writes it.
     file: File,
@@ -97,7 +97,7 @@ impl GroupSync {
     }
 
     /// Syncs run so far (every append shares one).
-    pub fn syncs(&self) -> u64 {
+    pub(crate) fn syncs(&self) -> u64 {
         self.state().syncs
     }
 
@@ -126,7 +126,7 @@ impl GroupSync {
     /// one for everything written so far; if one is running, it waits for it and then, unless
     /// that sync covered `end`, for the next one, which it runs itself or which another waiter
     /// runs for all of them.
-    pub fn sync_through(&self, end: u64) -> StoreResult<()> {
+    pub(crate) fn sync_through(&self, end: u64) -> StoreResult<()> {
         let mut state = self.state();
         loop {
             if let Some(why) = &state.failed {
@@ -165,7 +165,7 @@ pub struct Unsynced(Option<(Arc<GroupSync>, u64)>);
 
 impl Unsynced {
     /// Nothing to wait for.
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Unsynced(None)
     }
 
@@ -173,7 +173,7 @@ impl Unsynced {
         Unsynced(Some((group, end)))
     }
 
-    /// Returns once the appends are on disk (see [`GroupSync::sync_through`]).
+    /// Returns once the appends are on disk (one sync may cover many appends).
     pub fn wait(self) -> StoreResult<()> {
         match self.0 {
             Some((group, end)) => group.sync_through(end),

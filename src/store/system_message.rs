@@ -11,7 +11,7 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 /// pi-ai's `getCurrentSystemMessage`: every system message replayed into one (content joined,
 /// sections patched by name, tools removed then added), or `None` when there is no system
 /// message with a timestamp and no tool.
-pub fn current_system_message(messages: &[JsValue]) -> StoreResult<Option<JsValue>> {
+pub(crate) fn current_system_message(messages: &[JsValue]) -> StoreResult<Option<JsValue>> {
     let mut content = Vec::new();
     let mut sections: IndexMap<JsString, JsValue> = IndexMap::new();
     let mut tools: IndexMap<String, JsValue> = IndexMap::new();

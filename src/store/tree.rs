@@ -83,12 +83,12 @@ impl Session {
     }
 
     /// The parent of a record, if its `parentId` is a non-empty string naming an entry.
-    pub fn parent_position(&self, position: u32) -> Option<u32> {
+    pub(crate) fn parent_position(&self, position: u32) -> Option<u32> {
         self.index.parent_position(position)
     }
 
     /// The full path from the root to `start` (the SessionManager's walk).
-    pub fn walk_from(&self, start: Option<u32>) -> Walk {
+    pub(crate) fn walk_from(&self, start: Option<u32>) -> Walk {
         // A step to an earlier entry can never close a cycle, so only the positions left by a
         // step to the same or a later one are remembered (a session written in order has
         // none). When one repeats there is a cycle, and the walk is redone remembering every
@@ -129,7 +129,7 @@ impl Session {
     }
 
     /// `getBranch(id)`: the full path to `id` (empty for an unknown id).
-    pub fn branch_path(&self, id: &str) -> Walk {
+    pub(crate) fn branch_path(&self, id: &str) -> Walk {
         match self.index.get(id) {
             Some(position) => self.walk_from(Some(position)),
             None => Walk::default(),
@@ -138,7 +138,7 @@ impl Session {
 
     /// The harness's `getPathToRootOrCompaction`: the path to `leaf`, cut at the newest
     /// `retainedTail` compaction or at the `firstKeptEntryId` of the last compaction passed.
-    pub fn checkpoint_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
+    pub(crate) fn checkpoint_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
         let id = match leaf {
             Leaf::Null => return Ok(Walk::default()),
             Leaf::Id(id) => id,
@@ -195,7 +195,7 @@ impl Session {
     }
 
     /// The path context building and navigation use for this profile.
-    pub fn profile_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
+    pub(crate) fn profile_path(&self, leaf: &Leaf) -> StoreResult<Walk> {
         match self.options.profile.is_session_manager() {
             true => Ok(self.leaf_path(leaf)),
             false => self.checkpoint_path(leaf),
@@ -203,7 +203,7 @@ impl Session {
     }
 
     /// Entries whose parent is `id`, in file order (`getChildren`).
-    pub fn children(&self, id: &str) -> Vec<u32> {
+    pub(crate) fn children(&self, id: &str) -> Vec<u32> {
         (0..self.index.len() as u32)
             .filter(|&p| self.index.record(p).parent().id() == Some(id))
             .collect()
@@ -221,7 +221,7 @@ impl Session {
 
     /// Which entries are on the path from the root to the current leaf (the SessionManager's
     /// walk, as [`Session::leaf_path`] takes it).
-    pub fn on_leaf_path(&self) -> Vec<bool> {
+    pub(crate) fn on_leaf_path(&self) -> Vec<bool> {
         let mut on_path = vec![false; self.index.len()];
         self.find_ancestor(self.walk_start(&self.leaf), |position| {
             on_path[position as usize] = true;
@@ -341,7 +341,7 @@ impl Session {
 
     /// Whether pi's selector shows the entry at `position` in `filter` mode, the session's
     /// leaf being the current one (`facts`: the session's, see [`Session::tree_facts`]).
-    pub fn shown_by_tree_filter(
+    pub(crate) fn shown_by_tree_filter(
         &self,
         facts: &TreeFacts,
         position: u32,
@@ -381,7 +381,7 @@ impl Session {
 
     /// The rows of the tree pre-order (as [`Session::tree_rows`]) that `filter` shows (all
     /// without one), cut to `window`. `entry_not_found` for an unknown `Around` id.
-    pub fn tree_page(
+    pub(crate) fn tree_page(
         &self,
         filter: Option<TreeFilter>,
         window: TreeWindow<'_>,
@@ -450,7 +450,7 @@ impl Session {
     /// The previews of the entries at `positions`. The session's facts are used when they
     /// are in memory or filed, or computed (and kept) when `positions` are a good share of
     /// the session; a few rows of a session whose facts nobody asked for yet are read alone.
-    pub fn row_previews(&self, positions: &[u32]) -> StoreResult<RowPreviews> {
+    pub(crate) fn row_previews(&self, positions: &[u32]) -> StoreResult<RowPreviews> {
         let many = positions.len().saturating_mul(4) >= self.len();
         if let Some(facts) = self.known_tree_facts(many)? {
             return Ok(RowPreviews::Facts(facts));
@@ -462,7 +462,8 @@ impl Session {
         Ok(RowPreviews::Read(read))
     }
 
-    /// The facts of every entry, computed now for what was neither in memory nor filed.
+    /// The facts of every entry (pi's tree preview, whether its selector shows an assistant
+    /// message), computed now for what was neither in memory nor filed.
     pub fn tree_facts(&self) -> StoreResult<Arc<TreeFacts>> {
         Ok(self.known_tree_facts(true)?.unwrap_or_default())
     }

@@ -24,14 +24,17 @@ pub struct TreeFacts {
 }
 
 impl TreeFacts {
+    /// Entries covered.
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
+    /// No entry covered.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
 
+    /// pi's tree preview of the entry at `position`.
     pub fn preview(&self, position: u32) -> &str {
         let i = position as usize;
         let start = i.checked_sub(1).map_or(0, |p| self.ends[p] as usize);
@@ -140,6 +143,8 @@ pub struct TreeShape {
 /// One row of the flattened tree, in depth-first pre-order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRow {
+    /// The entry's position in the file.
     pub position: u32,
+    /// Its depth in the tree (roots at 0).
     pub depth: u32,
 }

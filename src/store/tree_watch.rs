@@ -16,11 +16,11 @@ use super::error::{ErrorKind, StoreError, StoreResult};
 use super::watch::Changes;
 
 /// How often a polled root is looked at.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How the root is watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchMode {
+pub(crate) enum WatchMode {
     /// The OS tells of each change.
     Events,
     /// Looked at every [`POLL_INTERVAL`]; the reason (asked for, or the file system's name).
@@ -28,9 +28,9 @@ pub enum WatchMode {
 }
 
 /// A watch of a sessions root; ends when dropped.
-pub struct TreeWatch {
+pub(crate) struct TreeWatch {
     wake: Arc<Notify>,
-    pub mode: WatchMode,
+    pub(crate) mode: WatchMode,
     _os: Option<RecommendedWatcher>,
     /// Dropped with the watch: the poller's thread sees it and ends.
     _alive: Arc<()>,
@@ -39,7 +39,7 @@ pub struct TreeWatch {
 impl TreeWatch {
     /// Watches `root` and everything under it (`poll`: by polling whatever the file system).
     /// A root that does not exist yet is polled until the watch ends (nothing to watch yet).
-    pub fn new(root: &Path, poll: bool) -> StoreResult<TreeWatch> {
+    pub(crate) fn new(root: &Path, poll: bool) -> StoreResult<TreeWatch> {
         let wake = Arc::new(Notify::new());
         let alive = Arc::new(());
         let mode = if poll {
@@ -114,7 +114,7 @@ impl TreeWatch {
     }
 
     /// The watch's wakes, for the follow loop.
-    pub fn changes(&self) -> Changes {
+    pub(crate) fn changes(&self) -> Changes {
         Changes::of(self.wake.clone())
     }
 }
@@ -128,7 +128,7 @@ fn watch_error(root: &Path, e: notify::Error) -> StoreError {
 
 /// The name of the network or FUSE file system `path` is on, where the OS's change events
 /// do not tell of other machines' writes.
-pub fn remote_file_system(path: &Path) -> Option<&'static str> {
+pub(crate) fn remote_file_system(path: &Path) -> Option<&'static str> {
     use std::os::unix::ffi::OsStrExt;
     let name = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };

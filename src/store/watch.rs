@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 use super::error::{ErrorKind, StoreError, StoreResult};
 
 /// The OS watches of one process (create one, share it).
-pub struct FileWatcher {
+pub(crate) struct FileWatcher {
     shared: Arc<Shared>,
 }
 
@@ -55,7 +55,7 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl FileWatcher {
-    pub fn new() -> StoreResult<FileWatcher> {
+    pub(crate) fn new() -> StoreResult<FileWatcher> {
         let watched = Arc::new(Mutex::new(Watched::default()));
         let events = Arc::downgrade(&watched);
         let os = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -84,7 +84,7 @@ impl FileWatcher {
 
     /// Watches `path` (which need not exist yet; its directory must). The first wake comes
     /// with the first change after this returns.
-    pub fn watch(&self, path: &Path) -> StoreResult<FileWatch> {
+    pub(crate) fn watch(&self, path: &Path) -> StoreResult<FileWatch> {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(StoreError::new(
                 ErrorKind::InvalidArgument,
@@ -127,15 +127,17 @@ impl FileWatcher {
         })
     }
 
-    /// How many directories the OS watches, and how many files are watched in them.
-    pub fn counts(&self) -> (usize, usize) {
+    /// How many directories the OS watches, and how many files are watched in them (the
+    /// tests check that watches end).
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (usize, usize) {
         let watched = locked(&self.shared.watched);
         (watched.dirs.len(), watched.files.len())
     }
 }
 
 /// One owner's watch of one file; ended when dropped.
-pub struct FileWatch {
+pub(crate) struct FileWatch {
     shared: Arc<Shared>,
     dir: PathBuf,
     file: PathBuf,
@@ -146,13 +148,13 @@ pub struct FileWatch {
 impl FileWatch {
     /// The file's wakes ([`Changes::changed`]), for a task that does not own the watch (so
     /// that dropping the watch ends the OS watch at once, whatever the task is doing).
-    pub fn changes(&self) -> Changes {
+    pub(crate) fn changes(&self) -> Changes {
         Changes(self.wake.clone())
     }
 }
 
 /// The wakes of a [`FileWatch`], apart from it.
-pub struct Changes(Arc<Notify>);
+pub(crate) struct Changes(Arc<Notify>);
 
 impl Changes {
     /// The wakes `wake` is notified with (a watch of something other than one file).
@@ -162,7 +164,7 @@ impl Changes {
 
     /// Resolves once the file (or its name in its directory) changed since the last call:
     /// many changes meanwhile are one. Never resolves once the watch is dropped.
-    pub async fn changed(&self) {
+    pub(crate) async fn changed(&self) {
         self.0.notified().await
     }
 }

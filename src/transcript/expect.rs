@@ -17,7 +17,9 @@ pub const ABSENT: &str = "${absent}";
 /// One member that differs: where (`result.entries[2].type`), what was expected and what came.
 #[derive(Debug)]
 pub struct Difference {
+    /// The member's path.
     pub member: String,
+    /// The value it should have had.
     pub expected: Value,
     /// `None` when the member is missing.
     pub actual: Option<Value>,

@@ -16,6 +16,7 @@ pub struct Transcript {
     pub description: String,
     /// How the client frames what it sends (the server detects it unless `server.framing`).
     pub framing: WireFraming,
+    /// How the server is set up.
     pub server: ServerSetup,
     /// Show the result of `initialize` in the exchange. It is long (every method) and the same
     /// in every transcript, so only the lifecycle transcripts show it; the others record
@@ -23,6 +24,7 @@ pub struct Transcript {
     pub show_initialize_result: bool,
     /// The exit status the server must end with, when the transcript says.
     pub exit_code: Option<i32>,
+    /// The steps, in order.
     pub steps: Vec<Step>,
     /// The line (1-based) where each step starts in the file.
     pub step_lines: Vec<usize>,
@@ -34,8 +36,11 @@ pub struct Transcript {
 /// file could not be read at all) and what is wrong.
 #[derive(Debug)]
 pub struct ReadError {
+    /// The 1-based line.
     pub line: usize,
+    /// The 1-based column.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -139,11 +144,15 @@ fn at(lines_before: usize, column: usize, error: serde_json::Error) -> ReadError
     }
 }
 
+/// The `server` member: how the server framing, frame limit and methods are set.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerSetup {
+    /// The framing the server is told to use (none: it detects it).
     pub framing: Option<Framing>,
+    /// The server's largest frame.
     pub max_frame_bytes: Option<usize>,
+    /// Which methods the server serves.
     #[serde(default)]
     pub state: StateKind,
 }
@@ -160,6 +169,7 @@ pub enum StateKind {
     Test,
 }
 
+/// One step of a transcript.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub enum Step {
@@ -181,7 +191,12 @@ pub enum Step {
     /// Read this many server messages, recording the values of these member names (anywhere
     /// in their `result`) as `[not reproducible]`: for what even the deterministic mode leaves
     /// random.
-    ExpectRedacting { count: usize, members: Vec<String> },
+    ExpectRedacting {
+        /// How many messages.
+        count: usize,
+        /// The member names whose values are redacted.
+        members: Vec<String>,
+    },
     /// Read this many server messages whose relative order is not guaranteed; they are
     /// recorded sorted.
     ExpectUnordered(usize),
@@ -190,9 +205,19 @@ pub enum Step {
     /// End the server's input.
     CloseInput,
     /// Writes a file (`path` relative to the temporary directory) with this text.
-    WriteFile { path: String, text: String },
+    WriteFile {
+        /// The file, relative to the temporary directory.
+        path: String,
+        /// Its text.
+        text: String,
+    },
     /// Copies a file from the fixtures directory (`from`) into the temporary directory (`to`).
-    CopyFixture { from: String, to: String },
+    CopyFixture {
+        /// The fixture, relative to the fixtures directory.
+        from: String,
+        /// The copy, relative to the temporary directory.
+        to: String,
+    },
     /// Holds an exclusive lock on a file, as another process writing to it would, until the
     /// transcript ends.
     LockFile(String),
@@ -203,7 +228,12 @@ pub enum Step {
     ListFiles(String),
     /// Sets a file's modification time (`path` relative to the temporary directory) to
     /// `seconds` after 2026-01-01T00:00:00Z.
-    SetMtime { path: String, seconds: u64 },
+    SetMtime {
+        /// The file, relative to the temporary directory.
+        path: String,
+        /// Seconds after 2026-01-01T00:00:00Z.
+        seconds: u64,
+    },
 }
 
 impl Step {

@@ -22,7 +22,9 @@ pub trait Peer {
     /// The next server message; an error says why none came (timeout, end of output, a frame
     /// that is not JSON).
     async fn recv(&mut self) -> Result<Value, String>;
+    /// Ends the server's input.
     async fn close_input(&mut self);
+    /// Lets the clock run for `duration`.
     async fn sleep(&mut self, duration: Duration);
 }
 
@@ -38,8 +40,11 @@ pub struct Places {
 /// starts with `step N (kind): `).
 #[derive(Debug)]
 pub struct Failure {
+    /// The step's index.
     pub step: usize,
+    /// The step's line in the file.
     pub line: usize,
+    /// What differed.
     pub report: String,
 }
 

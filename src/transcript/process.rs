@@ -28,6 +28,7 @@ const UNREAD_KEPT: usize = 20;
 /// How much of the server's stderr is kept for a failure's report.
 const STDERR_KEPT_BYTES: usize = 16 * 1024;
 
+/// A server in a child process (`pi-session --stdio`), for `pi-session test`.
 pub struct ChildServer {
     child: Child,
     input: Option<ChildStdin>,

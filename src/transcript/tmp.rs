@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// A temporary directory a transcript's files live in, removed on drop.
 pub struct Tmp {
     dir: tempfile::TempDir,
     text: String,
@@ -27,6 +28,7 @@ impl Tmp {
         self.dir.path()
     }
 
+    /// `relative` inside the directory.
     pub fn path(&self, relative: &str) -> PathBuf {
         self.dir.path().join(relative)
     }

@@ -7,8 +7,8 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::{CachePolicy, SkipReason, parse_date};
+use pi_session::Profile;
+use pi_session::listing::{CachePolicy, SkipReason, parse_date};
 use serde_json::Value;
 use support::files::*;
 use support::listing::*;
@@ -334,7 +334,7 @@ fn build_flat_dir(dir: &Path, oracle: Option<&Oracle>) {
     symlink(dir.join("01-basic.jsonl"), dir.join("34-symlink.jsonl")).unwrap();
 }
 
-fn every_jsonl_is_accounted_for(dir: &Path, listing: &pi_session::internal::repo::Listing) {
+fn every_jsonl_is_accounted_for(dir: &Path, listing: &pi_session::listing::Listing) {
     let mut seen: Vec<String> = listing
         .sessions
         .iter()

@@ -22,9 +22,9 @@ use libtest_mimic::Trial;
 
 use crate::support::{self, notice, parse, path_str};
 
-use pi_session::internal::format::json::JsValue;
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::{PathEnv, summary_settings};
+use pi_session::Profile;
+use pi_session::json::JsValue;
+use pi_session::listing::{PathEnv, summary_settings};
 
 struct Rng(u64);
 
@@ -221,7 +221,7 @@ fn kind(text: &Option<String>) -> &'static str {
 }
 
 fn parse_ok(text: &str) -> bool {
-    pi_session::internal::format::json::parse(text).is_ok()
+    pi_session::json::parse(text).is_ok()
 }
 
 /// How one pair compared: read the same (`true` when a reserve was set), or refused where pi

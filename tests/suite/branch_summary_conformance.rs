@@ -20,11 +20,11 @@ use crate::support;
 use support::compaction::{run_pi_compaction, without_id_and_time};
 use support::{Oracle, notice, parse, path_str, root, str_of};
 
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::{self, JsObject, JsValue};
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::store::compaction::BranchBudget;
-use pi_session::internal::store::{
+use pi_session::Profile;
+use pi_session::compaction::BranchBudget;
+use pi_session::json::{self, JsObject, JsValue};
+use pi_session::session::IdSource;
+use pi_session::session::{
     Session, SessionOptions, TreeDecision, TreeRequest, decide, model_summary,
 };
 
@@ -823,7 +823,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// leaf). `PI16_BRANCH_SEEDS=N` generates N sessions (default 3).
 #[test]
 fn pi16_branch_summaries_are_pi16s() {
-    use pi_session::internal::store::compaction::{ModelOptions, SummaryText, Verdict};
+    use pi_session::compaction::{ModelOptions, SummaryText, Verdict};
     let Some(oracle) = support::oracle("branch_summary_conformance::pi16") else {
         return;
     };
@@ -1030,7 +1030,7 @@ fn pi16_branch_summaries_are_pi16s() {
         }
         if !plan.no_content() {
             match answer_text.verdict(
-                pi_session::internal::store::compaction::CompactionRules::Pi16,
+                pi_session::compaction::CompactionRules::Pi16,
                 "branchSummary",
             ) {
                 Verdict::Accept => {}

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use pi_session::internal::format::profile::Profile;
+use pi_session::Profile;
 use serde_json::Value;
 
 use crate::support;
@@ -434,27 +434,26 @@ fn query_syntax_is_text_or_a_clear_error() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     // NUL cannot be passed on a command line; the operation refuses it, naming the position.
     let scope = store_scope(&store);
-    let input = pi_session::internal::ops::SearchInput {
+    let input = pi_session::store_index::SearchInput {
         query: "abc\0".into(),
         ..Default::default()
     };
-    let error =
-        pi_session::internal::ops::search(&scope, input, &pi_session::internal::catalog::Quiet)
-            .unwrap_err();
+    let error = pi_session::store_index::search(&scope, input, &pi_session::store_index::Quiet)
+        .unwrap_err();
     assert!(
         error.to_string().contains("NUL character at position 4"),
         "{error}"
     );
 }
 
-fn store_scope(store: &Store) -> pi_session::internal::ops::Scope {
+fn store_scope(store: &Store) -> pi_session::store_index::Scope {
     let vars = [
         ("HOME", store.agent.parent().unwrap().to_str().unwrap()),
         ("PI_CODING_AGENT_DIR", store.agent.to_str().unwrap()),
         ("PI_SESSION_INDEX_DIR", store.index.to_str().unwrap()),
     ];
-    let config = pi_session::internal::ops::Config::from_vars(&vars, "/", None).unwrap();
-    pi_session::internal::ops::Scope::new(config)
+    let config = pi_session::store_index::Config::from_vars(&vars, "/", None).unwrap();
+    pi_session::store_index::Scope::new(config)
 }
 
 fn totals(report: &Value) -> [f64; 6] {
@@ -518,9 +517,7 @@ fn stats_per_file_equals_pi_get_session_stats_summed() {
                 file.display()
             );
             let doc = outcome.doc();
-            let n = |v: Option<&pi_session::internal::format::json::JsValue>| {
-                v.and_then(|v| v.as_f64()).unwrap()
-            };
+            let n = |v: Option<&pi_session::json::JsValue>| v.and_then(|v| v.as_f64()).unwrap();
             let tokens = doc.get("tokens");
             pi[0] += n(tokens.and_then(|t| t.get("input")));
             pi[1] += n(tokens.and_then(|t| t.get("output")));

@@ -24,9 +24,9 @@ use support::compaction::{
 use support::{Oracle, parse, path_str, root};
 
 use pi_session::Profile;
-use pi_session::internal::format::json::{JsValue, number_to_string};
-use pi_session::internal::store::compaction::{CompactionSettings, ModelOptions};
-use pi_session::internal::store::{Leaf, Session, SessionOptions};
+use pi_session::compaction::{CompactionSettings, ModelOptions};
+use pi_session::json::{JsValue, number_to_string};
+use pi_session::session::{Leaf, Session, SessionOptions};
 
 /// keepRecentTokens, reserveTokens, custom instructions, model (maxTokens, reasoning, level).
 type Variant = (
@@ -238,7 +238,7 @@ fn some_ids(file: &Path, step: usize) -> Vec<String> {
         .unwrap()
         .lines()
         .skip(1)
-        .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
+        .filter_map(|l| pi_session::json::parse(l).ok())
         .filter(|e| e.get("type").and_then(JsValue::as_str).as_deref() != Some("leaf"))
         .filter_map(|e| {
             e.get("id")
@@ -408,7 +408,7 @@ fn preparations_requests_and_usage_are_pis() {
 
 #[test]
 fn written_compactions_are_byte_for_byte_pis() {
-    use pi_session::internal::store::compaction::Summaries;
+    use pi_session::compaction::Summaries;
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
         return;
     };
@@ -590,7 +590,7 @@ fn pi16_line_shape(line: &str) -> String {
 /// thinking blocks, codemode nested calls, aborted and failed turns with recovery omissions.
 #[test]
 fn pi16_compaction_is_pi16s() {
-    use pi_session::internal::store::compaction::{Summaries, SummaryProblem, SummaryText};
+    use pi_session::compaction::{Summaries, SummaryProblem, SummaryText};
     let Some(oracle) = support::oracle("compaction_conformance::pi16") else {
         return;
     };
@@ -741,7 +741,7 @@ fn pi16_compaction_is_pi16s() {
             .unwrap()
             .lines()
             .skip(1)
-            .filter_map(|l| pi_session::internal::format::json::parse(l).ok())
+            .filter_map(|l| pi_session::json::parse(l).ok())
             .collect();
         let by_id = |id: &str| {
             entries
@@ -800,7 +800,7 @@ fn pi16_compaction_is_pi16s() {
             assert_same_request_text(ours, theirs, &what);
             messages.truncate(1);
             let pi_options = theirs.get("options").unwrap().stringify();
-            let mut our_options = pi_session::internal::format::json::JsObject::new();
+            let mut our_options = pi_session::json::JsObject::new();
             if let Some(r) = value.get("reasoning") {
                 our_options.insert("reasoning".into(), r.clone());
             }
@@ -891,7 +891,7 @@ fn pi16_compaction_is_pi16s() {
 /// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
 #[test]
 fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
-    use pi_session::internal::format::write::NewEntry;
+    use pi_session::session::NewEntry;
     let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
         return;
     };

@@ -17,8 +17,8 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pi_session::internal::format::json::JsValue;
-use pi_session::internal::store::{Leaf, Session, SessionOptions};
+use pi_session::json::JsValue;
+use pi_session::session::{Leaf, Session, SessionOptions};
 use serde_json::{Value, json};
 use support::browser::browser;
 use support::{oracle, path_str, real_fixtures};

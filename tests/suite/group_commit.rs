@@ -7,14 +7,13 @@ use crate::support;
 use std::path::Path;
 use std::sync::Arc;
 
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::parse;
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::format::write::NewEntry;
-use pi_session::internal::rpc::{
-    RequestContext, RpcError, ServerOptions, WireFraming, session_server,
-};
-use pi_session::internal::store::{NewSession, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::json::parse;
+use pi_session::jsonrpc::{RequestContext, RpcError, ServerOptions, WireFraming};
+use pi_session::session::IdSource;
+use pi_session::session::NewEntry;
+use pi_session::session::{NewSession, Session, SessionOptions};
+use pi_session::sidecar::session_server;
 use serde_json::{Value, json};
 use support::memory::TestClient;
 
@@ -95,12 +94,12 @@ struct SyncsParams {
 }
 
 /// The sidecar's methods and `test/syncs`, which tells how many syncs a session's appends had.
-fn methods_with_a_sync_count() -> pi_session::internal::rpc::Methods<session_server::Sidecar> {
+fn methods_with_a_sync_count() -> pi_session::jsonrpc::Methods<session_server::Sidecar> {
     let mut methods = session_server::methods();
     methods.add(
         "test/syncs",
         |ctx: RequestContext<session_server::Sidecar>, p: SyncsParams| async move {
-            let cell = ctx.state().registry.get(&p.session_id)?;
+            let cell = ctx.state().session(&p.session_id)?;
             let syncs = cell.lock().unwrap().syncs();
             Ok::<_, RpcError>(syncs)
         },

@@ -19,10 +19,10 @@ use crate::support;
 
 use support::{Oracle, notice, path_str, root, str_of};
 
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::{self, JsValue};
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::store::{
+use pi_session::Profile;
+use pi_session::json::{self, JsValue};
+use pi_session::session::IdSource;
+use pi_session::session::{
     Session, SessionOptions, SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };
 

@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_session::internal::format::entry_input::parse_new_entry;
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::{JsValue, parse};
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::format::write::NewEntry;
-use pi_session::internal::store::{ErrorKind, NewSession, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::json::{JsValue, parse};
+use pi_session::session::IdSource;
+use pi_session::session::NewEntry;
+use pi_session::session::parse_new_entry;
+use pi_session::session::{ErrorKind, NewSession, Session, SessionOptions};
 
 use crate::support;
 

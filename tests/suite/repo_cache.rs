@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pi_session::internal::repo::{CACHE_FILE_NAME, CachePolicy, Listing, Repo};
+use pi_session::listing::{CACHE_FILE_NAME, CachePolicy, Listing, Repo};
 use support::files::*;
 use support::listing::*;
 #[allow(unused_imports)]

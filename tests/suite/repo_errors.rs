@@ -7,10 +7,10 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
 
-use pi_session::internal::repo::{
+use pi_session::listing::{
     CachePolicy, INVALID_SESSION_ID_MESSAGE, PathEnv, RepoError, SkipReason, validate_session_id,
 };
-use pi_session::internal::store::ErrorKind;
+use pi_session::session::ErrorKind;
 use support::files::*;
 use support::listing::*;
 #[allow(unused_imports)]

@@ -8,12 +8,10 @@ use crate::support;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::search::{NameFilter, SearchQuery, SearchSort};
-use pi_session::internal::repo::{
-    CachePolicy, ListField, ListSelection, Listing, Pi16Note, render,
-};
-use pi_session::internal::store::{Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::listing::{CachePolicy, ListField, ListSelection, Listing, Pi16Note, render};
+use pi_session::listing::{NameFilter, SearchQuery, SearchSort};
+use pi_session::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 use support::files::*;
 use support::listing::*;

@@ -12,8 +12,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::{CachePolicy, settings_session_dir};
+use pi_session::Profile;
+use pi_session::listing::{CachePolicy, settings_session_dir};
 use serde_json::Value;
 use support::files::*;
 use support::listing::*;

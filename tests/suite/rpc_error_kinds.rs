@@ -4,7 +4,8 @@
 
 use crate::support;
 
-use pi_session::internal::rpc::{ServerOptions, WireFraming, session_server};
+use pi_session::jsonrpc::{ServerOptions, WireFraming};
+use pi_session::sidecar::session_server;
 use serde_json::{Value, json};
 use support::memory::TestClient;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_session::internal::rpc::{
+use pi_session::jsonrpc::{
     BoxFuture, ClientSettings, Methods, Nothing, RequestContext, RpcError, ServerOptions,
     ServerState, StopReason, WireFraming,
 };

@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pi_session::internal::rpc::session_server;
-use pi_session::internal::rpc::{
+use pi_session::jsonrpc::{
     HookOutcome, Methods, Nothing, RequestContext, RpcError, ServerOptions, ServerState,
 };
-use pi_session::internal::transcript::{self, Failure, Peer, Places, StateKind, Tmp, Transcript};
+use pi_session::sidecar::session_server;
+use pi_session::transcript::{self, Failure, Peer, Places, StateKind, Tmp, Transcript};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::memory::TestClient;

@@ -7,8 +7,9 @@ use crate::support;
 
 use std::path::Path;
 
-use pi_session::internal::rpc::schema::{protocol_schema, schema_method_names};
-use pi_session::internal::rpc::{ServerState, session_server};
+use pi_session::jsonrpc::ServerState;
+use pi_session::sidecar::schema::{protocol_schema, schema_method_names};
+use pi_session::sidecar::session_server;
 use serde_json::Value;
 
 fn keys(schema: &Value, section: &str) -> Vec<String> {
@@ -83,7 +84,7 @@ fn protocol_md_states_the_current_protocol_version_and_its_history() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md"))
             .unwrap();
-    let version = pi_session::internal::rpc::PROTOCOL_VERSION;
+    let version = pi_session::jsonrpc::PROTOCOL_VERSION;
     assert!(
         text.contains(&format!("\"protocolVersion\": \"{version}\"")),
         "protocol.md's initialize example answers {version}"

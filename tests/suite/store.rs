@@ -5,11 +5,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::{JsValue, parse};
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::format::write::NewEntry;
-use pi_session::internal::store::{
+use pi_session::Profile;
+use pi_session::json::{JsValue, parse};
+use pi_session::session::IdSource;
+use pi_session::session::NewEntry;
+use pi_session::session::{
     ErrorKind, ForkPosition, Leaf, MessageFormat, NewSession, Session, SessionOptions,
     SummaryInput, TreeDecision, TreeHookAnswer, TreeRequest, decide,
 };

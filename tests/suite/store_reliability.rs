@@ -6,10 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::format::write::NewEntry;
-use pi_session::internal::repo::{CachePolicy, PathEnv, Repo};
-use pi_session::internal::store::{ErrorKind, NewSession, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::listing::{CachePolicy, PathEnv, Repo};
+use pi_session::session::NewEntry;
+use pi_session::session::{ErrorKind, NewSession, Session, SessionOptions};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const PROFILES: [Profile; 2] = [Profile::PiCli, Profile::Harness];
@@ -20,7 +20,7 @@ fn options(profile: Profile) -> SessionOptions {
 
 fn user(text: &str) -> NewEntry {
     NewEntry::Message {
-        message: pi_session::internal::format::json::parse(&format!(
+        message: pi_session::json::parse(&format!(
             r#"{{"role":"user","content":"{text}","timestamp":1}}"#
         ))
         .unwrap(),
@@ -29,7 +29,7 @@ fn user(text: &str) -> NewEntry {
 
 fn assistant(text: &str) -> NewEntry {
     NewEntry::Message {
-        message: pi_session::internal::format::json::parse(&format!(
+        message: pi_session::json::parse(&format!(
             r#"{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","stopReason":"stop","timestamp":2}}"#
         ))
         .unwrap(),
@@ -457,8 +457,7 @@ fn deep_nesting_inside_a_valid_entry_is_refused_at_open_not_at_every_read() {
         session.warnings()
     );
     read_everything(&session).unwrap();
-    let findings =
-        pi_session::internal::inspect::check_file(&path, options(Profile::PiCli)).unwrap();
+    let findings = pi_session::session::check_file(&path, options(Profile::PiCli)).unwrap();
     assert!(findings.iter().any(|f| f.line == 4), "{findings:?}");
     // The harness refuses the file, naming the line, at open (not at a later read).
     let (hpath, hids) = written_session(dir.path(), "h.jsonl", Profile::Harness, 2);
@@ -706,7 +705,7 @@ fn check_case(path: &Path, bytes: &[u8], profile: Profile) -> Result<bool, Strin
         ErrorKind::LineTooLong,
         ErrorKind::EntryNotFound,
     ];
-    let checked = pi_session::internal::inspect::check_file(path, options(profile));
+    let checked = pi_session::session::check_file(path, options(profile));
     let session = match Session::open_read_only(path, options(profile)) {
         Ok(session) => session,
         Err(e) => {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pi_session::internal::format::json::{self, JsValue};
+use pi_session::json::{self, JsValue};
 
 use super::{Oracle, path_str, root};
 

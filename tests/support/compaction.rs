@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use pi_session::internal::format::json::JsValue;
-use pi_session::internal::store::compaction::{ContextEstimate, ModelRequest, SummaryText};
+use pi_session::compaction::{ContextEstimate, ModelRequest, SummaryText};
+use pi_session::json::JsValue;
 
 use super::{Oracle, parse};
 

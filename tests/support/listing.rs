@@ -5,9 +5,9 @@
 use std::fs;
 use std::path::PathBuf;
 
-use pi_session::internal::format::json::JsValue;
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::{CachePolicy, Listing, PathEnv, Repo, SessionInfo};
+use pi_session::Profile;
+use pi_session::json::JsValue;
+use pi_session::listing::{CachePolicy, Listing, PathEnv, Repo, SessionInfo};
 use serde_json::{Value, json};
 
 use super::Oracle;

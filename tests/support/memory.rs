@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use pi_session::internal::rpc::{
+use pi_session::jsonrpc::{
     Frame, FrameReader, Framing, Methods, ServeOutcome, Server, ServerOptions, ServerState,
     StopHandle, WireFraming, encode_frame,
 };

@@ -35,7 +35,7 @@ pub mod traffic;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use pi_session::internal::format::json::{self, JsValue};
+use pi_session::json::{self, JsValue};
 
 pub use comparisons::count;
 pub use oracle::{Oracle, oracle};

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use super::{notice, root};
 

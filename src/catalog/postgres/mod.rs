@@ -8,7 +8,7 @@
 //! - `schema`: the tables, their migrations and the version check; `text`: matching, snippets.
 
 mod schema;
-pub mod target;
+pub(crate) mod target;
 mod text;
 mod tls;
 
@@ -23,8 +23,7 @@ use super::backend::{
     Backend, CatalogError, CatalogResult, FileUpdate, HitRow, KnownFile, SearchSpec, UsageRow,
 };
 use super::change::FileStamp;
-pub use schema::SCHEMA_VERSION;
-pub use target::{PgEnv, Target, masked};
+pub(crate) use target::{PgEnv, Target};
 
 /// Filing takes it shared, linking forks exclusively: linking rewrites flags and rollups
 /// across sessions, and must not interleave with a file being filed.
@@ -109,7 +108,7 @@ fn describe(e: &postgres::Error) -> String {
 }
 
 /// The store index in a team's PostgreSQL database.
-pub struct Postgres {
+pub(crate) struct Postgres {
     client: Client,
     shown: String,
     /// Syncing: the machine whose files are filed. Querying: only its sessions (`None`: all).
@@ -121,7 +120,7 @@ pub struct Postgres {
 
 impl Postgres {
     /// Connects, makes or migrates the tables, and checks their version.
-    pub fn connect(target: &Target, machine: Option<String>) -> CatalogResult<Postgres> {
+    pub(crate) fn connect(target: &Target, machine: Option<String>) -> CatalogResult<Postgres> {
         let connector = tls::connector(target)?;
         let shown = target.shown.clone();
         let mut client = target.config.connect(connector).map_err(|e| {
@@ -135,11 +134,6 @@ impl Postgres {
             machine,
             staged: false,
         })
-    }
-
-    /// Whether the connection is gone (the server restarted or went away).
-    pub fn is_closed(&self) -> bool {
-        self.client.is_closed()
     }
 
     /// Sets the connection up for filing: the stage table, and commits that do not wait for

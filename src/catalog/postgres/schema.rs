@@ -11,17 +11,17 @@ use crate::catalog::fold::FOLD_VERSION;
 use crate::catalog::{CatalogError, CatalogResult};
 
 /// The version this program reads and writes.
-pub const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 1;
 
 /// Serializes schema changes between processes connecting at once.
 const SCHEMA_LOCK: i64 = 0x7069_5f73_6368_656d;
 
 /// A rollup bucket is this long: every time zone's offset is a multiple of it, so a bucket
 /// falls on one day in any zone (days are told apart per zone at query time).
-pub const BUCKET_MS: f64 = 15.0 * 60.0 * 1000.0;
+pub(crate) const BUCKET_MS: f64 = 15.0 * 60.0 * 1000.0;
 
 /// The bucket of entries without a time.
-pub const NO_TIME: i64 = i64::MIN;
+pub(crate) const NO_TIME: i64 = i64::MIN;
 
 /// Each migration takes the database from the version before it (index + 1) to the next.
 const MIGRATIONS: &[&str] = &[
@@ -101,7 +101,7 @@ CREATE TABLE rollup (
 /// Makes the tables of a new database, migrates an older one, and refuses a database of
 /// another schema (a newer program's, or one folding text differently): one line naming both
 /// versions. A current database is only read, so a role that may only read can query it.
-pub fn prepare(client: &mut Client, shown: &str) -> CatalogResult<()> {
+pub(crate) fn prepare(client: &mut Client, shown: &str) -> CatalogResult<()> {
     let fail = failed(shown);
     let encoding: String = client
         .query_one("SHOW server_encoding", &[])

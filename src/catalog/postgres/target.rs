@@ -16,20 +16,20 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the environment says about PostgreSQL connections (read once by `ops::Config`).
 #[derive(Debug, Clone, Default)]
-pub struct PgEnv {
+pub(crate) struct PgEnv {
     /// `$PGPASSWORD`.
-    pub password: Option<String>,
+    pub(crate) password: Option<String>,
     /// `$PGPASSFILE`, else `~/.pgpass`.
-    pub passfile: Option<PathBuf>,
+    pub(crate) passfile: Option<PathBuf>,
     /// The login name, the user when the URL names none (as libpq defaults it).
-    pub os_user: Option<String>,
+    pub(crate) os_user: Option<String>,
     /// `~/.postgresql/root.crt`, the CA file `verify-ca`/`verify-full` use by default.
-    pub default_root_cert: Option<PathBuf>,
+    pub(crate) default_root_cert: Option<PathBuf>,
 }
 
 /// The TLS the URL asks for (libpq's `sslmode` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tls {
+pub(crate) enum Tls {
     Disable,
     /// `allow`, `prefer` (the default): encrypted when the server offers it, not verified.
     Prefer,
@@ -43,12 +43,12 @@ pub enum Tls {
 
 /// A parsed team database URL, ready to connect.
 #[derive(Clone)]
-pub struct Target {
+pub(crate) struct Target {
     /// The URL with its password masked, for messages.
-    pub shown: String,
-    pub config: postgres::Config,
-    pub tls: Tls,
-    pub root_cert: Option<PathBuf>,
+    pub(crate) shown: String,
+    pub(crate) config: postgres::Config,
+    pub(crate) tls: Tls,
+    pub(crate) root_cert: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Target {
@@ -58,7 +58,7 @@ impl std::fmt::Debug for Target {
 }
 
 /// `url` with any password (in the user part or a `password=` parameter) replaced by `***`.
-pub fn masked(url: &str) -> String {
+pub(crate) fn masked(url: &str) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (url, None),
@@ -96,7 +96,7 @@ pub fn masked(url: &str) -> String {
 
 impl Target {
     /// Reads `url` (`postgres://` or `postgresql://`); errors name the URL, masked.
-    pub fn parse(url: &str, env: &PgEnv) -> Result<Target, CatalogError> {
+    pub(crate) fn parse(url: &str, env: &PgEnv) -> Result<Target, CatalogError> {
         let shown = masked(url);
         let bad = |why: String| CatalogError::new(format!("{shown}: {why}"));
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

@@ -13,7 +13,7 @@ const MARK_CLOSE: &str = "»";
 const AROUND: usize = 40;
 
 /// `piece` as a LIKE pattern matching it anywhere (`\`, `%` and `_` taken literally).
-pub fn contains_pattern(piece: &Piece) -> String {
+pub(crate) fn contains_pattern(piece: &Piece) -> String {
     let mut pattern = String::with_capacity(piece.text.len() + 2);
     pattern.push('%');
     for c in piece.text.chars() {
@@ -27,7 +27,7 @@ pub fn contains_pattern(piece: &Piece) -> String {
 }
 
 /// PostgreSQL's text cannot hold NUL: it is dropped (a query cannot contain it either).
-pub fn storable(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn storable(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\0') {
         text.replace('\0', "").into()
     } else {
@@ -36,7 +36,7 @@ pub fn storable(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The text around the earliest match of any piece, the match marked.
-pub fn snippet(body: &str, thinking: &str, pieces: &[Piece]) -> String {
+pub(crate) fn snippet(body: &str, thinking: &str, pieces: &[Piece]) -> String {
     let earliest = |text: &str| {
         pieces
             .iter()

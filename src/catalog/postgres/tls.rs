@@ -13,7 +13,7 @@ use super::target::{Target, Tls};
 use crate::catalog::CatalogError;
 
 /// The connector for `target`'s `sslmode`.
-pub fn connector(target: &Target) -> Result<MakeRustlsConnect, CatalogError> {
+pub(crate) fn connector(target: &Target) -> Result<MakeRustlsConnect, CatalogError> {
     // ring rather than aws-lc-rs (which needs cmake and a long C build): no post-quantum key
     // exchange, which PostgreSQL connections do not need yet.
     #[allow(deprecated)]

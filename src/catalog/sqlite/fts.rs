@@ -8,14 +8,19 @@ use crate::catalog::query::Piece;
 
 /// The text table: rowid = `entries.rid`. The engine folds nothing (`case_sensitive 1`): the
 /// text arrives folded.
-pub const CREATE: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS entry_text USING fts5(\
+pub(crate) const CREATE: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS entry_text USING fts5(\
     body, thinking, tokenize = 'trigram case_sensitive 1')";
 
 /// The marks around a match in a snippet.
-pub const MARK_OPEN: &str = "«";
-pub const MARK_CLOSE: &str = "»";
+pub(crate) const MARK_OPEN: &str = "«";
+pub(crate) const MARK_CLOSE: &str = "»";
 
-pub fn insert(tx: &Transaction<'_>, rid: i64, body: &str, thinking: &str) -> rusqlite::Result<()> {
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    rid: i64,
+    body: &str,
+    thinking: &str,
+) -> rusqlite::Result<()> {
     if body.is_empty() && thinking.is_empty() {
         return Ok(());
     }
@@ -24,7 +29,7 @@ pub fn insert(tx: &Transaction<'_>, rid: i64, body: &str, thinking: &str) -> rus
     Ok(())
 }
 
-pub fn delete_session(tx: &Transaction<'_>, session: i64) -> rusqlite::Result<()> {
+pub(crate) fn delete_session(tx: &Transaction<'_>, session: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "DELETE FROM entry_text WHERE rowid IN (SELECT rid FROM entries WHERE session = ?1)",
     )?
@@ -34,7 +39,7 @@ pub fn delete_session(tx: &Transaction<'_>, session: i64) -> rusqlite::Result<()
 
 /// The MATCH expression for the pieces the trigram index can find (three characters or
 /// more), each a quoted string, all required; `None` when no piece is long enough.
-pub fn match_expression(pieces: &[Piece], thinking: bool) -> Option<String> {
+pub(crate) fn match_expression(pieces: &[Piece], thinking: bool) -> Option<String> {
     let quoted: Vec<String> = pieces
         .iter()
         .filter(|p| p.indexed())
@@ -53,16 +58,16 @@ pub fn match_expression(pieces: &[Piece], thinking: bool) -> Option<String> {
 
 /// The SQL pieces of a text search: the FROM clause joining the text, the ranking and the
 /// text the snippet is cut from, for a query with (`matched`) or without a MATCH expression.
-pub struct TextSql {
-    pub from: &'static str,
-    pub snippet: &'static str,
-    pub score: &'static str,
-    pub order: &'static str,
+pub(crate) struct TextSql {
+    pub(crate) from: &'static str,
+    pub(crate) snippet: &'static str,
+    pub(crate) score: &'static str,
+    pub(crate) order: &'static str,
     /// The same order over the chosen page (`page.score`, `page.ts`, `page.rid`).
-    pub page_order: &'static str,
+    pub(crate) page_order: &'static str,
 }
 
-pub fn text_sql(matched: bool) -> TextSql {
+pub(crate) fn text_sql(matched: bool) -> TextSql {
     if matched {
         TextSql {
             from: "entry_text JOIN entries e ON e.rid = entry_text.rowid",
@@ -83,7 +88,7 @@ pub fn text_sql(matched: bool) -> TextSql {
 }
 
 /// The condition that `piece` (bound at `?N`) is in the searched columns.
-pub fn contains(param: usize, thinking: bool) -> String {
+pub(crate) fn contains(param: usize, thinking: bool) -> String {
     if thinking {
         format!(
             "(instr(entry_text.body, ?{param}) > 0 OR instr(entry_text.thinking, ?{param}) > 0)"
@@ -94,13 +99,13 @@ pub fn contains(param: usize, thinking: bool) -> String {
 }
 
 /// Whether the FTS5 module is compiled in (it is with rusqlite's `bundled`).
-pub fn check(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn check(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(x, tokenize='trigram'); DROP TABLE temp.fts_probe;")
 }
 
 /// A snippet of `text` around the first of `pieces` found, the piece marked whole (FTS5's
 /// `snippet` marks trigrams within a token budget, and cuts a match at the window's end).
-pub fn snippet(text: &str, pieces: &[Piece]) -> String {
+pub(crate) fn snippet(text: &str, pieces: &[Piece]) -> String {
     const AROUND: usize = 40;
     let Some((at, len)) = pieces
         .iter()

@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS usage_rollup (
 
 /// The figures rollup's bucket: 15 minutes, so that a day in any zone whose offset is a
 /// multiple of 15 minutes (every zone in use since the 1980s) is a whole number of buckets.
-pub const BUCKET_MS: i64 = 15 * 60 * 1000;
+pub(crate) const BUCKET_MS: i64 = 15 * 60 * 1000;
 
 /// `meta` key present while `usage_rollup` lags the entries (set in the transaction that
 /// changes them; the next `usage` rebuilds the rollup and removes it).
@@ -90,7 +90,7 @@ const RANK_CAP: i64 = 2000;
 const RANK_CAP_PAGE: u64 = 100;
 
 /// The SQLite store index.
-pub struct Sqlite {
+pub(crate) struct Sqlite {
     conn: Connection,
 }
 
@@ -113,7 +113,7 @@ impl Sqlite {
     /// (another schema, another folding, not SQLite at all) is deleted and made anew. Damage
     /// deeper in the file shows when a page is read (`CatalogError::damaged`): no check reads
     /// the whole database on open, which would cost a second per hundred megabytes.
-    pub fn open(path: &Path) -> CatalogResult<Sqlite> {
+    pub(crate) fn open(path: &Path) -> CatalogResult<Sqlite> {
         match Sqlite::open_once(path) {
             Ok(db) => Ok(db),
             Err(Reopen::Rebuild(why)) => {
@@ -128,7 +128,7 @@ impl Sqlite {
     }
 
     /// An index held in memory only (`--no-index`, or when no database file is usable).
-    pub fn in_memory() -> CatalogResult<Sqlite> {
+    pub(crate) fn in_memory() -> CatalogResult<Sqlite> {
         let conn = Connection::open_in_memory().map_err(failed("in-memory index"))?;
         let db = Sqlite { conn };
         db.create().map_err(failed("in-memory index"))?;
@@ -213,7 +213,7 @@ impl Sqlite {
 }
 
 /// Deletes the database at `path` and its journal files.
-pub fn delete(path: &Path) {
+pub(crate) fn delete(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let mut file = path.as_os_str().to_owned();
         file.push(suffix);
@@ -635,7 +635,7 @@ impl Backend for Sqlite {
         Ok(hits)
     }
 
-    fn rename(&mut self, from: &Path, to: &Path, project: &str) -> CatalogResult<bool> {
+    fn rename(&mut self, from: &Path, to: &Path, project: Option<&str>) -> CatalogResult<bool> {
         super::feed::rename(&mut self.conn, from, to, project)
     }
 

@@ -147,8 +147,8 @@ pub(crate) fn encode<'a>(
 /// What the header says of the rest of the file.
 #[derive(Debug)]
 pub(crate) struct Header {
-    pub records_len: u64,
-    pub texts_len: u64,
+    pub(crate) records_len: u64,
+    pub(crate) texts_len: u64,
     checksum: u64,
 }
 

@@ -10,8 +10,8 @@ use crate::repo::paths::is_session_file_name;
 /// and pi keeps that order for sessions with equal times). Names that are not UTF-8 are
 /// returned apart: Node would mangle them into paths that do not open.
 pub(crate) struct DirNames {
-    pub sessions: Vec<String>,
-    pub not_utf8: Vec<std::ffi::OsString>,
+    pub(crate) sessions: Vec<String>,
+    pub(crate) not_utf8: Vec<std::ffi::OsString>,
 }
 
 pub(crate) fn session_file_names(dir: &Path) -> io::Result<DirNames> {

@@ -22,12 +22,15 @@ use plan::DirPlan;
 /// The sessions found, newest first, and the files that were left out with the reason.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Listing {
+    /// The sessions, newest first.
     pub sessions: Vec<SessionInfo>,
+    /// The files left out, each with its reason.
     pub warnings: Vec<ListWarning>,
     /// Listed files holding what only pi 1.6 writes, in a profile that reads them otherwise
     /// (none in pi-1.6): pi lists them as it lists any file, but opening them in this profile
     /// would not show what pi 1.6 shows.
     pub pi16_notes: Vec<Pi16Note>,
+    /// What the listing read and what the cache saved.
     pub stats: ListStats,
 }
 
@@ -35,8 +38,11 @@ pub struct Listing {
 /// as pi 1.6 does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pi16Note {
+    /// The session file.
     pub path: PathBuf,
+    /// The profile it was read in.
     pub profile: Profile,
+    /// What pi 1.6 wrote in it.
     pub mark: Pi16Mark,
 }
 

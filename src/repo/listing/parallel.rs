@@ -9,14 +9,14 @@ use crate::repo::scan::{Scan, scan_session_file};
 
 /// One file to read: where it is, and how the listing names it.
 pub(crate) struct ScanJob {
-    pub file: PathBuf,
-    pub listed_path: PathBuf,
+    pub(crate) file: PathBuf,
+    pub(crate) listed_path: PathBuf,
 }
 
 /// A finished read, with the wall-clock time taken just before the file was opened.
 pub(crate) struct ScanDone {
-    pub scan: Scan,
-    pub started_ns: i64,
+    pub(crate) scan: Scan,
+    pub(crate) started_ns: i64,
 }
 
 /// Reads every job on up to `threads` threads; results come back in job order. With

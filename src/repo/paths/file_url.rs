@@ -6,14 +6,14 @@
 
 /// Why a `file://` URL names no path. The messages are Node's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FileUrlError {
+pub(crate) enum FileUrlError {
     Host,
     EncodedSlash,
     Malformed,
 }
 
 impl FileUrlError {
-    pub fn message(&self) -> &'static str {
+    pub(crate) fn message(&self) -> &'static str {
         match self {
             FileUrlError::Host => "File URL host must be \"localhost\" or empty on linux",
             FileUrlError::EncodedSlash => "File URL path must not include encoded / characters",
@@ -23,7 +23,7 @@ impl FileUrlError {
 }
 
 /// The path of a `file://` URL (`url` must start with `file://`).
-pub fn file_url_to_path(url: &str) -> Result<String, FileUrlError> {
+pub(crate) fn file_url_to_path(url: &str) -> Result<String, FileUrlError> {
     // The URL parser trims C0 controls and spaces at both ends and drops tabs and newlines.
     let cleaned: String = url
         .trim_matches(|c: char| c <= ' ')

@@ -10,7 +10,6 @@
 mod file_url;
 mod node_path;
 
-pub use file_url::FileUrlError;
 pub(crate) use node_path::{is_absolute, join, resolve};
 
 use crate::format::profile::Profile;
@@ -75,10 +74,12 @@ impl PathEnv {
         Ok(env)
     }
 
+    /// The home directory.
     pub fn home(&self) -> &str {
         &self.home
     }
 
+    /// The process's working directory.
     pub fn process_cwd(&self) -> &str {
         &self.process_cwd
     }
@@ -213,11 +214,6 @@ impl PathEnv {
         };
         resolve(&self.process_cwd, &root)
     }
-}
-
-/// The harness's directory name for `cwd`: the encoding of the cwd as given.
-pub fn encode_cwd_raw(cwd: &str) -> String {
-    encode_cwd(cwd)
 }
 
 /// The directory name of a cwd: one leading `/` or `\` dropped, every `/`, `\` and `:` turned

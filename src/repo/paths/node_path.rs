@@ -5,12 +5,12 @@
 //! `.`/`..` and repeated slashes, `resolve` also drops the trailing slash.
 
 /// `path.isAbsolute(p)`.
-pub fn is_absolute(path: &str) -> bool {
+pub(crate) fn is_absolute(path: &str) -> bool {
     path.starts_with('/')
 }
 
 /// `path.normalize(p)`.
-pub fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     if path.is_empty() {
         return ".".to_string();
     }
@@ -34,7 +34,7 @@ pub fn normalize(path: &str) -> String {
 }
 
 /// `path.join(...parts)`: empty parts are ignored, the rest joined with `/` and normalized.
-pub fn join(parts: &[&str]) -> String {
+pub(crate) fn join(parts: &[&str]) -> String {
     let joined = parts
         .iter()
         .filter(|p| !p.is_empty())
@@ -49,7 +49,7 @@ pub fn join(parts: &[&str]) -> String {
 
 /// `path.resolve(base, path)` with `base` standing for `process.cwd()`: the result is absolute,
 /// normalized, and has no trailing slash (except for the root itself).
-pub fn resolve(base: &str, path: &str) -> String {
+pub(crate) fn resolve(base: &str, path: &str) -> String {
     let combined = if is_absolute(path) {
         path.to_string()
     } else if path.is_empty() {

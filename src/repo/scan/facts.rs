@@ -37,17 +37,21 @@ impl ListedKind {
 
 /// What in an entry only pi 1.6 writes: the listing of a profile that reads such a file
 /// otherwise than pi 1.6 says so. The same four things as
-/// [`crate::format::entry::LineFacts::pi16_feature`], with the same texts.
+/// the entry reader's `pi16_feature`, with the same texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pi16Feature {
+    /// A `context_edit` entry.
     ContextEdit,
+    /// A `usage` entry.
     Usage,
+    /// A message of role `system`.
     SystemMessage,
+    /// A compaction with a `systemMessage`.
     CompactionSystemMessage,
 }
 
 impl Pi16Feature {
-    pub const ALL: [Pi16Feature; 4] = [
+    pub(crate) const ALL: [Pi16Feature; 4] = [
         Pi16Feature::ContextEdit,
         Pi16Feature::Usage,
         Pi16Feature::SystemMessage,
@@ -55,7 +59,7 @@ impl Pi16Feature {
     ];
 
     /// What the store's readers call it in their warnings.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Pi16Feature::ContextEdit => "a context_edit entry",
             Pi16Feature::Usage => "a usage entry",
@@ -80,8 +84,11 @@ impl Pi16Feature {
 /// A pi-1.6-only feature of a listed file: where it first occurs, and on how many lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pi16Mark {
+    /// What pi 1.6 wrote.
     pub feature: Pi16Feature,
+    /// The first line holding it (1-based).
     pub line: u64,
+    /// How many lines hold it.
     pub count: u64,
 }
 
@@ -175,23 +182,23 @@ pub(crate) enum ContentFact<'a> {
 /// Everything the listing needs from one entry line.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct EntryFacts<'a> {
-    pub kind: ListedKind,
-    pub name: NameFact<'a>,
-    pub message: MessageFact<'a>,
-    pub timestamp: TimeInput<'a>,
-    pub pi16: Option<Pi16Feature>,
+    pub(crate) kind: ListedKind,
+    pub(crate) name: NameFact<'a>,
+    pub(crate) message: MessageFact<'a>,
+    pub(crate) timestamp: TimeInput<'a>,
+    pub(crate) pi16: Option<Pi16Feature>,
 }
 
 /// The header fields `buildSessionInfo` reports. Kept as values, since pi passes `id` and
 /// `parentSession` through whatever their type.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct HeaderFacts {
-    pub is_session: bool,
-    pub id: Option<JsValue>,
-    pub cwd: Option<String>,
-    pub timestamp: TimeInput<'static>,
-    pub timestamp_is_string: bool,
-    pub parent_session: Option<JsValue>,
+    pub(crate) is_session: bool,
+    pub(crate) id: Option<JsValue>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) timestamp: TimeInput<'static>,
+    pub(crate) timestamp_is_string: bool,
+    pub(crate) parent_session: Option<JsValue>,
 }
 
 /// How a line reads: nothing (blank, not JSON, or a falsy value, all skipped by pi), a truthy

@@ -29,18 +29,33 @@ use summary::SummaryBuilder;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkipReason {
     /// The file could not be opened, examined or read.
-    Unreadable { error: String },
+    Unreadable {
+        /// The OS's error.
+        error: String,
+    },
     /// No line holds a JSON value pi keeps (empty, blank, or nothing parsable).
     NoSessionData,
     /// The first JSON value (on this line) is not a `session` header.
-    NotASession { line: u64 },
+    NotASession {
+        /// The 1-based line.
+        line: u64,
+    },
     /// A `message` entry whose `message` is null or missing: pi's code throws on it.
-    MessageWithoutBody { line: u64 },
+    MessageWithoutBody {
+        /// The 1-based line.
+        line: u64,
+    },
     /// A user or assistant message whose `content` is neither text nor an array of blocks
     /// (for instance `null`), or holds a `null` block: pi's code throws on it.
-    ContentNotText { line: u64 },
+    ContentNotText {
+        /// The 1-based line.
+        line: u64,
+    },
     /// A `session_info` entry whose `name` is neither a string nor null: pi's code throws.
-    NameNotString { line: u64 },
+    NameNotString {
+        /// The 1-based line.
+        line: u64,
+    },
 }
 
 impl SkipReason {

@@ -22,10 +22,10 @@ pub(crate) struct SummaryBuilder {
 /// A scanned session, and whether its dates were read as local time (which makes the result
 /// depend on the machine's time zone, so it is not worth caching).
 pub(crate) struct Summary {
-    pub info: SessionInfo,
-    pub uses_local_time: bool,
+    pub(crate) info: SessionInfo,
+    pub(crate) uses_local_time: bool,
     /// What only pi 1.6 writes, per feature in order of first appearance.
-    pub pi16: Vec<Pi16Mark>,
+    pub(crate) pi16: Vec<Pi16Mark>,
 }
 
 impl SummaryBuilder {

@@ -32,6 +32,7 @@ pub const NO_CONTENT: &str = "No content to summarize";
 pub struct BranchBudget {
     /// The model's context window; 0 (or none) is pi's fallback of 128,000.
     pub context_window: f64,
+    /// The tokens kept free for the answer.
     pub reserve_tokens: f64,
 }
 
@@ -54,6 +55,7 @@ impl BranchBudget {
         }
     }
 
+    /// The tokens the branch's messages may fill (`contextWindow - reserveTokens`).
     pub fn token_budget(self) -> f64 {
         self.window() - self.reserve_tokens
     }
@@ -63,10 +65,13 @@ impl BranchBudget {
 #[derive(Debug, Clone)]
 pub struct BranchPlan {
     profile: Profile,
+    /// The budget it was planned with.
     pub budget: BranchBudget,
     /// The messages that fit the budget, oldest first.
     pub messages: Vec<JsValue>,
+    /// The estimated tokens of `messages`.
     pub total_tokens: f64,
+    /// The files the branch read and modified.
     pub file_ops: FileOps,
 }
 
@@ -225,7 +230,7 @@ pub fn prepare_branch_entries(
 }
 
 impl BranchPlan {
-    /// Nothing to summarize: pi writes [`NO_CONTENT`] without asking a model.
+    /// Nothing to summarize: pi writes `NO_CONTENT` without asking a model.
     pub fn no_content(&self) -> bool {
         self.messages.is_empty()
     }
@@ -294,7 +299,7 @@ impl BranchPlan {
 
     /// The summary pi writes for the model's text (`contentText(response.content)`): the
     /// preamble, the text and the file lists; `details` `{readFiles, modifiedFiles}`. Without
-    /// content, [`NO_CONTENT`] with empty lists whatever the text.
+    /// content, `NO_CONTENT` with empty lists whatever the text.
     pub fn written_summary(&self, model_text: &str) -> (JsValue, JsValue) {
         let (read, modified) = if self.no_content() {
             (Vec::new(), Vec::new())

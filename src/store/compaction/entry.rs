@@ -14,16 +14,22 @@ use super::text::JsText;
 /// the answer calls a tool.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SummaryText {
+    /// The answer's text.
     pub text: String,
+    /// The model's usage.
     pub usage: Option<JsValue>,
+    /// The model's stop reason (`stop`, `error`, `aborted`, ...).
     pub stop_reason: Option<String>,
+    /// The error message that came with an `error` stop.
     pub error_message: Option<String>,
+    /// Whether the answer calls a tool.
     pub calls_tool: bool,
 }
 
 /// What pi makes of a summarizing model's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// pi takes the answer.
     Accept,
     /// The branch summarizer was aborted: pi cancels the navigation.
     Aborted,
@@ -98,7 +104,9 @@ impl SummaryText {
 /// The answers to a preparation's requests, by purpose.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summaries {
+    /// The answer to the history request.
     pub history: Option<SummaryText>,
+    /// The answer to the split turn's prefix request.
     pub turn_prefix: Option<SummaryText>,
 }
 

@@ -17,8 +17,11 @@ const IMAGE_CHARS: f64 = 4800.0;
 /// pi-agent-core 0.82.1's copies (which write undefined tool arguments as `"undefined"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompactionRules {
+    /// pi-coding-agent 0.82.1 (pi-cli).
     Pi082,
+    /// pi-coding-agent 1.6.0 (pi-1.6).
     Pi16,
+    /// pi-agent-core 0.82.1 (harness).
     Harness,
 }
 
@@ -234,9 +237,13 @@ pub fn assistant_usage(message: &JsValue) -> Option<&JsValue> {
 /// `estimateContextTokens(messages)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextEstimate {
+    /// The estimate: the usage plus the trailing messages.
     pub tokens: f64,
+    /// The tokens the newest usage reports.
     pub usage_tokens: f64,
+    /// The estimated tokens of the messages after it.
     pub trailing_tokens: f64,
+    /// The index of the message whose usage counted, if any.
     pub last_usage_index: Option<usize>,
 }
 

@@ -11,8 +11,11 @@ use super::text::{self, JsText};
 /// them (strings and numbers by value, objects never equal).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileOps {
+    /// Files read.
     pub read: Vec<JsValue>,
+    /// Files written.
     pub written: Vec<JsValue>,
+    /// Files edited.
     pub edited: Vec<JsValue>,
 }
 

@@ -39,6 +39,7 @@ use prepare::{PathEntry, Refusal};
 /// `estimateContextTokens` at a leaf, with the entry the usage came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageAtLeaf {
+    /// The estimate.
     pub estimate: ContextEstimate,
     /// The entry whose assistant message gave `usageTokens` (a message entry), if any.
     pub last_usage_entry_id: Option<String>,
@@ -186,7 +187,7 @@ impl Session {
     }
 
     /// The entries of the profile's path to `leaf` (`getBranch()`), as stored.
-    pub fn path_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<JsValue>> {
+    pub(crate) fn path_entries(&mut self, leaf: &Leaf) -> StoreResult<Vec<JsValue>> {
         let walk = self.profile_path(leaf)?;
         walk.positions
             .iter()

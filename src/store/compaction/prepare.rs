@@ -16,8 +16,11 @@ use CompactionRules as Rules;
 /// `settings.compaction` as pi reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CompactionSettings {
+    /// Whether compaction runs at all.
     pub enabled: bool,
+    /// The tokens kept free for the answer.
     pub reserve_tokens: f64,
+    /// The recent tokens kept out of the summary.
     pub keep_recent_tokens: f64,
 }
 
@@ -33,6 +36,7 @@ impl Default for CompactionSettings {
 }
 
 impl CompactionSettings {
+    /// The settings as pi's object (`{enabled, reserveTokens, keepRecentTokens}`).
     pub fn to_value(self) -> JsValue {
         object([
             ("enabled", Some(JsValue::Bool(self.enabled))),
@@ -124,8 +128,11 @@ pub enum Refusal {
 /// `findCutPoint`'s result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CutPoint {
+    /// The index of the first message kept.
     pub first_kept_index: usize,
+    /// Where the split turn starts, if the cut splits one.
     pub turn_start_index: Option<usize>,
+    /// Whether the cut falls inside a turn.
     pub is_split_turn: bool,
 }
 
@@ -143,22 +150,37 @@ impl CutPoint {
 /// pi's preparation, plus the entries behind each message list.
 #[derive(Debug, Clone)]
 pub struct Preparation {
+    /// The profile whose rules made it.
     pub profile: Profile,
+    /// The first entry kept.
     pub first_kept_entry_id: String,
+    /// The messages the history summary covers.
     pub messages_to_summarize: Vec<JsValue>,
+    /// The split turn's messages before the cut.
     pub turn_prefix_messages: Vec<JsValue>,
     /// Harness only.
     pub retained_tail: Option<Vec<JsValue>>,
+    /// The cut point.
     pub cut: CutPoint,
+    /// The context's estimated tokens before compaction.
     pub tokens_before: f64,
+    /// The summary of the previous compaction, if any.
     pub previous_summary: Option<JsValue>,
+    /// The files read and modified by the summarized messages.
     pub file_ops: FileOps,
+    /// The settings it was prepared with.
     pub settings: CompactionSettings,
+    /// The path index where the window starts.
     pub window_start_index: usize,
+    /// The path index of the previous compaction, if any.
     pub previous_compaction_index: Option<usize>,
+    /// The entries behind `messages_to_summarize`.
     pub history_entry_ids: Vec<String>,
+    /// The entries behind `turn_prefix_messages`.
     pub turn_prefix_entry_ids: Vec<String>,
+    /// The entries kept.
     pub kept_entry_ids: Vec<String>,
+    /// The id of each path entry (none for entries without one).
     pub path_ids: Vec<Option<String>>,
 }
 
@@ -514,20 +536,28 @@ impl Preparation {
 /// What the summarizing model is asked, one request of `compact()`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
+    /// Which summary it asks for (`history`, `turnPrefix`, ...).
     pub purpose: &'static str,
+    /// The system prompt.
     pub system_prompt: &'static str,
+    /// The user message's text.
     pub text: JsString,
     /// pi 0.82.1's output cap; pi 1.6 sets none (the model's own limit applies).
     pub max_tokens: Option<f64>,
+    /// The reasoning level asked for, if any.
     pub reasoning: Option<String>,
+    /// The rules that made it.
     pub rules: CompactionRules,
 }
 
 /// The model fields and thinking level the requests depend on.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelOptions {
+    /// The model's output limit (`model.maxTokens`).
     pub max_tokens: Option<f64>,
+    /// Whether the model reasons (`model.reasoning`).
     pub reasoning: bool,
+    /// The session's thinking level.
     pub thinking_level: Option<String>,
 }
 

@@ -21,9 +21,9 @@ use crate::format::profile::{FirstWrite, Profile};
 use packed::{
     EXTRA, HAS_TIMESTAMP, HAS_TYPE, HELD, INVALID, NO_NAME, NONE, NULL, OBJECT, PARENT_AT,
 };
-pub use packed::{Extra, Packed};
+pub(crate) use packed::{Extra, Packed};
 use texts::Texts;
-pub use texts::push_var;
+pub(crate) use texts::push_var;
 
 /// Where a line's bytes are: owned as an entry is pushed, borrowed (`Body<&str>`) as the index
 /// hands it out.
@@ -84,18 +84,21 @@ impl<'a> Record<'a> {
         self.packed.timestamp
     }
 
-    pub fn kind(&self) -> Kind {
+    /// The entry's kind (`Other` for a type this index does not know).
+    pub(crate) fn kind(&self) -> Kind {
         packed::KINDS
             .get(self.packed.kind as usize)
             .copied()
             .unwrap_or(Kind::Other)
     }
 
+    /// The entry's id, if it has one.
     pub fn id(&self) -> Option<&'a str> {
         self.text(self.packed.id)
     }
 
-    pub fn parent(&self) -> Ref<&'a str> {
+    /// The entry's `parentId`.
+    pub(crate) fn parent(&self) -> Ref<&'a str> {
         match self.packed.flags & PARENT_AT {
             0 => self.reference(self.packed.parent),
             _ => Ref::Id(
@@ -107,7 +110,8 @@ impl<'a> Record<'a> {
         }
     }
 
-    pub fn target(&self) -> Ref<&'a str> {
+    /// The entry a `label` or `leaf` entry points at.
+    pub(crate) fn target(&self) -> Ref<&'a str> {
         self.reference(self.extra().target)
     }
 
@@ -116,6 +120,7 @@ impl<'a> Record<'a> {
         u64::from(self.packed.line)
     }
 
+    /// Where the entry's text is: in the file, or held in memory.
     pub fn body(&self) -> Body<&'a str> {
         match self.packed.flags & HELD {
             0 => Body::File {
@@ -150,12 +155,13 @@ impl<'a> Record<'a> {
             .unwrap_or(Role::Other)
     }
 
+    /// Whether this is a `message` entry of an assistant.
     pub fn is_assistant_message(&self) -> bool {
         self.kind() == Kind::Message && self.role() == Role::Assistant
     }
 
     /// The kind-specific fields.
-    pub fn payload(&self) -> Payload<&'a str, &'a str> {
+    pub(crate) fn payload(&self) -> Payload<&'a str, &'a str> {
         let extra = self.extra();
         let (first, second) = (self.text(extra.first), self.text(extra.second));
         match self.kind() {
@@ -214,27 +220,17 @@ pub enum Leaf {
     /// pi's `undefined` leaf: the last entry has no string id (a file ending in a non-object
     /// line). Context building then starts from the last entry, as pi does.
     Undefined,
+    /// The entry with this id.
     Id(EntryId),
 }
 
 impl Leaf {
+    /// The leaf entry's id, if it has one.
     pub fn id(&self) -> Option<&str> {
         match self {
             Leaf::Id(id) => Some(id),
             _ => None,
         }
-    }
-
-    /// The leaf after `facts` is appended or read: a `leaf` entry means its target, any other
-    /// entry itself.
-    pub fn after(facts: &LineFacts) -> Leaf {
-        let target = match &facts.target {
-            Ref::Id(id) => Ref::Id(&**id),
-            Ref::Missing => Ref::Missing,
-            Ref::Null => Ref::Null,
-            Ref::Invalid => Ref::Invalid,
-        };
-        Leaf::after_entry(facts.kind, facts.id.as_deref(), target)
     }
 
     fn after_entry(kind: Kind, id: Option<&str>, target: Ref<&str>) -> Leaf {

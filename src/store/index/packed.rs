@@ -6,74 +6,74 @@ use bytemuck::{Pod, Zeroable};
 use crate::format::entry::{Kind, Role};
 
 /// A text reference that names nothing (`None`, or a missing `parentId`/`targetId`).
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 /// A reference field that is `null`.
-pub const NULL: u32 = u32::MAX - 1;
+pub(crate) const NULL: u32 = u32::MAX - 1;
 /// A reference field that is neither a string nor `null`.
-pub const INVALID: u32 = u32::MAX - 2;
+pub(crate) const INVALID: u32 = u32::MAX - 2;
 /// Every text offset is below this.
-pub const TEXT_LIMIT: u32 = INVALID;
+pub(crate) const TEXT_LIMIT: u32 = INVALID;
 /// An interned provider or model slot that names nothing.
-pub const NO_NAME: u16 = u16::MAX;
+pub(crate) const NO_NAME: u16 = u16::MAX;
 
 /// `flags` bits.
-pub const OBJECT: u8 = 1;
-pub const HAS_TYPE: u8 = 2;
-pub const HAS_TIMESTAMP: u8 = 4;
+pub(crate) const OBJECT: u8 = 1;
+pub(crate) const HAS_TYPE: u8 = 2;
+pub(crate) const HAS_TIMESTAMP: u8 = 4;
 /// The body is in memory: `offset` is its position in the held bodies.
-pub const HELD: u8 = 8;
+pub(crate) const HELD: u8 = 8;
 /// `more` is the position of the entry's side record.
-pub const EXTRA: u8 = 16;
+pub(crate) const EXTRA: u8 = 16;
 /// `parent` is the position of the entry whose id it names (an earlier one), not a text.
-pub const PARENT_AT: u8 = 32;
-pub const FLAGS: u8 = OBJECT | HAS_TYPE | HAS_TIMESTAMP | HELD | EXTRA | PARENT_AT;
+pub(crate) const PARENT_AT: u8 = 32;
+pub(crate) const FLAGS: u8 = OBJECT | HAS_TYPE | HAS_TIMESTAMP | HELD | EXTRA | PARENT_AT;
 
 /// One entry: 40 bytes. What few entries have lives in an [`Extra`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct Packed {
+pub(crate) struct Packed {
     /// Where the body starts in the file, or which held body it is ([`HELD`]).
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// `Date.parse(timestamp)`.
-    pub timestamp: f64,
+    pub(crate) timestamp: f64,
     /// 1-based physical line (0 while not written).
-    pub line: u32,
-    pub len: u32,
+    pub(crate) line: u32,
+    pub(crate) len: u32,
     /// Text offset of the id, or [`NONE`].
-    pub id: u32,
+    pub(crate) id: u32,
     /// `parentId`: with [`PARENT_AT`], the position of the entry it named when read (so a
     /// walk to the root needs no lookup); else a text offset, [`NONE`], [`NULL`] or
     /// [`INVALID`].
-    pub parent: u32,
+    pub(crate) parent: u32,
     /// With [`EXTRA`], the side record's position; else for a message, its interned provider
     /// (low half) and model (high half).
-    pub more: u32,
-    pub kind: u8,
-    pub role: u8,
-    pub flags: u8,
-    pub pad: u8,
+    pub(crate) more: u32,
+    pub(crate) kind: u8,
+    pub(crate) role: u8,
+    pub(crate) flags: u8,
+    pub(crate) pad: u8,
 }
 
 /// The rare fields of one entry: 20 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct Extra {
+pub(crate) struct Extra {
     /// `targetId`, encoded as [`Packed::parent`] is.
-    pub target: u32,
+    pub(crate) target: u32,
     /// Text offset: a message's provider, a thinking level, a model change's provider,
     /// `firstKeptEntryId`, a label or a session name.
-    pub first: u32,
+    pub(crate) first: u32,
     /// Text offset: a message's model or a model change's model id.
-    pub second: u32,
+    pub(crate) second: u32,
     /// Text offset of an unknown `type` string.
-    pub other_type: u32,
+    pub(crate) other_type: u32,
     /// A compaction's `retainedTail` (1) and `systemMessage` (2) truthiness; a context
     /// edit's replacement (0 absent, 1 null, 2 a value).
-    pub bits: u32,
+    pub(crate) bits: u32,
 }
 
 impl Extra {
-    pub const EMPTY: Extra = Extra {
+    pub(crate) const EMPTY: Extra = Extra {
         target: NONE,
         first: NONE,
         second: NONE,
@@ -82,7 +82,7 @@ impl Extra {
     };
 }
 
-pub const KINDS: [Kind; 15] = [
+pub(crate) const KINDS: [Kind; 15] = [
     Kind::Session,
     Kind::Message,
     Kind::ThinkingLevelChange,
@@ -100,7 +100,7 @@ pub const KINDS: [Kind; 15] = [
     Kind::Other,
 ];
 
-pub const ROLES: [Role; 5] = [
+pub(crate) const ROLES: [Role; 5] = [
     Role::User,
     Role::Assistant,
     Role::ToolResult,
@@ -108,7 +108,7 @@ pub const ROLES: [Role; 5] = [
     Role::Other,
 ];
 
-pub fn tag_of<T: PartialEq>(table: &[T], value: &T) -> u8 {
+pub(crate) fn tag_of<T: PartialEq>(table: &[T], value: &T) -> u8 {
     table.iter().position(|v| v == value).unwrap_or(0) as u8
 }
 

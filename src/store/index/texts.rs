@@ -5,10 +5,10 @@ use super::packed::TEXT_LIMIT;
 
 /// The arena would pass the offsets a record can hold.
 #[derive(Debug)]
-pub struct Full;
+pub(crate) struct Full;
 
 /// Appends `v` as LEB128 (7 bits a byte, low first, the high bit set on all but the last).
-pub fn push_var(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn push_var(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
@@ -21,28 +21,28 @@ pub fn push_var(out: &mut Vec<u8>, mut v: u64) {
 }
 
 #[derive(Debug, Default)]
-pub struct Texts {
+pub(crate) struct Texts {
     bytes: Vec<u8>,
 }
 
 impl Texts {
-    pub fn from_bytes(bytes: Vec<u8>) -> Texts {
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Texts {
         Texts { bytes }
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }
 
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
     }
 
-    pub fn allocation_size(&self) -> usize {
+    pub(crate) fn allocation_size(&self) -> usize {
         self.bytes.capacity()
     }
 
-    pub fn push(&mut self, text: &str) -> Result<u32, Full> {
+    pub(crate) fn push(&mut self, text: &str) -> Result<u32, Full> {
         let at = u32::try_from(self.bytes.len())
             .ok()
             .filter(|&at| u64::from(at) + text.len() as u64 + 10 < u64::from(TEXT_LIMIT))
@@ -54,7 +54,7 @@ impl Texts {
 
     /// The text at `at`; `None` when `at` names no whole UTF-8 text (only in a damaged
     /// persisted index, which the loader refuses).
-    pub fn get(&self, at: u32) -> Option<&str> {
+    pub(crate) fn get(&self, at: u32) -> Option<&str> {
         let mut i = at as usize;
         let mut len = 0usize;
         for shift in (0..35).step_by(7) {

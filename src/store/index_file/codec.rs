@@ -9,44 +9,44 @@ use std::os::unix::fs::FileExt;
 
 use xxhash_rust::xxh3::Xxh3;
 
-pub const MAGIC: &[u8; 8] = b"PISIDX\0\x01";
+pub(crate) const MAGIC: &[u8; 8] = b"PISIDX\0\x01";
 /// The layout of the body; bump on any change to what is written (2: the index's arrays as
 /// they sit in memory instead of one encoded record per entry).
-pub const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 /// Magic, format version, body length, body checksum.
-pub const PREAMBLE: usize = 8 + 4 + 8 + 8;
+pub(crate) const PREAMBLE: usize = 8 + 4 + 8 + 8;
 
 /// What an index file fails by; every failure means "rebuild".
 #[derive(Debug)]
-pub struct Corrupt(pub &'static str);
+pub(crate) struct Corrupt(pub &'static str);
 
-pub type Decoded<T> = Result<T, Corrupt>;
+pub(crate) type Decoded<T> = Result<T, Corrupt>;
 
 #[derive(Default)]
-pub struct Writer {
-    pub bytes: Vec<u8>,
+pub(crate) struct Writer {
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Writer {
-    pub fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
 
-    pub fn f64(&mut self, v: f64) {
+    pub(crate) fn f64(&mut self, v: f64) {
         self.u64(v.to_bits());
     }
 
-    pub fn var(&mut self, v: u64) {
+    pub(crate) fn var(&mut self, v: u64) {
         super::super::index::push_var(&mut self.bytes, v);
     }
 
-    pub fn str(&mut self, text: &str) {
+    pub(crate) fn str(&mut self, text: &str) {
         self.var(text.len() as u64);
         self.bytes.extend_from_slice(text.as_bytes());
     }
 
     /// The finished file: preamble and body.
-    pub fn finish(self) -> Vec<u8> {
+    pub(crate) fn finish(self) -> Vec<u8> {
         let mut out = Vec::with_capacity(PREAMBLE + self.bytes.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -58,7 +58,7 @@ impl Writer {
 }
 
 /// The body of `file` once its preamble is checked (magic, version, length, checksum).
-pub fn body(file: &[u8]) -> Decoded<&[u8]> {
+pub(crate) fn body(file: &[u8]) -> Decoded<&[u8]> {
     if file.len() < PREAMBLE || &file[..8] != MAGIC {
         return Err(Corrupt("not an index file (magic)"));
     }
@@ -80,7 +80,7 @@ pub fn body(file: &[u8]) -> Decoded<&[u8]> {
 
 /// An index file's preamble, its header's length and its header, then `sections` (written
 /// after these bytes), all under one checksum.
-pub fn index_head(header: &[u8], sections: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn index_head(header: &[u8], sections: &[&[u8]]) -> Vec<u8> {
     let header_len = (header.len() as u64).to_le_bytes();
     let mut sum = Xxh3::new();
     sum.update(&header_len);
@@ -102,9 +102,9 @@ pub fn index_head(header: &[u8], sections: &[&[u8]]) -> Vec<u8> {
 
 /// An index file being read: its header, then the rest of its body read piece by piece into
 /// the caller's buffers, under the checksum.
-pub struct IndexReader<'f> {
+pub(crate) struct IndexReader<'f> {
     file: &'f File,
-    pub header: Vec<u8>,
+    pub(crate) header: Vec<u8>,
     at: u64,
     end: u64,
     sum: Xxh3,
@@ -113,7 +113,7 @@ pub struct IndexReader<'f> {
 
 impl<'f> IndexReader<'f> {
     /// Checks the preamble against the file's length and reads the header.
-    pub fn open(file: &'f File) -> Decoded<IndexReader<'f>> {
+    pub(crate) fn open(file: &'f File) -> Decoded<IndexReader<'f>> {
         let len = file.metadata().map_err(|_| Corrupt("cannot stat"))?.len();
         let mut head = [0u8; PREAMBLE + 8];
         file.read_exact_at(&mut head, 0)
@@ -150,12 +150,12 @@ impl<'f> IndexReader<'f> {
     }
 
     /// Bytes of the body not read yet.
-    pub fn remaining(&self) -> u64 {
+    pub(crate) fn remaining(&self) -> u64 {
         self.end - self.at
     }
 
     /// Fills `buffer` with the next bytes of the body.
-    pub fn read_into(&mut self, buffer: &mut [u8]) -> Decoded<()> {
+    pub(crate) fn read_into(&mut self, buffer: &mut [u8]) -> Decoded<()> {
         if buffer.len() as u64 > self.remaining() {
             return Err(Corrupt("short body"));
         }
@@ -168,7 +168,7 @@ impl<'f> IndexReader<'f> {
     }
 
     /// Checks that the whole body was read and matches its checksum.
-    pub fn finish(self) -> Decoded<()> {
+    pub(crate) fn finish(self) -> Decoded<()> {
         if self.at != self.end {
             return Err(Corrupt("trailing bytes"));
         }
@@ -179,13 +179,13 @@ impl<'f> IndexReader<'f> {
     }
 }
 
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes, at: 0 }
     }
 
@@ -196,20 +196,20 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
-    pub fn u8(&mut self) -> Decoded<u8> {
+    pub(crate) fn u8(&mut self) -> Decoded<u8> {
         Ok(self.take(1)?[0])
     }
 
-    pub fn u64(&mut self) -> Decoded<u64> {
+    pub(crate) fn u64(&mut self) -> Decoded<u64> {
         let bytes = self.take(8)?;
         Ok(u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])))
     }
 
-    pub fn f64(&mut self) -> Decoded<f64> {
+    pub(crate) fn f64(&mut self) -> Decoded<f64> {
         Ok(f64::from_bits(self.u64()?))
     }
 
-    pub fn var(&mut self) -> Decoded<u64> {
+    pub(crate) fn var(&mut self) -> Decoded<u64> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.u8()?;
@@ -221,12 +221,12 @@ impl<'a> Reader<'a> {
         Err(Corrupt("varint too long"))
     }
 
-    pub fn str(&mut self) -> Decoded<&'a str> {
+    pub(crate) fn str(&mut self) -> Decoded<&'a str> {
         let len = self.var()? as usize;
         std::str::from_utf8(self.take(len)?).map_err(|_| Corrupt("string is not UTF-8"))
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.at == self.bytes.len()
     }
 }

@@ -17,7 +17,7 @@
 
 mod codec;
 mod sections;
-pub mod tree_file;
+pub(crate) mod tree_file;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -34,11 +34,11 @@ use super::stats::SessionStats;
 use codec::{Corrupt, Decoded, IndexReader, Reader, Writer};
 
 /// Turns the index off (any value but empty or `0`).
-pub const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
+pub(crate) const ENV_OFF: &str = "PI_SESSION_NO_INDEX";
 /// Where the index lives instead of `$XDG_CACHE_HOME/pi-session` (or `~/.cache/pi-session`).
-pub const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
+pub(crate) const ENV_DIR: &str = "PI_SESSION_INDEX_DIR";
 /// The most bytes the index directory may hold before the least recently written go.
-pub const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
+pub(crate) const ENV_MAX_BYTES: &str = "PI_SESSION_INDEX_MAX_BYTES";
 
 /// The extension of the tree facts filed beside an index (see [`tree_file`]).
 const TREE_EXTENSION: &str = "tree";
@@ -71,7 +71,7 @@ impl Identity {
 
 /// Where a session's index is and what it must say to be trusted.
 #[derive(Debug)]
-pub struct IndexPlace {
+pub(crate) struct IndexPlace {
     dir: Arc<Path>,
     /// The session file's canonical path.
     canonical: PathBuf,
@@ -80,7 +80,11 @@ pub struct IndexPlace {
 
 impl IndexPlace {
     /// `None` when the session's path cannot be resolved.
-    pub fn of(dir: Arc<Path>, session: &Path, options: &SessionOptions) -> Option<IndexPlace> {
+    pub(crate) fn of(
+        dir: Arc<Path>,
+        session: &Path,
+        options: &SessionOptions,
+    ) -> Option<IndexPlace> {
         let canonical = std::fs::canonicalize(session).ok()?;
         let mut key = canonical.as_os_str().as_encoded_bytes().to_vec();
         key.push(0);
@@ -126,15 +130,15 @@ impl IndexPlace {
 }
 
 /// What an index held beyond the reader's state: the key its stats are filed under.
-pub struct Restored {
-    pub resume: Resume,
-    pub generation: u64,
+pub(crate) struct Restored {
+    pub(crate) resume: Resume,
+    pub(crate) generation: u64,
 }
 
 /// The reader's state from `place`'s index when it is valid for `file` as it is now (the same
 /// bytes up to the indexed end; the file may have grown after it). `None`, with a log line
 /// saying why, when there is no index or it cannot be trusted.
-pub fn restore(
+pub(crate) fn restore(
     place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
@@ -282,7 +286,7 @@ fn decode(
 /// Writes `place`'s index for what `file` read up to `checkpoint` (whose records are the
 /// first `checkpoint.records` of `index`). Failures are logged, never returned: the index is
 /// a cache.
-pub fn save(
+pub(crate) fn save(
     place: &IndexPlace,
     file: &SessionFile,
     options: &SessionOptions,
@@ -384,7 +388,7 @@ fn write_file(place: &IndexPlace, target: &Path, pieces: &[&[u8]]) {
 
 /// Stats over the first `records` entries, filed under the index's generation (they stay
 /// true while the index only grows).
-pub fn load_stats(place: &IndexPlace, generation: u64) -> Option<(usize, SessionStats)> {
+pub(crate) fn load_stats(place: &IndexPlace, generation: u64) -> Option<(usize, SessionStats)> {
     let bytes = safe_file::read_regular(&place.stats_file(), false).ok()?;
     let body = codec::body(&bytes).ok()?;
     let mut r = Reader::new(body);
@@ -426,7 +430,12 @@ pub fn load_stats(place: &IndexPlace, generation: u64) -> Option<(usize, Session
     ))
 }
 
-pub fn save_stats(place: &IndexPlace, generation: u64, records: usize, stats: &SessionStats) {
+pub(crate) fn save_stats(
+    place: &IndexPlace,
+    generation: u64,
+    records: usize,
+    stats: &SessionStats,
+) {
     if place.usable_dir(false).is_err() {
         return;
     }

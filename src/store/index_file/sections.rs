@@ -12,14 +12,14 @@ use super::codec::{Corrupt, Decoded, IndexReader, Reader, Writer};
 const BYTE_ORDER: u64 = 0x0102_0304_0506_0708;
 
 /// Entries in each array, as the header names them.
-pub struct Lengths {
+pub(crate) struct Lengths {
     records: usize,
     extras: usize,
     interned: usize,
     texts: usize,
 }
 
-pub fn write_lengths(w: &mut Writer, parts: &Parts) {
+pub(crate) fn write_lengths(w: &mut Writer, parts: &Parts) {
     w.bytes.extend_from_slice(&BYTE_ORDER.to_ne_bytes());
     for len in [
         parts.records.len(),
@@ -31,7 +31,7 @@ pub fn write_lengths(w: &mut Writer, parts: &Parts) {
     }
 }
 
-pub fn read_lengths(r: &mut Reader) -> Decoded<Lengths> {
+pub(crate) fn read_lengths(r: &mut Reader) -> Decoded<Lengths> {
     if r.u64()?.to_le_bytes() != BYTE_ORDER.to_ne_bytes() {
         return Err(Corrupt("written on a host of another byte order"));
     }
@@ -45,7 +45,7 @@ pub fn read_lengths(r: &mut Reader) -> Decoded<Lengths> {
 }
 
 /// The arrays' bytes, in the order they are written.
-pub fn bytes<'a>(parts: &Parts<'a>) -> [&'a [u8]; 4] {
+pub(crate) fn bytes<'a>(parts: &Parts<'a>) -> [&'a [u8]; 4] {
     [
         bytemuck::cast_slice(parts.records),
         bytemuck::cast_slice(parts.extras),
@@ -55,15 +55,15 @@ pub fn bytes<'a>(parts: &Parts<'a>) -> [&'a [u8]; 4] {
 }
 
 /// The arrays read back.
-pub struct Arrays {
-    pub records: Vec<Packed>,
-    pub extras: Vec<Extra>,
-    pub interned: Vec<u32>,
-    pub texts: Vec<u8>,
+pub(crate) struct Arrays {
+    pub(crate) records: Vec<Packed>,
+    pub(crate) extras: Vec<Extra>,
+    pub(crate) interned: Vec<u32>,
+    pub(crate) texts: Vec<u8>,
 }
 
 /// Reads the arrays `lengths` names, which must be exactly the rest of the body.
-pub fn read(reader: &mut IndexReader, lengths: &Lengths) -> Decoded<Arrays> {
+pub(crate) fn read(reader: &mut IndexReader, lengths: &Lengths) -> Decoded<Arrays> {
     let size = |n: usize, each: usize| n.checked_mul(each).ok_or(Corrupt("array length"));
     let total = [
         size(lengths.records, size_of::<Packed>())?,

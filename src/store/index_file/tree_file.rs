@@ -15,7 +15,7 @@ const VERSION: u64 = 1;
 
 /// The facts of the first entries, when the file was written under `generation` (they stay
 /// true while the index only grows).
-pub fn load(place: &IndexPlace, generation: u64) -> Option<TreeFacts> {
+pub(crate) fn load(place: &IndexPlace, generation: u64) -> Option<TreeFacts> {
     let path = place.tree_file();
     let bytes = match safe_file::read_regular(&path, false) {
         Ok(bytes) => bytes,
@@ -62,7 +62,7 @@ fn decode(bytes: &[u8], generation: u64) -> Option<TreeFacts> {
 
 /// Files the facts of the first `records` entries under `generation`. Failures are logged by
 /// the writer, never returned: the file is a cache.
-pub fn save(place: &IndexPlace, generation: u64, facts: &TreeFacts, records: usize) {
+pub(crate) fn save(place: &IndexPlace, generation: u64, facts: &TreeFacts, records: usize) {
     if place.usable_dir(false).is_err() {
         return;
     }

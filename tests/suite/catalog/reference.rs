@@ -6,9 +6,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use pi_session::internal::format::json::JsValue;
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::store::{Leaf, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::json::JsValue;
+use pi_session::session::{Leaf, Session, SessionOptions};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
@@ -249,7 +249,7 @@ pub fn counted_once(
 ) -> ([f64; 5], u64, u64) {
     let header = |f: &Path| -> JsValue {
         let text = std::fs::read_to_string(f).unwrap();
-        pi_session::internal::format::json::parse(text.lines().next().unwrap()).unwrap()
+        pi_session::json::parse(text.lines().next().unwrap()).unwrap()
     };
     let by_path: HashSet<&PathBuf> = files.iter().collect();
     let id_of_name = |p: &Path| {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_session::internal::format::json::{self, JsValue};
+use pi_session::json::{self, JsValue};
 
 use crate::conformance::diff::Mismatches;
 use crate::conformance::env::{self, Outcome};

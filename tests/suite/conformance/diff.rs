@@ -1,6 +1,6 @@
 //! Comparing documents and collecting every mismatch of a test before failing it.
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 /// How many differing places one comparison reports.
 const MAX_PLACES: usize = 8;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use pi_session::internal::format::json::{self, JsValue};
+use pi_session::json::{self, JsValue};
 
 use crate::conformance::cases::{
     Answer, Case, PROFILES, check_trailing_leaf, is_leaf_entry_difference,

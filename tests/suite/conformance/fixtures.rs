@@ -1,7 +1,7 @@
 //! The real sessions in `tests/fixtures/real/`: version 1 files, which the manager
 //! migrates (inventing every entry id) and the harness refuses.
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::cases::{Answer, Case};
 use crate::conformance::diff::Mismatches;

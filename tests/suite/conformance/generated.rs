@@ -2,7 +2,7 @@
 //! summarized, labelled and compacted. Both profiles, at the file's leaf, at `null` and at a
 //! spread of entries.
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::cases::{Answer, Case, PROFILES};
 use crate::conformance::diff::Mismatches;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::cases::{Answer, Case, PROFILES};
 use crate::conformance::diff::Mismatches;
@@ -572,8 +572,8 @@ fn an_unusable_index_dir_only_turns_the_index_off() {
 /// continued over what pi appended; always what a full count and pi's `getSessionStats` give.
 #[test]
 fn stats_from_the_index_are_what_pi_counts() {
-    use pi_session::internal::format::profile::Profile;
-    use pi_session::internal::store::{Session, SessionOptions};
+    use pi_session::Profile;
+    use pi_session::session::{Session, SessionOptions};
     let Some(oracle) = env::oracle() else {
         return env::skipped("stats with the index");
     };
@@ -665,8 +665,8 @@ fn stats_from_the_index_are_what_pi_counts() {
 /// every profile), and a later open reads them instead of the file.
 #[test]
 fn the_first_read_files_stats_and_previews() {
-    use pi_session::internal::format::profile::Profile;
-    use pi_session::internal::store::{Session, SessionOptions};
+    use pi_session::Profile;
+    use pi_session::session::{Session, SessionOptions};
     let work = env::fresh_dir("index-one-pass");
     let mut files = hand_written_files();
     files.extend(["5", "6"].iter().filter_map(|s| small_generated(s)));

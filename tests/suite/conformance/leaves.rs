@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::normalize::{Jsonl, str_field};
 

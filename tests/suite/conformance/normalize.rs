@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use pi_session::internal::format::json::{self, JsObject, JsString, JsValue};
+use pi_session::json::{self, JsObject, JsString, JsValue};
 
 /// Fields of an entry that name another entry.
 const ID_REF_FIELDS: [&str; 4] = ["parentId", "targetId", "fromId", "firstKeptEntryId"];
@@ -271,7 +271,7 @@ pub fn file_text(file: &Jsonl) -> Vec<String> {
 /// the entry's own `timestamp`.
 fn snapshot_millis(line: &Line, timestamp: Option<&str>) -> Option<f64> {
     let system = line.value.as_ref()?.get("systemMessage")?;
-    let millis = pi_session::internal::format::time::parse_date_millis(timestamp?);
+    let millis = pi_session::session::parse_date_millis(timestamp?);
     (system.get("timestamp") == Some(&JsValue::Number(millis))).then_some(millis)
 }
 

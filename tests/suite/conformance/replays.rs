@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use pi_session::internal::format::json::{self, JsObject, JsValue};
+use pi_session::json::{self, JsObject, JsValue};
 
 use crate::conformance::cases::{
     Answer, Case, PROFILES, check_trailing_leaf, implementation, is_leaf_entry_difference, path_str,

@@ -9,7 +9,7 @@
 //! That keeps the files small enough to read and still fails on any change. `tree` rows are
 //! shown one per line as `"<depth> <id> <type>"`.
 
-use pi_session::internal::format::json::JsValue;
+use pi_session::json::JsValue;
 
 use crate::conformance::cases::path_str;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};

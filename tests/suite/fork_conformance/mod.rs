@@ -30,11 +30,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use pi_session::internal::format::ids::IdSource;
-use pi_session::internal::format::json::{self, JsValue};
-use pi_session::internal::format::profile::Profile;
-use pi_session::internal::repo::session_file_name;
-use pi_session::internal::store::{ForkPosition, NewSession, Session, SessionOptions};
+use pi_session::Profile;
+use pi_session::json::{self, JsValue};
+use pi_session::listing::session_file_name;
+use pi_session::session::IdSource;
+use pi_session::session::{ForkPosition, NewSession, Session, SessionOptions};
 
 mod command;
 mod compare;
