@@ -433,7 +433,6 @@ fn theirs(doc: &JsValue) -> Result<Vec<String>, String> {
         .collect())
 }
 
-#[test]
 fn branch_summaries_are_pis() {
     let test = "branch_summaries_are_pis";
     let Some(oracle) = support::oracle(test) else {
@@ -571,7 +570,6 @@ fn clip(text: &str) -> String {
 /// `navigateTree` then writes: the abandoned entries, the request, and the written
 /// `branch_summary` byte for byte (ids and times aside), on the harness replays of seeded
 /// random op scripts and a generated session.
-#[test]
 fn harness_branch_summaries_are_pi_agent_cores() {
     let test = "harness_branch_summaries_are_pi_agent_cores";
     let Some(oracle) = support::oracle(test) else {
@@ -821,7 +819,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// output cap, `reasoning` from the thinking level, thinking blocks left out), the refusal of
 /// a cut-off or tool-calling answer, and the written `branch_summary` line (`fromId` the old
 /// leaf). `PI16_BRANCH_SEEDS=N` generates N sessions (default 3).
-#[test]
 fn pi16_branch_summaries_are_pi16s() {
     use pi_session::internal::store::compaction::{ModelOptions, SummaryText, Verdict};
     let Some(oracle) = support::oracle("branch_summary_conformance::pi16") else {
@@ -1073,4 +1070,10 @@ fn pi16_branch_summaries_are_pi16s() {
         "branch_summary_conformance::pi16_branch_summaries_are_pi16s",
         entries_n + requests_n + refusals_n + lines_n,
     );
+}
+
+crate::tests! {
+    branch_summaries_are_pis,
+    harness_branch_summaries_are_pi_agent_cores,
+    pi16_branch_summaries_are_pi16s,
 }

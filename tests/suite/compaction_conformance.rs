@@ -305,7 +305,6 @@ fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
     out
 }
 
-#[test]
 fn preparations_requests_and_usage_are_pis() {
     let Some(oracle) = support::oracle("compaction_conformance") else {
         return;
@@ -406,7 +405,6 @@ fn preparations_requests_and_usage_are_pis() {
     );
 }
 
-#[test]
 fn written_compactions_are_byte_for_byte_pis() {
     use pi_session::internal::store::compaction::Summaries;
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
@@ -588,7 +586,6 @@ fn pi16_line_shape(line: &str) -> String {
 /// written compaction lines, on sessions its own SessionManager wrote: context edits, system
 /// messages and patches, usage entries, nested and retain-none compactions, branch summaries,
 /// thinking blocks, codemode nested calls, aborted and failed turns with recovery omissions.
-#[test]
 fn pi16_compaction_is_pi16s() {
     use pi_session::internal::store::compaction::{Summaries, SummaryProblem, SummaryText};
     let Some(oracle) = support::oracle("compaction_conformance::pi16") else {
@@ -889,7 +886,6 @@ fn pi16_compaction_is_pi16s() {
 /// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
 /// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
 /// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
-#[test]
 fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
     use pi_session::internal::format::write::NewEntry;
     let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
@@ -959,4 +955,11 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
         compared,
     );
+}
+
+crate::tests! {
+    preparations_requests_and_usage_are_pis,
+    written_compactions_are_byte_for_byte_pis,
+    pi16_compaction_is_pi16s,
+    pi16_hook_compactions_are_stored_as_pi16_stores_them,
 }

@@ -290,14 +290,12 @@ fn pi(doc: &JsValue, source_ids: &HashSet<String>) -> Result<Navigation, String>
     })
 }
 
-#[test]
 fn tree_navigation_matches_pi() {
     navigation_matches("tree_navigation_matches_pi", Profile::PiCli);
 }
 
 /// The same cases in the pi-1.6 profile against pi 1.6's own `navigateTree` (its summary
 /// entries record the old leaf in `fromId`), with the pi 1.6 op script's file among the sources.
-#[test]
 fn tree_navigation_matches_pi_16() {
     navigation_matches("tree_navigation_matches_pi_16", Profile::Pi16);
 }
@@ -486,4 +484,9 @@ fn clip(text: &str) -> String {
         end -= 1;
     }
     format!("{}...", &text[..end])
+}
+
+crate::tests! {
+    tree_navigation_matches_pi,
+    tree_navigation_matches_pi_16,
 }

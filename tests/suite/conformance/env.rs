@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 pub use crate::support::batch::Outcome;
 use crate::support::{self, Oracle, notice};

@@ -2,7 +2,6 @@
 
 use super::*;
 
-#[test]
 fn forks_of_hand_made_sessions_match_pi() {
     if !pi_available("forks_of_hand_made_sessions_match_pi") {
         return;
@@ -49,7 +48,6 @@ fn forks_of_hand_made_sessions_match_pi() {
     assert_eq!(report.pi_crashes.len(), 2, "{:?}", report.pi_crashes);
 }
 
-#[test]
 fn forks_of_replayed_sessions_match_pi() {
     if !pi_available("forks_of_replayed_sessions_match_pi") {
         return;
@@ -68,7 +66,6 @@ fn forks_of_replayed_sessions_match_pi() {
     );
 }
 
-#[test]
 fn forks_of_generated_sessions_match_pi() {
     if !pi_available("forks_of_generated_sessions_match_pi") {
         return;
@@ -87,7 +84,6 @@ fn forks_of_generated_sessions_match_pi() {
     );
 }
 
-#[test]
 fn forks_of_the_real_fixtures_match_pi() {
     if !pi_available("forks_of_the_real_fixtures_match_pi") {
         return;
@@ -134,7 +130,6 @@ fn label_repoint_session() -> String {
     ])
 }
 
-#[test]
 fn forks_match_pi_1_6() {
     if !pi_available("forks_match_pi_1_6") {
         return;
@@ -159,7 +154,6 @@ fn forks_match_pi_1_6() {
     );
 }
 
-#[test]
 fn label_repointing_is_pi_1_6s_alone() {
     // The same branch in both profiles: only pi-1.6 moves c1's and c2's firstKeptEntryId.
     let scratch = Scratch::new();
@@ -191,7 +185,6 @@ fn label_repointing_is_pi_1_6s_alone() {
     );
 }
 
-#[test]
 fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
     if !pi_available("forks_of_generated_sessions_and_fixtures_match_pi_1_6") {
         return;
@@ -205,4 +198,14 @@ fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
     let report = compare_forks(&scratch, "pi-1.6 generated", &sources, &cases);
     assert_eq!(report.compared, cases.len());
     assert!(report.written >= 10, "written forks: {}", report.written);
+}
+
+crate::tests! {
+    forks_of_hand_made_sessions_match_pi,
+    forks_of_replayed_sessions_match_pi,
+    forks_of_generated_sessions_match_pi,
+    forks_of_the_real_fixtures_match_pi,
+    forks_match_pi_1_6,
+    label_repointing_is_pi_1_6s_alone,
+    forks_of_generated_sessions_and_fixtures_match_pi_1_6,
 }
