@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, Once, OnceLock};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
@@ -137,4 +137,40 @@ pub fn keep(name: &str, filters: &[String], exact: bool) -> bool {
                 name.contains(f.as_str())
             }
         })
+}
+
+/// What many trials share, made once by the first of them that asks (one run of pi's code for a
+/// whole sweep of cases), the others waiting for it. If making it panics, every trial that asks
+/// fails with that panic's message (the first one's included), never passes.
+pub struct Shared<T: 'static> {
+    cell: OnceLock<Result<T, String>>,
+    make: fn() -> T,
+}
+
+impl<T: Send + Sync + 'static> Shared<T> {
+    pub const fn new(make: fn() -> T) -> Shared<T> {
+        Shared {
+            cell: OnceLock::new(),
+            make,
+        }
+    }
+
+    pub fn get(&'static self) -> &'static T {
+        let made = self
+            .cell
+            .get_or_init(|| catch_unwind(self.make).map_err(|payload| panic_message(&*payload)));
+        match made {
+            Ok(value) => value,
+            Err(message) => panic!("the shared part of this sweep failed: {message}"),
+        }
+    }
+}
+
+/// The text a panic was raised with.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(a panic without a message)".to_owned())
 }
