@@ -90,6 +90,7 @@ pub fn at_exit() {
     for cleanup in cleanups.into_iter().rev() {
         cleanup();
     }
+    print_tallies();
 }
 
 /// The command line as libtest-mimic reads it, and the filters beyond its one: libtest takes
@@ -173,4 +174,43 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "(a panic without a message)".to_owned())
+}
+
+static TALLIES: Mutex<std::collections::BTreeMap<String, usize>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
+/// Adds `n` comparisons with pi's output to `sweep`'s count, printed once when the run ends
+/// (`oracle comparisons: N in SWEEP`, as `support::count` prints it), so that a sweep of
+/// hundreds of trials prints one line, not hundreds.
+pub fn tally(sweep: &str, n: usize) {
+    *TALLIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(sweep.to_owned())
+        .or_default() += n;
+}
+
+fn print_tallies() {
+    let tallies = std::mem::take(&mut *TALLIES.lock().unwrap_or_else(|e| e.into_inner()));
+    for (sweep, n) in tallies {
+        support::count(&sweep, n);
+    }
+}
+
+/// A trial that compares with pi and may find, once pi's code has run, that its case does not
+/// exist in this input: `check` answers `Err(reason)`, and the trial is reported as ignored
+/// with it. Without pi's code, ignored with the opt-out's reason.
+pub fn with_pi_or_absent(
+    name: impl Into<String>,
+    check: impl FnOnce() -> Result<(), String> + Send + 'static,
+) -> Trial {
+    Trial::ignorable_test(name, move || {
+        if support::oracle::opted_out() {
+            return Ok(Completion::ignored_with(support::oracle::opt_out_reason()));
+        }
+        Ok::<_, Failed>(match check() {
+            Ok(()) => Completion::Completed,
+            Err(reason) => Completion::ignored_with(reason),
+        })
+    })
 }
