@@ -1,15 +1,16 @@
 //! Sweeps of forks over every kind of source, compared with pi.
 
-use super::*;
+use libtest_mimic::Trial;
 
-fn forks_of_hand_made_sessions_match_pi() {
-    if !pi_available("forks_of_hand_made_sessions_match_pi") {
-        return;
-    }
-    let scratch = Scratch::new();
-    let sources = hand_made_sources(&scratch);
+use super::*;
+use crate::harness::Shared;
+
+/// The forks of the hand-made sources (built here, so the cases are named before pi runs):
+/// `--at` every entry, `before` every user message and one entry of each other kind, and an
+/// unknown id.
+fn hand_made_cases(sources: &[Source]) -> Vec<ForkCase> {
     let mut cases: Vec<ForkCase> = (0..sources.len())
-        .flat_map(|s| spread(&sources, s, Spread::Every))
+        .flat_map(|s| spread(sources, s, Spread::Every))
         .collect();
     for position in [Position::Before, Position::At] {
         cases.push(ForkCase {
@@ -19,8 +20,89 @@ fn forks_of_hand_made_sessions_match_pi() {
             position,
         });
     }
-    let report = compare_forks(&scratch, "hand", &sources, &cases);
-    assert_eq!(report.compared, cases.len());
+    cases
+}
+
+/// A fork's name among the trials: `<source>::<at|before>::<entry index>-<kind>`.
+fn case_name(sources: &[Source], case: &ForkCase) -> String {
+    let source = &sources[case.source];
+    match &case.unknown_id {
+        Some(id) => format!("{}::{}::unknown-{id}", source.name, case.position.name()),
+        None => format!(
+            "{}::{}::{:03}-{}",
+            source.name,
+            case.position.name(),
+            case.index,
+            source.entries[case.index].kind
+        ),
+    }
+}
+
+/// The hand-made sweep, made once: what the forks that agreed found, and each fork's outcome
+/// by name.
+struct HandMade {
+    report: Report,
+    cases: usize,
+    outcomes: HashMap<String, Result<(), String>>,
+}
+
+static HAND_MADE: Shared<HandMade> = Shared::new(|| {
+    assert!(pi_available(HAND_MADE_TEST));
+    let scratch = Scratch::new();
+    let sources = hand_made_sources(&scratch);
+    let cases = hand_made_cases(&sources);
+    let (report, outcomes) = compare_each_fork(&scratch, "hand", &sources, &cases);
+    HandMade {
+        report,
+        cases: cases.len(),
+        outcomes: cases
+            .iter()
+            .map(|case| case_name(&sources, case))
+            .zip(outcomes)
+            .collect(),
+    }
+});
+
+const HAND_MADE_TEST: &str = "fork_conformance::sweeps::forks_of_hand_made_sessions_match_pi";
+
+/// One trial per fork of a hand-made source
+/// (`fork_conformance::sweeps::forks_of_hand_made_sessions_match_pi::kinds::at::004-label`),
+/// and one for what the sweep as a whole must have covered.
+fn hand_made_trials() -> Vec<Trial> {
+    let scratch = Scratch::new();
+    let sources = hand_made_sources(&scratch);
+    let mut trials: Vec<Trial> = hand_made_cases(&sources)
+        .iter()
+        .map(|case| {
+            let name = case_name(&sources, case);
+            crate::with_pi(format!("{HAND_MADE_TEST}::{name}"), move || match HAND_MADE
+                .get()
+                .outcomes
+                .get(&name)
+            {
+                Some(Ok(())) => {}
+                Some(Err(message)) => panic!("{message}"),
+                None => panic!("{name}: not among the forks the shared run made"),
+            })
+        })
+        .collect();
+    trials.push(crate::with_pi(
+        format!("{HAND_MADE_TEST}::coverage"),
+        hand_made_coverage,
+    ));
+    trials
+}
+
+/// What the hand-made sweep as a whole must have met: every kind forked at, forks before root
+/// messages, labels re-created, refusals, written files, and the known differences each where
+/// it is expected.
+fn hand_made_coverage() {
+    let sweep = HAND_MADE.get();
+    let report = &sweep.report;
+    assert_eq!(
+        report.compared, sweep.cases,
+        "forks that agreed with pi's (the others fail their own trials)"
+    );
     for kind in KINDS {
         assert!(
             report.kinds_at.contains(kind),
@@ -201,7 +283,7 @@ fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
 }
 
 crate::tests! {
-    forks_of_hand_made_sessions_match_pi,
+    [hand_made_trials]
     forks_of_replayed_sessions_match_pi,
     forks_of_generated_sessions_match_pi,
     forks_of_the_real_fixtures_match_pi,
