@@ -130,59 +130,178 @@ fn hand_made_coverage() {
     assert_eq!(report.pi_crashes.len(), 2, "{:?}", report.pi_crashes);
 }
 
-fn forks_of_replayed_sessions_match_pi() {
-    if !pi_available("forks_of_replayed_sessions_match_pi") {
-        return;
-    }
-    let scratch = Scratch::new();
-    let sources = replay_sources(&scratch);
-    let cases: Vec<ForkCase> = (0..sources.len())
-        .flat_map(|s| spread(&sources, s, Spread::Every))
-        .collect();
-    let report = compare_forks(&scratch, "replays", &sources, &cases);
-    assert!(report.written >= 30, "written forks: {}", report.written);
-    assert!(
-        report.labels_recreated >= 5,
-        "labels re-created: {}",
-        report.labels_recreated
-    );
+/// A sweep compared source by source: what the forks that agreed found, and the differences
+/// found in each source's forks, by source name.
+struct BySource {
+    report: Report,
+    failures: HashMap<String, Vec<String>>,
 }
 
-fn forks_of_generated_sessions_match_pi() {
-    if !pi_available("forks_of_generated_sessions_match_pi") {
-        return;
-    }
+/// Makes and compares a sweep's forks (one run of pi's code for all), grouped by source.
+fn by_source(
+    test: &str,
+    name: &str,
+    make: fn(&Scratch) -> (Vec<Source>, Vec<ForkCase>),
+) -> BySource {
+    assert!(pi_available(test));
     let scratch = Scratch::new();
-    let sources = generated_sources(&scratch, &[3, 4]);
-    let cases: Vec<ForkCase> = (0..sources.len())
-        .flat_map(|s| spread(&sources, s, Spread::Sample(10)))
+    let (sources, cases) = make(&scratch);
+    let (report, outcomes) = compare_each_fork(&scratch, name, &sources, &cases);
+    let mut failures: HashMap<String, Vec<String>> = sources
+        .iter()
+        .map(|s| (s.name.clone(), Vec::new()))
         .collect();
-    let report = compare_forks(&scratch, "generated", &sources, &cases);
-    assert!(report.written >= 40, "written forks: {}", report.written);
-    assert!(
-        report.labels_recreated >= 40,
-        "labels re-created: {}",
-        report.labels_recreated
-    );
+    for (case, outcome) in cases.iter().zip(outcomes) {
+        if let Err(message) = outcome {
+            failures
+                .get_mut(&sources[case.source].name)
+                .unwrap()
+                .push(message);
+        }
+    }
+    BySource { report, failures }
 }
 
-fn forks_of_the_real_fixtures_match_pi() {
-    if !pi_available("forks_of_the_real_fixtures_match_pi") {
-        return;
-    }
-    let scratch = Scratch::new();
-    // As they are (v1: both sides invent the ids) and as pi migrated them.
-    let mut sources = fixture_sources();
-    sources.extend(migrated_fixture_sources(&scratch));
-    // Fewer forks of the v1 files: this program forks them in this (debug) test process.
-    let cases: Vec<ForkCase> = (0..sources.len())
-        .flat_map(|s| {
-            let n = if sources[s].v1 { 2 } else { 4 };
-            spread(&sources, s, Spread::Sample(n))
+/// One trial per source of a sweep (`<test>::<source name>`: every fork made of it), a source
+/// pi's code did not make reported as ignored, and one trial for the sweep's coverage.
+fn source_trials(
+    test: &'static str,
+    sweep: &'static Shared<BySource>,
+    names: Vec<String>,
+    coverage: fn(&Report),
+) -> Vec<Trial> {
+    let mut trials: Vec<Trial> = names
+        .into_iter()
+        .map(|source| {
+            crate::harness::with_pi_or_absent(
+                format!("fork_conformance::sweeps::{test}::{source}"),
+                move || {
+                    let Some(failures) = sweep.get().failures.get(&source) else {
+                        return Err(format!("pi's code made no session for {source}"));
+                    };
+                    assert!(
+                        failures.is_empty(),
+                        "{} forks of {source} differ:\n{}",
+                        failures.len(),
+                        failures.join("\n")
+                    );
+                    Ok(())
+                },
+            )
         })
         .collect();
-    let report = compare_forks(&scratch, "fixtures", &sources, &cases);
-    assert!(report.written >= 50, "written forks: {}", report.written);
+    trials.push(crate::with_pi(
+        format!("fork_conformance::sweeps::{test}::coverage"),
+        move || coverage(&sweep.get().report),
+    ));
+    trials
+}
+
+static REPLAYED: Shared<BySource> = Shared::new(|| {
+    by_source(
+        "forks_of_replayed_sessions_match_pi",
+        "replays",
+        |scratch| {
+            let sources = replay_sources(scratch);
+            let cases = (0..sources.len())
+                .flat_map(|s| spread(&sources, s, Spread::Every))
+                .collect();
+            (sources, cases)
+        },
+    )
+});
+
+/// The forks of pi's replays of `tests/ops`, one trial per op script.
+fn replayed_trials() -> Vec<Trial> {
+    let mut scripts = files_in(&root().join("tests/ops"));
+    scripts.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    let names = scripts
+        .iter()
+        .map(|s| format!("replay of ops/{}", s.file_name().unwrap().to_str().unwrap()))
+        .collect();
+    source_trials(
+        "forks_of_replayed_sessions_match_pi",
+        &REPLAYED,
+        names,
+        |report| {
+            assert!(report.written >= 30, "written forks: {}", report.written);
+            assert!(
+                report.labels_recreated >= 5,
+                "labels re-created: {}",
+                report.labels_recreated
+            );
+        },
+    )
+}
+
+static GENERATED: Shared<BySource> = Shared::new(|| {
+    by_source(
+        "forks_of_generated_sessions_match_pi",
+        "generated",
+        |scratch| {
+            let sources = generated_sources(scratch, &[3, 4]);
+            let cases = (0..sources.len())
+                .flat_map(|s| spread(&sources, s, Spread::Sample(10)))
+                .collect();
+            (sources, cases)
+        },
+    )
+});
+
+/// The forks of generated sessions, one trial per seed.
+fn generated_trials() -> Vec<Trial> {
+    source_trials(
+        "forks_of_generated_sessions_match_pi",
+        &GENERATED,
+        [3, 4].map(|seed| format!("generated seed {seed}")).to_vec(),
+        |report| {
+            assert!(report.written >= 40, "written forks: {}", report.written);
+            assert!(
+                report.labels_recreated >= 40,
+                "labels re-created: {}",
+                report.labels_recreated
+            );
+        },
+    )
+}
+
+static FIXTURES: Shared<BySource> = Shared::new(|| {
+    by_source(
+        "forks_of_the_real_fixtures_match_pi",
+        "fixtures",
+        |scratch| {
+            // As they are (v1: both sides invent the ids) and as pi migrated them.
+            let mut sources = fixture_sources();
+            sources.extend(migrated_fixture_sources(scratch));
+            // Fewer forks of the v1 files: this program forks them in this (debug) test process.
+            let cases = (0..sources.len())
+                .flat_map(|s| {
+                    let n = if sources[s].v1 { 2 } else { 4 };
+                    spread(&sources, s, Spread::Sample(n))
+                })
+                .collect();
+            (sources, cases)
+        },
+    )
+});
+
+/// The forks of the real fixtures, as they are and as pi migrated them, one trial per file.
+fn fixture_trials() -> Vec<Trial> {
+    // The names `fixture_sources` gives, without reading the files.
+    let names: Vec<String> = support::real_fixtures()
+        .iter()
+        .map(|path| format!("fixtures/{}", path.file_stem().unwrap().to_str().unwrap()))
+        .collect();
+    let migrated = names.iter().map(|n| format!("{n} (migrated by pi)"));
+    let names = names.iter().cloned().chain(migrated).collect();
+    source_trials(
+        "forks_of_the_real_fixtures_match_pi",
+        &FIXTURES,
+        names,
+        |report| {
+            assert!(report.written >= 50, "written forks: {}", report.written);
+        },
+    )
 }
 
 /// Compactions whose kept entry is a label: pi 1.6's `createBranchedSession` repoints them to
@@ -283,10 +402,7 @@ fn forks_of_generated_sessions_and_fixtures_match_pi_1_6() {
 }
 
 crate::tests! {
-    [hand_made_trials]
-    forks_of_replayed_sessions_match_pi,
-    forks_of_generated_sessions_match_pi,
-    forks_of_the_real_fixtures_match_pi,
+    [hand_made_trials, replayed_trials, generated_trials, fixture_trials]
     forks_match_pi_1_6,
     label_repointing_is_pi_1_6s_alone,
     forks_of_generated_sessions_and_fixtures_match_pi_1_6,
