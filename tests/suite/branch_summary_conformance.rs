@@ -12,10 +12,13 @@
 //!
 //! The suite installs pi's code itself; with `PI_SESSION_NO_ORACLE=1` these tests fail, naming it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::harness::Shared;
 use crate::support;
+use libtest_mimic::Trial;
 
 use support::compaction::{run_pi_compaction, without_id_and_time};
 use support::{Oracle, notice, parse, path_str, root, str_of};
@@ -433,11 +436,90 @@ fn theirs(doc: &JsValue) -> Result<Vec<String>, String> {
         .collect())
 }
 
-#[test]
-fn branch_summaries_are_pis() {
+/// The sweep of `branch_summaries_are_pis`, by case (`<source>::set-<n>`): the mismatches
+/// and the comparisons made; and over the whole sweep, the navigations with a model request and
+/// the summaries written.
+struct Summaries {
+    cases: HashMap<String, (Vec<String>, usize)>,
+    with_request: usize,
+    summaries_written: usize,
+}
+
+static SUMMARIES: Shared<Summaries> = Shared::new(summaries);
+
+/// The seed of the random op scripts (`PI_SESSION_SEED`).
+fn base_seed() -> u64 {
+    std::env::var("PI_SESSION_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_201)
+}
+
+/// The names of the sources, known before pi's code runs, in the order of [`sources`]: the op
+/// scripts' stems, the random scripts', the generated sessions'.
+fn source_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("tests/ops"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|stem| !stem.starts_with("pi16"))
+        .collect();
+    names.sort();
+    names.extend((0..4).map(|k| format!("random-{}", base_seed() + k)));
+    names.extend(["generated-7".to_owned(), "generated-8".to_owned()]);
+    names
+}
+
+/// The name of a source file: its script's stem (the replay's folder), or its own stem.
+fn source_name(file: &Path, dir: &Path) -> String {
+    let parent = file.parent().unwrap();
+    if parent.parent() == Some(&dir.join("replays")) {
+        parent.file_name().unwrap().to_string_lossy().into_owned()
+    } else {
+        file.file_stem().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+/// One trial per source and option set (`branch_summary_conformance::branch_summaries_are_pis::
+/// <source>::set-<n>`, each over about ten targets), and one for what the sweep as a whole
+/// must have exercised.
+fn summary_trials() -> Vec<Trial> {
+    let test = "branch_summaries_are_pis";
+    let mut trials = Vec::new();
+    for source in source_names() {
+        for set in 0..OPTION_SETS.len() {
+            let key = format!("{source}::set-{set}");
+            let name = format!("branch_summary_conformance::{test}::{key}");
+            trials.push(crate::harness::with_pi_or_absent(name, move || {
+                let Some((mismatches, compared)) = SUMMARIES.get().cases.get(&key) else {
+                    return Err(format!("pi's replay wrote no session for {key}"));
+                };
+                crate::harness::tally(test, *compared);
+                assert_no_mismatches(mismatches);
+                Ok(())
+            }));
+        }
+    }
+    trials.push(crate::with_pi(
+        format!("branch_summary_conformance::{test}::coverage"),
+        || {
+            let sweep = SUMMARIES.get();
+            assert!(
+                sweep.with_request > 0 && sweep.summaries_written > sweep.with_request / 2,
+                "{} navigations with a model request, {} summaries written",
+                sweep.with_request,
+                sweep.summaries_written
+            );
+        },
+    ));
+    trials
+}
+
+fn summaries() -> Summaries {
     let test = "branch_summaries_are_pis";
     let Some(oracle) = support::oracle(test) else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().canonicalize().unwrap();
@@ -445,15 +527,17 @@ fn branch_summaries_are_pis() {
 
     let mut cases = Vec::new();
     for source in &sources {
+        let name = source_name(source, &dir);
         for target in targets(source) {
-            for options in OPTION_SETS {
-                cases.push((source.clone(), target.clone(), options));
+            for (set, options) in OPTION_SETS.into_iter().enumerate() {
+                let key = format!("{name}::set-{set}");
+                cases.push((key, source.clone(), target.clone(), options));
             }
         }
     }
     let jobs: Vec<JsValue> = cases
         .iter()
-        .map(|(source, target, options)| {
+        .map(|(_, source, target, options)| {
             JsValue::Array(vec![
                 JsValue::from(path_str(source)),
                 JsValue::from(target.as_str()),
@@ -467,22 +551,19 @@ fn branch_summaries_are_pis() {
     command.arg(oracle.dir()).arg("batch").arg(&jobs_file);
     let pi_docs = support::oracle::documents(command, "pi-navigate.mjs", cases.len());
 
-    let mut mismatches = Vec::new();
+    let mut by_case: HashMap<String, (Vec<String>, usize)> = HashMap::new();
     let mut files = Vec::new();
     let mut compared = 0;
     let mut with_request = 0;
     let mut summaries_written = 0;
     let mut refused = 0;
     let mut known = 0;
-    for (i, ((source, target, options), pi_doc)) in cases.iter().zip(&pi_docs).enumerate() {
+    for (i, ((key, source, target, options), pi_doc)) in cases.iter().zip(&pi_docs).enumerate() {
         let what = format!(
-            "{} -> {target} (set {})",
+            "{} -> {target} ({key})",
             source.file_name().unwrap().to_string_lossy(),
-            OPTION_SETS
-                .iter()
-                .position(|o| o.window == options.window && o.reserve == options.reserve)
-                .unwrap()
         );
+        let (mismatches, counted) = by_case.entry(key.clone()).or_default();
         let copy = dir
             .join(format!("ours/{i}"))
             .join(source.file_name().unwrap());
@@ -493,6 +574,7 @@ fn branch_summaries_are_pis() {
         match (&pi, &mine) {
             (Ok(a), Ok(b)) => {
                 compared += 1;
+                *counted += 1;
                 with_request += usize::from(!a.is_empty());
                 if a != b {
                     mismatches.push(format!("{what}: requests: pi {a:?} / ours {b:?}"));
@@ -500,12 +582,13 @@ fn branch_summaries_are_pis() {
                 if pi_doc.get("summaryEntryId").is_some_and(|v| v.is_truthy()) {
                     summaries_written += 1;
                 }
-                files.push((what, str_of(pi_doc, "copy").unwrap(), copy));
+                files.push((key.clone(), what, str_of(pi_doc, "copy").unwrap(), copy));
             }
             // pi throws a TypeError on a message its summarizer cannot read; this program
             // refuses with a message naming the problem. Neither writes anything.
             (Err(_), Err(b)) if b.starts_with("pi cannot summarize this branch") => {
                 compared += 1;
+                *counted += 1;
                 refused += 1;
             }
             // The known divergence of tests/navigate_conformance.rs: pi's `contentText` throws
@@ -516,28 +599,32 @@ fn branch_summaries_are_pis() {
     }
     let jobs = files
         .iter()
-        .flat_map(|(_, a, b)| {
+        .flat_map(|(_, _, a, b)| {
             [a.clone(), path_str(b).to_string()].map(|f| vec!["normalize".to_string(), f])
         })
         .collect();
     let mut normalized = oracle.run(jobs).into_iter().map(|o| o.result());
-    for (what, _, _) in &files {
+    for (key, what, _, _) in &files {
         let (a, b) = (normalized.next().unwrap(), normalized.next().unwrap());
         compared += 1;
+        let (mismatches, counted) = by_case.get_mut(key).unwrap();
+        *counted += 1;
         if a != b {
             mismatches.push(format!(
                 "{what}: written files differ:\npi   {a:?}\nours {b:?}"
             ));
         }
     }
-    support::count(test, compared);
     notice(&format!(
         "{test}: {} sources, {} navigations, {with_request} with a model request, {summaries_written} summaries written, {refused} refused by both, {known} known divergences, {compared} compared",
         sources.len(),
         cases.len()
     ));
-    assert!(with_request > 0 && summaries_written > with_request / 2);
-    assert_no_mismatches(&mismatches);
+    Summaries {
+        cases: by_case,
+        with_request,
+        summaries_written,
+    }
 }
 
 /// Fails with the first mismatches (each clipped) when there are any.
@@ -571,7 +658,6 @@ fn clip(text: &str) -> String {
 /// `navigateTree` then writes: the abandoned entries, the request, and the written
 /// `branch_summary` byte for byte (ids and times aside), on the harness replays of seeded
 /// random op scripts and a generated session.
-#[test]
 fn harness_branch_summaries_are_pi_agent_cores() {
     let test = "harness_branch_summaries_are_pi_agent_cores";
     let Some(oracle) = support::oracle(test) else {
@@ -821,7 +907,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// output cap, `reasoning` from the thinking level, thinking blocks left out), the refusal of
 /// a cut-off or tool-calling answer, and the written `branch_summary` line (`fromId` the old
 /// leaf). `PI16_BRANCH_SEEDS=N` generates N sessions (default 3).
-#[test]
 fn pi16_branch_summaries_are_pi16s() {
     use pi_session::compaction::{ModelOptions, SummaryText, Verdict};
     let Some(oracle) = support::oracle("branch_summary_conformance::pi16") else {
@@ -1073,4 +1158,10 @@ fn pi16_branch_summaries_are_pi16s() {
         "branch_summary_conformance::pi16_branch_summaries_are_pi16s",
         entries_n + requests_n + refusals_n + lines_n,
     );
+}
+
+crate::tests! {
+    [summary_trials]
+    harness_branch_summaries_are_pi_agent_cores,
+    pi16_branch_summaries_are_pi16s,
 }

@@ -277,7 +277,6 @@ fn search_equals_reference(store: &Store, profile: Profile, queries: &[&str]) ->
     compared
 }
 
-#[test]
 fn search_equals_a_brute_force_reading_on_generated_stores() {
     let Some(oracle) = support::oracle("catalog search") else {
         panic!("the generated stores need pi's SessionManager (the oracle)");
@@ -301,7 +300,6 @@ fn search_equals_a_brute_force_reading_on_generated_stores() {
     assert!(compared > 200);
 }
 
-#[test]
 fn search_equals_a_brute_force_reading_on_the_real_files() {
     let store = Store::real();
     assert!(!store.files().is_empty(), "no real fixtures to search");
@@ -318,7 +316,6 @@ fn search_equals_a_brute_force_reading_on_the_real_files() {
     support::count("catalog search (real files)", compared);
 }
 
-#[test]
 fn search_filters_equal_the_reference() {
     let Some(oracle) = support::oracle("catalog filters") else {
         panic!("the generated store needs the oracle");
@@ -392,7 +389,6 @@ fn search_filters_equal_the_reference() {
     support::count("catalog search filters", compared);
 }
 
-#[test]
 fn a_search_hit_carries_what_a_front_end_needs() {
     let Some(oracle) = support::oracle("catalog hit") else {
         panic!("the generated store needs the oracle");
@@ -424,7 +420,6 @@ fn a_search_hit_carries_what_a_front_end_needs() {
     assert_eq!(found["index"]["files"], store.files().len());
 }
 
-#[test]
 fn query_syntax_is_text_or_a_clear_error() {
     let store = Store::empty();
     let output = store.run(&["search", "ab \"cd", "--json"]);
@@ -480,7 +475,6 @@ fn assert_close(what: &str, ours: &[f64], theirs: &[f64]) {
     );
 }
 
-#[test]
 fn stats_per_file_equals_pi_get_session_stats_summed() {
     let Some(oracle) = support::oracle("catalog stats --per-file") else {
         panic!("the comparison needs pi's getSessionStats (the oracle)");
@@ -611,7 +605,6 @@ fn ccusage_daily(store: &Store) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-#[test]
 fn stats_count_each_copied_entry_once_and_agree_with_ccusage() {
     let Some(oracle) = support::oracle("catalog stats") else {
         panic!("the stores need pi's SessionManager (the oracle)");
@@ -670,7 +663,6 @@ fn scanned(store: &Store, args: &[&str]) -> Value {
     store.json(&all)
 }
 
-#[test]
 fn a_damaged_locked_or_unwritable_index_is_rebuilt_or_bypassed() {
     let Some(oracle) = support::oracle("catalog damaged") else {
         panic!("the store needs the oracle");
@@ -765,7 +757,6 @@ fn rand_id(text: &str) -> u32 {
     })
 }
 
-#[test]
 fn a_file_that_grew_is_read_from_where_it_was_left() {
     let Some(oracle) = support::oracle("catalog incremental") else {
         panic!("the store needs the oracle");
@@ -813,7 +804,6 @@ fn a_file_that_grew_is_read_from_where_it_was_left() {
     search_equals_reference(&store, Profile::PiCli, &QUERIES[..8]);
 }
 
-#[test]
 fn killed_while_indexing_leaves_a_usable_index() {
     let Some(oracle) = support::oracle("catalog kill") else {
         panic!("the store needs the oracle");
@@ -852,7 +842,6 @@ fn killed_while_indexing_leaves_a_usable_index() {
     }
 }
 
-#[test]
 fn two_processes_indexing_one_store_agree() {
     let Some(oracle) = support::oracle("catalog concurrent") else {
         panic!("the store needs the oracle");
@@ -892,7 +881,6 @@ fn two_processes_indexing_one_store_agree() {
     );
 }
 
-#[test]
 fn each_profile_has_its_own_index() {
     let Some(oracle) = support::oracle("catalog profiles") else {
         panic!("the store needs the oracle");
@@ -924,7 +912,6 @@ fn named_hits(found: &Value) -> BTreeSet<(String, u64)> {
         .collect()
 }
 
-#[test]
 fn a_flat_session_dir_is_read_as_pi_reads_it() {
     let Some(oracle) = support::oracle("catalog session dir") else {
         panic!("the store needs the oracle");
@@ -977,4 +964,21 @@ fn a_flat_session_dir_is_read_as_pi_reads_it() {
     flat_stats.extend(["--session-dir", flat_text]);
     let by_project = store.json(&flat_stats);
     assert_eq!(by_project["projects"], expected_stats["projects"]);
+}
+
+crate::tests! {
+    [rpc::trials]
+    search_equals_a_brute_force_reading_on_generated_stores,
+    search_equals_a_brute_force_reading_on_the_real_files,
+    search_filters_equal_the_reference,
+    a_search_hit_carries_what_a_front_end_needs,
+    query_syntax_is_text_or_a_clear_error,
+    stats_per_file_equals_pi_get_session_stats_summed,
+    stats_count_each_copied_entry_once_and_agree_with_ccusage,
+    a_damaged_locked_or_unwritable_index_is_rebuilt_or_bypassed,
+    a_file_that_grew_is_read_from_where_it_was_left,
+    killed_while_indexing_leaves_a_usable_index,
+    two_processes_indexing_one_store_agree,
+    each_profile_has_its_own_index,
+    a_flat_session_dir_is_read_as_pi_reads_it,
 }

@@ -35,7 +35,6 @@ fn branched_session(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
 fn tree_shows_branches_labels_and_the_leaf() {
     let dir = tempfile::tempdir().unwrap();
     let path = branched_session(dir.path());
@@ -54,7 +53,6 @@ fn tree_shows_branches_labels_and_the_leaf() {
     );
 }
 
-#[test]
 fn context_prints_one_document_with_the_oracles_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = branched_session(dir.path());
@@ -98,7 +96,6 @@ fn context_prints_one_document_with_the_oracles_keys() {
     );
 }
 
-#[test]
 fn check_lists_every_problem_with_its_line() {
     let path = files().join("orphans-and-unknown-kinds.jsonl");
     let out = pi_session(&["check", path.to_str().unwrap()]);
@@ -120,7 +117,6 @@ fn check_lists_every_problem_with_its_line() {
     assert_eq!(text(&out.stdout), format!("{}: ok\n", clean.display()));
 }
 
-#[test]
 fn bad_inputs_fail_with_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("garbage.jsonl");
@@ -178,7 +174,6 @@ fn bad_inputs_fail_with_one_line_naming_the_file() {
     );
 }
 
-#[test]
 fn fork_copies_the_path_and_leaves_the_source_alone() {
     let dir = tempfile::tempdir().unwrap();
     let source = branched_session(dir.path());
@@ -243,7 +238,6 @@ fn long_session(dir: &Path, entries: usize) -> PathBuf {
     path
 }
 
-#[test]
 fn a_reader_that_goes_away_ends_the_program_quietly() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
@@ -273,7 +267,6 @@ fn a_reader_that_goes_away_ends_the_program_quietly() {
     }
 }
 
-#[test]
 fn help_documents_the_exit_statuses() {
     let out = pi_session(&["--help"]);
     assert!(out.status.success());
@@ -295,7 +288,6 @@ fn help_documents_the_exit_statuses() {
     );
 }
 
-#[test]
 fn completions_come_from_the_argument_definitions() {
     for (shell, marker) in [
         ("bash", "complete -F"),
@@ -322,7 +314,6 @@ fn completions_come_from_the_argument_definitions() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-#[test]
 fn every_error_is_one_line_naming_the_file_once() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.jsonl");
@@ -353,7 +344,6 @@ fn every_error_is_one_line_naming_the_file_once() {
 /// `compact-plan` on pi's split-turn quirk (a cut at a user message right after a label moves
 /// back onto the label, so the previous turn becomes the turn prefix; the differential test
 /// checks the rule against pi, this one the command's output and refusals).
-#[test]
 fn compact_plan_shows_where_pi_would_cut_and_why_it_would_not() {
     let file = files().join("compaction/label-before-user.jsonl");
     let file = file.to_str().unwrap();
@@ -393,4 +383,17 @@ fn compact_plan_shows_where_pi_would_cut_and_why_it_would_not() {
     let missing = pi_session(&["compact-plan", file, "--leaf", "nope"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("Entry nope not found"));
+}
+
+crate::tests! {
+    tree_shows_branches_labels_and_the_leaf,
+    context_prints_one_document_with_the_oracles_keys,
+    check_lists_every_problem_with_its_line,
+    bad_inputs_fail_with_one_line_naming_the_file,
+    fork_copies_the_path_and_leaves_the_source_alone,
+    a_reader_that_goes_away_ends_the_program_quietly,
+    help_documents_the_exit_statuses,
+    completions_come_from_the_argument_definitions,
+    every_error_is_one_line_naming_the_file_once,
+    compact_plan_shows_where_pi_would_cut_and_why_it_would_not,
 }

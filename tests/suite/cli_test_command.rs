@@ -47,7 +47,6 @@ fn sidecar_transcript(middle: &str) -> String {
     )
 }
 
-#[test]
 fn a_wrong_expectation_exits_1_with_a_report_naming_file_line_message_and_member() {
     let file = transcripts_dir().join("must_fail/wrong_expectation.json");
     let out = pi_session(&["test", file.to_str().unwrap()]);
@@ -71,7 +70,6 @@ fn a_wrong_expectation_exits_1_with_a_report_naming_file_line_message_and_member
 
 /// One format, one runner: every sidecar transcript of the project passes through the real
 /// binary and gives the exchange its snapshot (made in memory on a paused clock) records.
-#[test]
 fn every_sidecar_transcript_passes_through_the_binary_with_its_snapshots_exchange() {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(transcripts_dir()).unwrap() {
@@ -156,7 +154,6 @@ fn hide_version(value: &mut Value) {
     }
 }
 
-#[test]
 fn a_directory_plays_its_transcripts_and_a_filter_picks_some() {
     let dir = tempfile::tempdir().unwrap();
     // A clean shutdown and exit: status 0, as the transcript says.
@@ -197,7 +194,6 @@ fn a_directory_plays_its_transcripts_and_a_filter_picks_some() {
     assert!(text(&out.stderr).contains("no transcript's path contains \"nothing\""));
 }
 
-#[test]
 fn an_unreadable_transcript_exits_2_naming_its_file_and_line_and_nothing_is_played() {
     let dir = tempfile::tempdir().unwrap();
     let good = write(dir.path(), "good.json", &sidecar_transcript(""));
@@ -235,7 +231,6 @@ fn an_unreadable_transcript_exits_2_naming_its_file_and_line_and_nothing_is_play
     );
 }
 
-#[test]
 fn a_transcript_for_the_projects_test_server_is_refused_with_exit_2() {
     let file = transcripts_dir().join("hooks.json");
     let out = pi_session(&["test", file.to_str().unwrap()]);
@@ -247,7 +242,6 @@ fn a_transcript_for_the_projects_test_server_is_refused_with_exit_2() {
     );
 }
 
-#[test]
 fn unread_messages_a_wrong_exit_status_and_a_silent_server_fail_the_transcript() {
     let dir = tempfile::tempdir().unwrap();
     // The shutdown answer is never read.
@@ -306,7 +300,6 @@ fn fake_server(dir: &Path) -> String {
     script
 }
 
-#[test]
 fn bin_tests_another_server_started_with_stdio_and_the_transcripts_server_options() {
     let dir = tempfile::tempdir().unwrap();
     let bin = fake_server(dir.path());
@@ -360,7 +353,6 @@ fn bin_tests_another_server_started_with_stdio_and_the_transcripts_server_option
     assert!(text(&out.stderr).contains(&format!("cannot start {}", missing.display())));
 }
 
-#[test]
 fn a_server_that_dies_fails_the_transcript_naming_the_step() {
     let dir = tempfile::tempdir().unwrap();
     let bin = write(
@@ -382,7 +374,6 @@ fn a_server_that_dies_fails_the_transcript_naming_the_step() {
     assert!(stdout.contains("    crashed\n"), "{stdout}");
 }
 
-#[test]
 fn help_and_completions_offer_the_command() {
     let help = text(&pi_session(&["--help"]).stdout);
     assert!(
@@ -410,7 +401,6 @@ fn help_and_completions_offer_the_command() {
     assert_eq!(out.status.code(), Some(2), "FILE is required");
 }
 
-#[test]
 fn a_server_that_never_stops_talking_is_bounded_by_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let bin = write(
@@ -442,4 +432,17 @@ fn a_server_that_never_stops_talking_is_bounded_by_the_timeout() {
         started.elapsed().as_secs() < 5,
         "the drain and the wait are bounded"
     );
+}
+
+crate::tests! {
+    a_wrong_expectation_exits_1_with_a_report_naming_file_line_message_and_member,
+    every_sidecar_transcript_passes_through_the_binary_with_its_snapshots_exchange,
+    a_directory_plays_its_transcripts_and_a_filter_picks_some,
+    an_unreadable_transcript_exits_2_naming_its_file_and_line_and_nothing_is_played,
+    a_transcript_for_the_projects_test_server_is_refused_with_exit_2,
+    unread_messages_a_wrong_exit_status_and_a_silent_server_fail_the_transcript,
+    bin_tests_another_server_started_with_stdio_and_the_transcripts_server_options,
+    a_server_that_dies_fails_the_transcript_naming_the_step,
+    help_and_completions_offer_the_command,
+    a_server_that_never_stops_talking_is_bounded_by_the_timeout,
 }

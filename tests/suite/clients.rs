@@ -13,7 +13,6 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-#[test]
 fn the_python_example_runs() {
     let mut python3 = support::python::python3("the_python_example_runs");
     let output = python3
@@ -36,7 +35,6 @@ fn the_python_example_runs() {
     );
 }
 
-#[test]
 fn the_readme_shows_the_python_example_as_it_is_tested() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
     let example = std::fs::read_to_string(Path::new(ROOT).join("tests/python/client.py")).unwrap();
@@ -92,7 +90,6 @@ impl TypeScriptClient {
 /// `clients/typescript/src/generated/protocol.ts` is what the generator makes from the
 /// committed `protocol/schema.json`: a method added in Rust (and to the schema) without
 /// regenerating the client fails here, naming the command to run.
-#[test]
 fn the_typescript_client_is_generated_from_the_committed_schema() {
     let Some(client) =
         TypeScriptClient::install("the_typescript_client_is_generated_from_the_committed_schema")
@@ -118,7 +115,6 @@ fn the_typescript_client_is_generated_from_the_committed_schema() {
 /// The TypeScript client builds (`tsc`, declarations included), its tests and the README's
 /// quick start typecheck (`tsc --noEmit`), and its suite (`node --test`) drives this binary
 /// through whole scenarios: hooks, events, errors, cancellation, hook timeouts, dispose.
-#[test]
 fn the_typescript_client_suite_passes() {
     let Some(client) = TypeScriptClient::install("the_typescript_client_suite_passes") else {
         return;
@@ -174,7 +170,6 @@ fn system_node_20() -> Option<PathBuf> {
 }
 
 /// protocol.md's header names the version `initialize` answers.
-#[test]
 fn protocol_md_names_the_protocol_version_initialize_answers() {
     let protocol = std::fs::read_to_string(Path::new(ROOT).join("protocol/protocol.md")).unwrap();
     let header = protocol
@@ -193,7 +188,6 @@ fn protocol_md_names_the_protocol_version_initialize_answers() {
 /// the entry builders make (`typecheck/narrows.ts`), and refuses one that reads a member the
 /// narrowed tag does not have or misuses a builder (`typecheck/misreads.ts`), with the errors
 /// this test names.
-#[test]
 fn the_typescript_types_narrow_on_pi_tags() {
     let Some(client) = TypeScriptClient::install("the_typescript_types_narrow_on_pi_tags") else {
         return;
@@ -251,7 +245,6 @@ fn the_typescript_types_narrow_on_pi_tags() {
     );
 }
 
-#[test]
 fn the_readme_shows_the_typescript_quick_start_as_it_is_tested() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
     let example =
@@ -261,4 +254,14 @@ fn the_readme_shows_the_typescript_quick_start_as_it_is_tested() {
         readme.contains(&format!("```ts\n{example}```\n")),
         "README.md must show clients/typescript/examples/quickstart.ts verbatim in a ts code block"
     );
+}
+
+crate::tests! {
+    the_python_example_runs,
+    the_readme_shows_the_python_example_as_it_is_tested,
+    the_typescript_client_is_generated_from_the_committed_schema,
+    the_typescript_client_suite_passes,
+    protocol_md_names_the_protocol_version_initialize_answers,
+    the_typescript_types_narrow_on_pi_tags,
+    the_readme_shows_the_typescript_quick_start_as_it_is_tested,
 }

@@ -15,7 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::harness::Shared;
 use crate::support;
+use libtest_mimic::Trial;
 
 use support::compaction::{
     assert_same_estimate, assert_same_preparation, assert_same_request_text, pi_answers,
@@ -37,6 +39,8 @@ type Variant = (
 );
 
 struct Case {
+    /// The source's name in the trial names (`edge::split-turn`, `real::<stem>`, `generated::2`).
+    source: String,
     file: PathBuf,
     profile: Profile,
     leaf: Option<String>,
@@ -249,8 +253,8 @@ fn some_ids(file: &Path, step: usize) -> Vec<String> {
         .collect()
 }
 
-fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
-    let mut out = Vec::new();
+/// The hand-made edge files (`tests/files/compaction`), sorted.
+fn edge_files() -> Vec<PathBuf> {
     let edge = root().join("tests/files/compaction");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&edge)
         .unwrap()
@@ -258,7 +262,44 @@ fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    out.extend(files.into_iter().map(|f| (f, 1)));
+    files
+}
+
+fn stem(file: &Path) -> String {
+    file.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+/// The generated sessions: seed, size, compaction every.
+const GENERATED: [(u32, &str, &str); 3] = [
+    (1, "60KB", "20KB"),
+    (2, "300KB", "100KB"),
+    (3, "1MB", "300KB"),
+];
+
+/// The names of the sources, known before pi's code runs (the trials' names): the edge files,
+/// the real files, the generated sessions, in the order of [`sources`].
+fn source_names() -> Vec<String> {
+    let mut names: Vec<String> = edge_files()
+        .iter()
+        .map(|f| format!("edge::{}", stem(f)))
+        .collect();
+    names.extend(
+        support::real_fixtures()
+            .iter()
+            .map(|f| format!("real::{}", stem(f))),
+    );
+    names.extend(
+        GENERATED
+            .iter()
+            .map(|(seed, ..)| format!("generated::{seed}")),
+    );
+    names
+}
+
+/// The sources (file, the step between the leaves tried), in the order of [`source_names`].
+fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
+    let mut out = Vec::new();
+    out.extend(edge_files().into_iter().map(|f| (f, 1)));
     // The real files are v1: pi migrates them (its ids), then both sides read the result.
     let mut migrations = Vec::new();
     for (i, real) in support::real_fixtures().into_iter().enumerate() {
@@ -271,11 +312,7 @@ fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
         out.push((migrated, 97));
     }
     run_pi_compaction(oracle, &migrations);
-    for (seed, size, every) in [
-        (1u32, "60KB", "20KB"),
-        (2, "300KB", "100KB"),
-        (3, "1MB", "300KB"),
-    ] {
+    for (seed, size, every) in GENERATED {
         let file = dir.join(format!("generated-{seed}.jsonl"));
         let seed = seed.to_string();
         let args = [
@@ -305,14 +342,26 @@ fn sources(oracle: &Oracle, dir: &Path) -> Vec<(PathBuf, usize)> {
     out
 }
 
-#[test]
-fn preparations_requests_and_usage_are_pis() {
-    let Some(oracle) = support::oracle("compaction_conformance") else {
-        return;
+/// The sweep of preparations, requests and usage: its cases and pi's answers (a preparation and
+/// a usage per case), made by one run of pi's code for all of them.
+struct Preparations {
+    _dir: tempfile::TempDir,
+    cases: Vec<Case>,
+    results: Vec<JsValue>,
+}
+
+static PREPARATIONS: Shared<Preparations> = Shared::new(prepare_all);
+
+fn prepare_all() -> Preparations {
+    let Some(oracle) = support::oracle("compaction_conformance::preparations") else {
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let mut cases = Vec::new();
-    for (file, step) in sources(oracle, dir.path()) {
+    let sources = sources(oracle, dir.path());
+    let names = source_names();
+    assert_eq!(sources.len(), names.len(), "a source without a name");
+    for ((file, step), source) in sources.into_iter().zip(names) {
         let mut leaves: Vec<Option<String>> = vec![None];
         leaves.extend(some_ids(&file, step).into_iter().map(Some));
         for profile in [Profile::PiCli, Profile::Harness] {
@@ -334,6 +383,7 @@ fn preparations_requests_and_usage_are_pis() {
                 };
                 for (keep, reserve, custom, model) in variants {
                     cases.push(Case {
+                        source: source.clone(),
                         file: file.clone(),
                         profile,
                         leaf: leaf.clone(),
@@ -352,7 +402,6 @@ fn preparations_requests_and_usage_are_pis() {
         jobs.push(case.to_value("usage"));
     }
     let results = run_pi_compaction(oracle, &jobs);
-    let mut compared = 0;
     let mut kinds = std::collections::BTreeMap::new();
     for pair in results.chunks(2) {
         let kind = ["refusal", "error", "preparation"]
@@ -368,7 +417,44 @@ fn preparations_requests_and_usage_are_pis() {
     support::notice(&format!(
         "compaction cases by outcome (kind, split turn): {kinds:?}"
     ));
-    for (case, pair) in cases.iter().zip(results.chunks(2)) {
+    Preparations {
+        _dir: dir,
+        cases,
+        results,
+    }
+}
+
+/// One trial per source and profile (`compaction_conformance::preparations::edge::split-turn::
+/// pi-cli`): every leaf tried in it and every settings variant, compared with pi's answers
+/// from the shared run.
+fn preparation_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for source in source_names() {
+        for profile in [Profile::PiCli, Profile::Harness] {
+            let name = format!(
+                "compaction_conformance::preparations::{source}::{}",
+                profile.name()
+            );
+            let test = name.clone();
+            let source = source.clone();
+            trials.push(crate::with_pi(name, move || {
+                preparations_are_pis(&test, &source, profile)
+            }));
+        }
+    }
+    trials
+}
+
+/// The preparations, requests and usage of one source in one profile are pi's.
+fn preparations_are_pis(test: &str, source: &str, profile: Profile) {
+    let sweep = PREPARATIONS.get();
+    let mut compared = 0;
+    let mut cases = 0;
+    for (case, pair) in sweep.cases.iter().zip(sweep.results.chunks(2)) {
+        if case.source != source || case.profile != profile {
+            continue;
+        }
+        cases += 1;
         if pair[0].get("error").and_then(JsValue::as_str).as_deref() == Some("threw") {
             // pi crashes on this input (a malformed message, a file the harness refuses):
             // the store must refuse too, never answer.
@@ -400,13 +486,10 @@ fn preparations_requests_and_usage_are_pis() {
         compared += check_prepare(case, &pair[0]);
         compared += check_usage(case, &pair[1]);
     }
-    support::count(
-        "compaction_conformance::preparations_requests_and_usage_are_pis",
-        compared,
-    );
+    assert!(cases > 0, "{test}: no case made of this source");
+    support::count(test, compared);
 }
 
-#[test]
 fn written_compactions_are_byte_for_byte_pis() {
     use pi_session::compaction::Summaries;
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
@@ -421,6 +504,7 @@ fn written_compactions_are_byte_for_byte_pis() {
             for leaf in &leaves {
                 for keep in [None, Some(700.0), Some(1500.0), Some(5000.0)] {
                     cases.push(Case {
+                        source: String::new(),
                         file: file.clone(),
                         profile,
                         leaf: leaf.clone(),
@@ -588,7 +672,6 @@ fn pi16_line_shape(line: &str) -> String {
 /// written compaction lines, on sessions its own SessionManager wrote: context edits, system
 /// messages and patches, usage entries, nested and retain-none compactions, branch summaries,
 /// thinking blocks, codemode nested calls, aborted and failed turns with recovery omissions.
-#[test]
 fn pi16_compaction_is_pi16s() {
     use pi_session::compaction::{Summaries, SummaryProblem, SummaryText};
     let Some(oracle) = support::oracle("compaction_conformance::pi16") else {
@@ -889,7 +972,6 @@ fn pi16_compaction_is_pi16s() {
 /// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
 /// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
 /// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
-#[test]
 fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
     use pi_session::session::NewEntry;
     let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
@@ -959,4 +1041,11 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
         compared,
     );
+}
+
+crate::tests! {
+    [preparation_trials]
+    written_compactions_are_byte_for_byte_pis,
+    pi16_compaction_is_pi16s,
+    pi16_hook_compactions_are_stored_as_pi16_stores_them,
 }

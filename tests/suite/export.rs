@@ -64,7 +64,6 @@ fn skeleton(page: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-#[test]
 fn export_writes_html_named_after_the_session_in_the_current_directory() {
     let dir = tempfile::tempdir().unwrap();
     let file = session(dir.path());
@@ -100,7 +99,6 @@ fn export_writes_html_named_after_the_session_in_the_current_directory() {
     );
 }
 
-#[test]
 fn export_markdown_is_the_selected_path_as_a_document() {
     let dir = tempfile::tempdir().unwrap();
     let file = session(dir.path());
@@ -159,7 +157,6 @@ fn export_markdown_is_the_selected_path_as_a_document() {
     assert!(!doc.contains("Second branch question"), "{doc}");
 }
 
-#[test]
 fn export_jsonl_is_a_new_session_of_the_branch_beside_the_source() {
     let dir = tempfile::tempdir().unwrap();
     let file = session(dir.path());
@@ -201,7 +198,6 @@ fn export_jsonl_is_a_new_session_of_the_branch_beside_the_source() {
     assert!(text(&tree.stdout).contains("[the good one]"));
 }
 
-#[test]
 fn export_refuses_what_it_must_not_write_or_cannot_find() {
     let dir = tempfile::tempdir().unwrap();
     let file = session(dir.path());
@@ -255,7 +251,6 @@ fn refused(client: &mut PipeClient, method: &str, params: Value) -> Value {
     response["error"].clone()
 }
 
-#[test]
 fn export_over_rpc_answers_the_path_and_its_size() {
     let dir = tempfile::tempdir().unwrap();
     let file = session(dir.path());
@@ -346,4 +341,12 @@ fn export_over_rpc_answers_the_path_and_its_size() {
     );
     client.call("shutdown", Value::Null);
     assert_eq!(client.exit(), Some(0));
+}
+
+crate::tests! {
+    export_writes_html_named_after_the_session_in_the_current_directory,
+    export_markdown_is_the_selected_path_as_a_document,
+    export_jsonl_is_a_new_session_of_the_branch_beside_the_source,
+    export_refuses_what_it_must_not_write_or_cannot_find,
+    export_over_rpc_answers_the_path_and_its_size,
 }

@@ -217,7 +217,6 @@ fn assert_shows_session(session: &Session, report: &Value, what: &str) {
     );
 }
 
-#[test]
 fn html_exports_of_real_sessions_show_every_entry_of_the_path() {
     let browser = browser();
     let dir = tempfile::tempdir().unwrap();
@@ -299,7 +298,6 @@ fn off_path(session: &Session) -> Vec<u32> {
         .collect()
 }
 
-#[test]
 fn html_export_of_a_branching_session_follows_clicks_links_and_search() {
     let browser = browser();
     let dir = tempfile::tempdir().unwrap();
@@ -446,7 +444,6 @@ fn hostile_session(dir: &Path) -> PathBuf {
     file
 }
 
-#[test]
 fn html_export_keeps_hostile_session_text_inert_and_shows_it_as_text() {
     let browser = browser();
     let dir = tempfile::tempdir().unwrap();
@@ -543,7 +540,6 @@ impl std::io::Write for Counted {
     }
 }
 
-#[test]
 fn html_export_of_a_generated_session_reaches_every_entry_by_link_and_search() {
     let browser = browser();
     let size = std::env::var("PI_SESSION_EXPORT_BROWSER_SIZE").unwrap_or_else(|_| "2MB".into());
@@ -604,7 +600,6 @@ fn html_export_of_a_generated_session_reaches_every_entry_by_link_and_search() {
     );
 }
 
-#[test]
 fn jsonl_export_opens_in_pi_to_the_context_of_its_branch() {
     let Some(oracle) = oracle("jsonl_export_opens_in_pi_to_the_context_of_its_branch") else {
         return;
@@ -684,4 +679,12 @@ fn jsonl_export_opens_in_pi_to_the_context_of_its_branch() {
         "jsonl_export_opens_in_pi_to_the_context_of_its_branch",
         compared,
     );
+}
+
+crate::tests! {
+    html_exports_of_real_sessions_show_every_entry_of_the_path,
+    html_export_of_a_branching_session_follows_clicks_links_and_search,
+    html_export_keeps_hostile_session_text_inert_and_shows_it_as_text,
+    html_export_of_a_generated_session_reaches_every_entry_by_link_and_search,
+    jsonl_export_opens_in_pi_to_the_context_of_its_branch,
 }

@@ -220,17 +220,14 @@ fn every_kind(poll: bool) {
     );
 }
 
-#[test]
 fn every_kind_of_change_is_told_in_order() {
     every_kind(false);
 }
 
-#[test]
 fn every_kind_of_change_is_told_when_polled() {
     every_kind(true);
 }
 
-#[test]
 fn a_client_killed_gets_exactly_what_came_after_its_cursor() {
     let store = Store::new();
     let project = store.sessions().join("--work-b--");
@@ -280,7 +277,6 @@ fn a_client_killed_gets_exactly_what_came_after_its_cursor() {
     assert!(fresh.try_event(Duration::from_millis(700)).is_none());
 }
 
-#[test]
 fn a_cursor_of_another_index_is_refused_in_one_line() {
     let store = Store::new();
     for cursor in ["0123456789abcdef0123456789abcdef.3", "not a cursor"] {
@@ -362,7 +358,6 @@ fn next(state: &mut u64) -> u64 {
     state.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
 
-#[test]
 fn pi_writing_while_the_client_is_killed_twenty_times_every_entry_once_in_order() {
     let Some(oracle) = support::oracle("feed reliability") else {
         panic!("the writer is pi's SessionManager (the oracle)");
@@ -464,7 +459,6 @@ fn store_changed(client: &mut crate::support::pipe::PipeClient) -> Value {
     }
 }
 
-#[test]
 fn session_watch_store_tells_the_same_events_over_rpc_and_stops_on_unwatch() {
     use crate::support::pipe::{PipeClient, Wire};
     use serde_json::json;
@@ -549,4 +543,13 @@ fn session_watch_store_tells_the_same_events_over_rpc_and_stops_on_unwatch() {
         &mut |_, _| Value::Null,
     );
     assert_eq!(refused["error"]["code"], json!(1009), "{refused}");
+}
+
+crate::tests! {
+    every_kind_of_change_is_told_in_order,
+    every_kind_of_change_is_told_when_polled,
+    a_client_killed_gets_exactly_what_came_after_its_cursor,
+    a_cursor_of_another_index_is_refused_in_one_line,
+    pi_writing_while_the_client_is_killed_twenty_times_every_entry_once_in_order,
+    session_watch_store_tells_the_same_events_over_rpc_and_stops_on_unwatch,
 }

@@ -40,7 +40,6 @@ fn entries_in_file(path: &Path) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
-#[test]
 fn appends_made_with_the_sync_deferred_share_one_sync_and_are_on_disk_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
@@ -116,7 +115,7 @@ async fn call(client: &mut TestClient, id: u64, method: &str, params: Value) -> 
     answer["result"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut client = TestClient::start(
@@ -214,4 +213,9 @@ async fn pipelined_durable_appends_share_syncs_and_answer_in_order() {
     )
     .await;
     client.finish().await;
+}
+
+crate::tests! {
+    appends_made_with_the_sync_deferred_share_one_sync_and_are_on_disk_after_it,
+    pipelined_durable_appends_share_syncs_and_answer_in_order,
 }

@@ -39,7 +39,6 @@ fn indexes_in(dir: &Path) -> usize {
     })
 }
 
-#[test]
 fn the_index_goes_to_xdg_cache_home_else_home_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("xdg");
@@ -54,7 +53,6 @@ fn the_index_goes_to_xdg_cache_home_else_home_cache() {
     assert_eq!(indexes_in(&home.join(".cache/pi-session")), 1);
 }
 
-#[test]
 fn no_index_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("xdg");
@@ -67,4 +65,9 @@ fn no_index_writes_nothing() {
         &[],
     );
     assert!(!cache.exists(), "an index was written with the index off");
+}
+
+crate::tests! {
+    the_index_goes_to_xdg_cache_home_else_home_cache,
+    no_index_writes_nothing,
 }

@@ -15,7 +15,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::harness::Shared;
 use crate::support;
+use libtest_mimic::Trial;
 
 use support::{Oracle, notice, path_str, root, str_of};
 
@@ -114,7 +116,33 @@ fn entries_of(file: &Path) -> Vec<Entry> {
 
 /// The targets of a source: user messages on and off the current path, an assistant message, a
 /// root user message, a custom message, the leaf, a compaction, a label, a branch summary.
-fn targets(entries: &[Entry]) -> Vec<String> {
+/// The kinds of target, in the order [`targets`] picks them (the trials' names).
+const TARGET_KINDS: [&str; 11] = [
+    "first-user-on-path",
+    "last-user-on-path",
+    "user-off-path",
+    "assistant-off-path",
+    "assistant",
+    "root-user",
+    "custom-message",
+    "leaf",
+    "compaction",
+    "label",
+    "branch-summary",
+];
+
+/// The option sets (summarize, a summary given, a label), named.
+const OPTION_SETS: [(&str, bool, bool, bool); 5] = [
+    ("plain", false, false, false),
+    ("summarized", true, true, false),
+    ("labelled", false, false, true),
+    ("summarized-labelled", true, true, true),
+    ("summary-unasked", false, true, false),
+];
+
+/// Each kind of target: the entry picked (`Ok(id)`), or why there is none in this source
+/// (`Err`): no such entry, or the one an earlier kind picked (compared under that name).
+fn targets(entries: &[Entry]) -> Vec<(&'static str, Result<String, String>)> {
     let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut on_path = HashSet::new();
     let mut current = entries.last().map(|e| e.id.as_str());
@@ -139,17 +167,30 @@ fn targets(entries: &[Entry]) -> Vec<String> {
         first(&|e| e.kind == "label"),
         first(&|e| e.kind == "branch_summary"),
     ];
-    let mut seen = HashSet::new();
-    picks
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    TARGET_KINDS
         .into_iter()
-        .flatten()
-        .filter(|e| seen.insert(e.id.clone()))
-        .map(|e| e.id.clone())
+        .zip(picks)
+        .map(|(kind, pick)| {
+            let target = match pick {
+                None => Err(format!("no {kind} entry in this source")),
+                Some(e) => match seen.get(&e.id) {
+                    Some(first) => Err(format!("the entry {first} picked, compared there")),
+                    None => {
+                        seen.insert(e.id.clone(), kind);
+                        Ok(e.id.clone())
+                    }
+                },
+            };
+            (kind, target)
+        })
         .collect()
 }
 
 /// One navigation to compare.
 struct Case {
+    /// The trial's name: `<source>::<target kind>::<option set>`.
+    key: String,
     source: PathBuf,
     target: String,
     summarize: bool,
@@ -290,22 +331,106 @@ fn pi(doc: &JsValue, source_ids: &HashSet<String>) -> Result<Navigation, String>
     })
 }
 
-#[test]
-fn tree_navigation_matches_pi() {
-    navigation_matches("tree_navigation_matches_pi", Profile::PiCli);
+/// The outcome of one case, decided in the shared run.
+enum Outcome {
+    /// Compared: the mismatches found (none: the same as pi), and the comparisons counted (both
+    /// navigated: 1; both refused: 0, as before the sweep was split).
+    Compared(Vec<String>, usize),
+    /// pi throws on null content where this program navigates (a known divergence).
+    Known(String),
+    /// The case does not exist in this source (the reason).
+    Absent(String),
 }
+
+/// A sweep's outcomes by case name (`<source>::<target kind>::<option set>`).
+type Outcomes = HashMap<String, Outcome>;
+
+static PI: Shared<Outcomes> =
+    Shared::new(|| navigations("tree_navigation_matches_pi", Profile::PiCli));
 
 /// The same cases in the pi-1.6 profile against pi 1.6's own `navigateTree` (its summary
 /// entries record the old leaf in `fromId`), with the pi 1.6 op script's file among the sources.
-#[test]
-fn tree_navigation_matches_pi_16() {
-    navigation_matches("tree_navigation_matches_pi_16", Profile::Pi16);
+static PI_16: Shared<Outcomes> =
+    Shared::new(|| navigations("tree_navigation_matches_pi_16", Profile::Pi16));
+
+/// The names of the sources, known before pi's code runs: the op scripts' stems, then the
+/// generated session.
+fn source_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("tests/ops"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.push("generated-7".to_owned());
+    names
 }
 
-fn navigation_matches(test: &str, profile: Profile) {
+/// The name of a source file: its op script's stem (the replay's folder), or its own stem.
+fn source_name(file: &Path, dir: &Path) -> String {
+    let parent = file.parent().unwrap();
+    if parent.parent() == Some(&dir.join("replays")) {
+        parent.file_name().unwrap().to_string_lossy().into_owned()
+    } else {
+        file.file_stem().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+/// One trial per case: `navigate_conformance::tree_navigation_matches_pi[_16]::<source>::
+/// <target kind>::<option set>`; a case whose target this source lacks is reported as ignored,
+/// with that reason.
+fn navigation_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (test, sweep) in [
+        ("tree_navigation_matches_pi", &PI),
+        ("tree_navigation_matches_pi_16", &PI_16),
+    ] {
+        for source in source_names() {
+            for kind in TARGET_KINDS {
+                for (option, ..) in OPTION_SETS {
+                    let key = format!("{source}::{kind}::{option}");
+                    let name = format!("navigate_conformance::{test}::{key}");
+                    trials.push(crate::harness::with_pi_or_absent(name, move || {
+                        check(test, sweep.get(), &key)
+                    }));
+                }
+            }
+        }
+    }
+    trials
+}
+
+fn check(test: &str, outcomes: &Outcomes, key: &str) -> Result<(), String> {
+    match outcomes.get(key) {
+        None => Err(format!("pi's replay wrote no session for {key}")),
+        Some(Outcome::Absent(reason)) => Err(reason.clone()),
+        Some(Outcome::Known(what)) => {
+            notice(&format!(
+                "{test}: {what}: pi throws on null content and this program navigates (known divergence)"
+            ));
+            Ok(())
+        }
+        Some(Outcome::Compared(mismatches, counted)) => {
+            crate::harness::tally(test, *counted);
+            assert!(
+                mismatches.is_empty(),
+                "{} mismatches:\n{}",
+                mismatches.len(),
+                mismatches.join("\n")
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Runs every case of a sweep: pi's navigations in one Node process, this program's each on its
+/// own copy, the written files normalized by one more run of pi's code.
+fn navigations(test: &str, profile: Profile) -> Outcomes {
     let Some(oracle) = support::oracle(test) else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
+    let mut outcomes = Outcomes::new();
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().canonicalize().unwrap();
     let mut sources = replay_sources(oracle, &dir, profile);
@@ -316,19 +441,23 @@ fn navigation_matches(test: &str, profile: Profile) {
     let mut ids_of = HashMap::new();
     for source in &sources {
         let entries = entries_of(source);
+        let name = source_name(source, &dir);
         ids_of.insert(
             source.clone(),
             entries.iter().map(|e| e.id.clone()).collect::<HashSet<_>>(),
         );
-        for target in targets(&entries) {
-            for (summarize, summary, label) in [
-                (false, false, false),
-                (true, true, false),
-                (false, false, true),
-                (true, true, true),
-                (false, true, false),
-            ] {
+        for (kind, target) in targets(&entries) {
+            for (option, summarize, summary, label) in OPTION_SETS {
+                let key = format!("{name}::{kind}::{option}");
+                let target = match &target {
+                    Ok(target) => target,
+                    Err(reason) => {
+                        outcomes.insert(key, Outcome::Absent(reason.clone()));
+                        continue;
+                    }
+                };
                 cases.push(Case {
+                    key,
                     source: source.clone(),
                     target: target.clone(),
                     summarize,
@@ -388,14 +517,15 @@ fn navigation_matches(test: &str, profile: Profile) {
         .into_iter()
         .map(|outcome| outcome.result());
 
-    let mut mismatches = Vec::new();
     let mut compared = 0;
-    let mut known = Vec::new();
     for (case, (theirs, mine)) in cases.iter().zip(&results) {
         let what = case.what();
+        let mut mismatches = Vec::new();
+        let mut counted = 0;
         match (theirs, mine) {
             (Ok(theirs), Ok(mine)) => {
                 compared += 1;
+                counted = 1;
                 let pi_file = normalized.next().unwrap();
                 let our_file = normalized.next().unwrap();
                 let fields = [
@@ -446,7 +576,8 @@ fn navigation_matches(test: &str, profile: Profile) {
             // `content` is null (a TypeError, nothing written); this program navigates, with
             // editor text "". Counted and reported, not failed.
             (Err(a), Ok(_)) if a.starts_with("Cannot read properties of null") => {
-                known.push(what);
+                outcomes.insert(case.key.clone(), Outcome::Known(what));
+                continue;
             }
             (a, b) => mismatches.push(format!(
                 "{what}: pi {:?} / ours {:?}",
@@ -454,26 +585,14 @@ fn navigation_matches(test: &str, profile: Profile) {
                 b.as_ref().map(|_| "ok")
             )),
         }
+        outcomes.insert(case.key.clone(), Outcome::Compared(mismatches, counted));
     }
-    support::count(test, compared);
     notice(&format!(
         "{test}: {} sources, {} cases, {compared} compared",
         sources.len(),
         cases.len()
     ));
-    if !known.is_empty() {
-        notice(&format!(
-            "{test}: {} cases where pi throws on null content and this program navigates (known divergence):\n{}",
-            known.len(),
-            known.join("\n")
-        ));
-    }
-    assert!(
-        mismatches.is_empty(),
-        "{} mismatches:\n{}",
-        mismatches.len(),
-        mismatches.join("\n")
-    );
+    outcomes
 }
 
 /// A long value cut for a message.
@@ -486,4 +605,8 @@ fn clip(text: &str) -> String {
         end -= 1;
     }
     format!("{}...", &text[..end])
+}
+
+crate::tests! {
+    [navigation_trials]
 }

@@ -237,7 +237,6 @@ fn npm_install(name: &str, tarballs: &[PathBuf], path: &Path) -> PathBuf {
     project
 }
 
-#[test]
 fn the_npm_packages_install_offline_and_run_a_whole_session() {
     let client = artifact(&format!("pi-session-{VERSION}.tgz"));
     let platform = artifact(&format!("pi-session-linux-x64-gnu-{VERSION}.tgz"));
@@ -307,7 +306,6 @@ fn the_npm_packages_install_offline_and_run_a_whole_session() {
     }
 }
 
-#[test]
 fn without_its_platform_package_the_npm_shim_names_the_platform_and_the_override() {
     let client = artifact(&format!("pi-session-{VERSION}.tgz"));
     let path = bare_path(
@@ -336,7 +334,6 @@ fn without_its_platform_package_the_npm_shim_names_the_platform_and_the_override
     );
 }
 
-#[test]
 fn the_wheel_installs_with_pip_and_runs_a_whole_session() {
     let mut python3 = support::python::python3("the_wheel_installs_with_pip");
     let wheel = wheel();
@@ -394,7 +391,6 @@ fn the_wheel_installs_with_pip_and_runs_a_whole_session() {
     assert_eq!(out, FIRST_STEPS);
 }
 
-#[test]
 fn the_sdist_holds_the_crate_its_lockfile_and_the_client() {
     let sdist = artifact(&format!("pi_session-{VERSION}.tar.gz"));
     let listing = succeed("tar tzf", Command::new("tar").arg("tzf").arg(&sdist));
@@ -416,7 +412,6 @@ fn the_sdist_holds_the_crate_its_lockfile_and_the_client() {
     }
 }
 
-#[test]
 fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
     let readme = fs::read_to_string(support::root().join("README.md")).unwrap();
     // The first screens: what it is, how to install it, the test command, the commands, the
@@ -460,7 +455,6 @@ fn the_readme_opens_with_the_two_examples_as_they_are_tested() {
 
 /// The README's install globs name exactly the artifacts a newcomer installs: the client and
 /// this platform's package for npm (not the sdist), the one wheel for pip.
-#[test]
 fn the_readmes_install_globs_match_the_artifacts() {
     let names: Vec<String> = fs::read_dir(artifacts())
         .unwrap()
@@ -484,4 +478,13 @@ fn the_readmes_install_globs_match_the_artifacts() {
         .filter(|n| n.starts_with("pi_session-") && n.ends_with(".whl"))
         .count();
     assert_eq!(wheels, 1, "{names:?}");
+}
+
+crate::tests! {
+    the_npm_packages_install_offline_and_run_a_whole_session,
+    without_its_platform_package_the_npm_shim_names_the_platform_and_the_override,
+    the_wheel_installs_with_pip_and_runs_a_whole_session,
+    the_sdist_holds_the_crate_its_lockfile_and_the_client,
+    the_readme_opens_with_the_two_examples_as_they_are_tested,
+    the_readmes_install_globs_match_the_artifacts,
 }

@@ -53,7 +53,6 @@ fn number(v: Option<&JsValue>) -> f64 {
 
 /// Every hand-written file, read by both SessionManager profiles: the stats equal what each
 /// pi's `getSessionStats` computes (pi 1.6 adds the usage of `usage` entries).
-#[test]
 fn stats_are_what_each_pi_counts() {
     let Some(oracle) = support::oracle("pi16_store stats") else {
         return;
@@ -135,7 +134,6 @@ const USER: &str = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2
 
 /// pi 1.6 ends a last line that lacks its newline whenever it loads a file; this program does
 /// it when the pi-1.6 profile opens the file for writing, and never when a file is only read.
-#[test]
 fn the_missing_final_newline_is_added_on_open_for_writing_only() {
     let dir = scratch("newline");
     for tail in [USER, "{\"type\":\"mess", "   ", "\r"] {
@@ -167,7 +165,6 @@ fn the_missing_final_newline_is_added_on_open_for_writing_only() {
 }
 
 /// pi 1.6 writes a new session at its first user message; 0.82.1 waits for an assistant.
-#[test]
 fn the_first_write_comes_at_the_first_user_message() {
     let dir = scratch("lazy");
     for (profile, written) in [(Profile::Pi16, true), (Profile::PiCli, false)] {
@@ -201,7 +198,6 @@ fn the_first_write_comes_at_the_first_user_message() {
 }
 
 /// pi 1.6's `branchWithSummary` records the leaf it leaves; 0.82.1 the entry it goes to.
-#[test]
 fn branch_summaries_record_the_old_leaf_in_pi_16() {
     for (profile, expected) in [
         (Profile::Pi16, ["a", "root", "sum1"]),
@@ -265,7 +261,6 @@ fn branch_summaries_record_the_old_leaf_in_pi_16() {
 }
 
 /// What only pi 1.6 writes is refused in the other profiles, naming the profile to use.
-#[test]
 fn pi_16_kinds_are_refused_elsewhere() {
     let kinds = [
         r#"{"type":"context_edit","targetId":"x","replacement":null}"#,
@@ -291,7 +286,6 @@ fn pi_16_kinds_are_refused_elsewhere() {
 /// pi 1.6 rolls back an entry whose write failed (0.82.1 keeps it and makes it the parent of
 /// the next entry); here such an entry is never kept, in every profile. The failure: the first
 /// write meets a file that appeared meanwhile (`wx`).
-#[test]
 fn an_entry_that_could_not_be_written_is_not_kept() {
     let dir = scratch("rollback");
     for profile in [Profile::Pi16, Profile::PiCli] {
@@ -332,7 +326,6 @@ fn an_entry_that_could_not_be_written_is_not_kept() {
 /// The `llm` form of the context (what is sent to the model) of every hand-written file at its
 /// leaf, in both SessionManager profiles, against each pi's own `convertToLlm` (pi 1.6 passes
 /// `system` messages through; 0.82.1 drops them).
-#[test]
 fn llm_contexts_are_what_each_pi_sends() {
     let Some(oracle) = support::oracle("pi16_store llm contexts") else {
         return;
@@ -418,4 +411,14 @@ fn llm_contexts_are_what_each_pi_sends() {
         "no file's llm context kept a system message"
     );
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+crate::tests! {
+    stats_are_what_each_pi_counts,
+    the_missing_final_newline_is_added_on_open_for_writing_only,
+    the_first_write_comes_at_the_first_user_message,
+    branch_summaries_record_the_old_leaf_in_pi_16,
+    pi_16_kinds_are_refused_elsewhere,
+    an_entry_that_could_not_be_written_is_not_kept,
+    llm_contexts_are_what_each_pi_sends,
 }

@@ -14,7 +14,6 @@ use support::python;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 
-#[test]
 fn the_python_client_suite_passes() {
     let venv = python::venv("the_python_client_suite_passes");
     if std::env::var_os("UPDATE_PYTHON_CLIENT").is_some_and(|v| v == "1") {
@@ -48,7 +47,6 @@ fn the_python_client_suite_passes() {
     support::notice(&format!("python client: {summary}"));
 }
 
-#[test]
 fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
     let root = support::root();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
@@ -66,7 +64,6 @@ fn the_readme_shows_the_python_quick_start_as_it_is_tested() {
 /// (`typecheck/narrows.py`), and refuses one that reads a key the narrowed tag does not have, a
 /// result by a snake_case key, or passes a builder's message where an entry goes
 /// (`typecheck/misreads.py`), with the errors this test names.
-#[test]
 fn the_python_types_narrow_on_pi_tags() {
     let venv = python::venv("the_python_types_narrow_on_pi_tags");
     let cache = support::root().join("target/python-client/mypy-cache");
@@ -111,7 +108,6 @@ fn the_python_types_narrow_on_pi_tags() {
     );
 }
 
-#[test]
 fn a_client_run_that_overruns_its_bound_is_killed_and_fails() {
     let started = std::time::Instant::now();
     let overrun = std::panic::catch_unwind(|| {
@@ -142,4 +138,11 @@ fn a_client_run_that_overruns_its_bound_is_killed_and_fails() {
         message.contains("a failing run failed") && message.contains("said"),
         "{message}"
     );
+}
+
+crate::tests! {
+    the_python_client_suite_passes,
+    the_readme_shows_the_python_quick_start_as_it_is_tested,
+    the_python_types_narrow_on_pi_tags,
+    a_client_run_that_overruns_its_bound_is_killed_and_fails,
 }

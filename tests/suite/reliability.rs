@@ -261,7 +261,6 @@ fn mib(bytes: u64) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // Finding 10: protocol edges
 
-#[test]
 fn messages_without_an_id_are_never_answered_and_exit_always_exits() {
     let mut server = Server::spawn();
     server.initialize(json!({}));
@@ -290,7 +289,6 @@ fn messages_without_an_id_are_never_answered_and_exit_always_exits() {
     assert_eq!(server.answer(&json!(9))["error"]["code"], -32600);
 }
 
-#[test]
 fn get_entries_pages_always_advance() {
     let mut server = Server::spawn();
     server.initialize(json!({"deterministic": true}));
@@ -332,7 +330,6 @@ fn get_entries_pages_always_advance() {
 // ---------------------------------------------------------------------------------------------
 // Finding 2: durable everywhere
 
-#[test]
 fn a_durable_pi_cli_session_has_its_first_user_message_on_disk_when_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("new/nested");
@@ -358,7 +355,6 @@ fn a_durable_pi_cli_session_has_its_first_user_message_on_disk_when_acknowledged
     );
 }
 
-#[test]
 fn fork_fork_from_and_continue_recent_take_durable_and_a_fork_inherits_it() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("s");
@@ -523,7 +519,6 @@ fn one_kill(rng: &mut StdRng, dir: &Path, run: usize, kp: KillProfile) -> (usize
     (promised.len(), missing.len())
 }
 
-#[test]
 fn kill_9_during_pipelined_appends_loses_nothing_acknowledged() {
     let seed = seed("kill -9");
     let kills = env_number("RELIABILITY_KILLS", 100) as usize;
@@ -681,7 +676,6 @@ fn mutate(rng: &mut StdRng, corpus: &[Vec<u8>]) -> Vec<u8> {
     frame
 }
 
-#[test]
 fn mutated_frames_never_crash_hang_or_corrupt_the_output() {
     let seed = seed("frame fuzz");
     let cases = env_number("FUZZ_CASES", 3000) as usize;
@@ -834,7 +828,6 @@ fn parse_lsp(mut stdout: &[u8]) -> Result<usize, String> {
 /// Peak memory allowed to a server that is held back (debug build; see the README figures).
 const PEAK_RSS_LIMIT: u64 = 160 * 1024 * 1024;
 
-#[test]
 fn a_client_that_stops_reading_does_not_grow_the_server() {
     let (mut server, go) = Server::spawn_not_reading();
     // Set up without reading answers: the frames are sent and the session id is fixed.
@@ -902,7 +895,6 @@ fn a_client_that_stops_reading_does_not_grow_the_server() {
     );
 }
 
-#[test]
 fn pipelined_appends_far_past_the_bound_stay_within_bounded_memory() {
     let requests = env_number("PIPELINE_REQUESTS", 100_000);
     let dir = tempfile::tempdir().unwrap();
@@ -946,7 +938,6 @@ fn pipelined_appends_far_past_the_bound_stay_within_bounded_memory() {
 // ---------------------------------------------------------------------------------------------
 // Finding 8: nothing slow on the event loop
 
-#[test]
 fn a_durable_backlog_does_not_delay_independent_reads_or_hook_timers() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::spawn();
@@ -1032,7 +1023,6 @@ fn a_durable_backlog_does_not_delay_independent_reads_or_hook_timers() {
 // ---------------------------------------------------------------------------------------------
 // Finding 9: the second signal
 
-#[test]
 fn a_second_sigterm_ends_the_waiting_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, go) = Server::spawn_not_reading();
@@ -1146,7 +1136,6 @@ fn current_rss(pid: i32) -> u64 {
         * 1024
 }
 
-#[test]
 fn memory_is_returned_after_fifty_sessions_close() {
     let sessions = env_number("MEMORY_SESSIONS", 50);
     let entries = env_number("MEMORY_ENTRIES", 10_000);
@@ -1210,7 +1199,6 @@ fn memory_is_returned_after_fifty_sessions_close() {
     );
 }
 
-#[test]
 fn hook_answers_and_cancels_are_acted_on_while_work_is_held_back() {
     // Deterministic ids repeat: a first server tells the question's id.
     let question = {
@@ -1291,4 +1279,19 @@ fn hook_answers_and_cancels_are_acted_on_while_work_is_held_back() {
         "the hook answer was acted on before the timeout: {navigated}"
     );
     assert_eq!(cancelled["error"]["code"], -32800, "{cancelled}");
+}
+
+crate::tests! {
+    messages_without_an_id_are_never_answered_and_exit_always_exits,
+    get_entries_pages_always_advance,
+    a_durable_pi_cli_session_has_its_first_user_message_on_disk_when_acknowledged,
+    fork_fork_from_and_continue_recent_take_durable_and_a_fork_inherits_it,
+    kill_9_during_pipelined_appends_loses_nothing_acknowledged,
+    mutated_frames_never_crash_hang_or_corrupt_the_output,
+    a_client_that_stops_reading_does_not_grow_the_server,
+    pipelined_appends_far_past_the_bound_stay_within_bounded_memory,
+    a_durable_backlog_does_not_delay_independent_reads_or_hook_timers,
+    a_second_sigterm_ends_the_waiting_within_a_second,
+    memory_is_returned_after_fifty_sessions_close,
+    hook_answers_and_cancels_are_acted_on_while_work_is_held_back,
 }

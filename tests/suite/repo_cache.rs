@@ -61,7 +61,6 @@ fn cache_path(dir: &Path) -> PathBuf {
     dir.join(CACHE_FILE_NAME)
 }
 
-#[test]
 fn a_warm_listing_reads_no_file_and_equals_a_cold_one() {
     let world = World::new();
     let dir = sessions_dir(&world, 20);
@@ -77,7 +76,6 @@ fn a_warm_listing_reads_no_file_and_equals_a_cold_one() {
     assert_eq!(without_stats(uncached), without_stats(cold));
 }
 
-#[test]
 fn the_cache_is_not_touched_when_turned_off() {
     let world = World::new();
     let dir = sessions_dir(&world, 3);
@@ -85,7 +83,6 @@ fn the_cache_is_not_touched_when_turned_off() {
     assert!(!cache_path(&dir).exists());
 }
 
-#[test]
 fn changed_files_are_read_again() {
     let world = World::new();
     let dir = sessions_dir(&world, 5);
@@ -143,7 +140,6 @@ fn changed_files_are_read_again() {
     assert_eq!(without_stats(after), without_stats(uncached));
 }
 
-#[test]
 fn a_cache_kept_in_memory_gives_way_to_the_file_another_process_wrote() {
     let world = World::new();
     let dir = sessions_dir(&world, 5);
@@ -168,7 +164,6 @@ fn a_cache_kept_in_memory_gives_way_to_the_file_another_process_wrote() {
     assert_eq!(without_stats(after), without_stats(other));
 }
 
-#[test]
 fn files_modified_just_before_they_were_read_are_not_trusted() {
     let world = World::new();
     let dir = world.root.path().join("fresh");
@@ -190,7 +185,6 @@ fn files_modified_just_before_they_were_read_are_not_trusted() {
     assert_eq!(list(&repo, &dir).stats.from_cache, 1);
 }
 
-#[test]
 fn a_damaged_or_other_version_cache_is_ignored_and_rebuilt() {
     let world = World::new();
     let dir = sessions_dir(&world, 6);
@@ -229,7 +223,6 @@ fn a_damaged_or_other_version_cache_is_ignored_and_rebuilt() {
     }
 }
 
-#[test]
 fn a_cache_from_elsewhere_is_never_trusted_over_the_files() {
     let world = World::new();
     let a = world.root.path().join("a");
@@ -252,7 +245,6 @@ fn a_cache_from_elsewhere_is_never_trusted_over_the_files() {
     assert_eq!(listing.stats.files_read, 1);
 }
 
-#[test]
 fn deleting_a_session_removes_its_cached_text() {
     let world = World::new();
     let dir = sessions_dir(&world, 3);
@@ -276,7 +268,6 @@ fn deleting_a_session_removes_its_cached_text() {
     assert_eq!(listing.stats.from_cache, 2);
 }
 
-#[test]
 fn files_deleted_behind_the_caches_back_leave_it_on_the_next_listing() {
     let world = World::new();
     let dir = sessions_dir(&world, 3);
@@ -288,7 +279,6 @@ fn files_deleted_behind_the_caches_back_leave_it_on_the_next_listing() {
     assert!(!cache.windows(8).any(|w| w == b"s000.jsonl"[..8].as_ref()));
 }
 
-#[test]
 fn sessions_read_in_local_time_are_not_cached() {
     let world = World::new();
     let dir = world.root.path().join("local");
@@ -306,7 +296,6 @@ fn sessions_read_in_local_time_are_not_cached() {
     assert_eq!(list(&repo, &dir).stats.files_read, 1);
 }
 
-#[test]
 fn an_unwritable_directory_still_lists() {
     let world = World::new();
     let dir = sessions_dir(&world, 2);
@@ -347,7 +336,6 @@ fn spawn_appender(file: &Path, lines: usize) -> std::process::Child {
         .expect("bash")
 }
 
-#[test]
 fn listing_while_another_process_appends() {
     let world = World::new();
     let dir = sessions_dir(&world, 8);
@@ -405,4 +393,19 @@ fn listing_while_another_process_appends() {
     assert_eq!(without_stats(cached.clone()), without_stats(truth));
     let row = cached.sessions.iter().find(|s| s.path == target).unwrap();
     assert_eq!(row.message_count, 2 + appends as u64);
+}
+
+crate::tests! {
+    a_warm_listing_reads_no_file_and_equals_a_cold_one,
+    the_cache_is_not_touched_when_turned_off,
+    changed_files_are_read_again,
+    a_cache_kept_in_memory_gives_way_to_the_file_another_process_wrote,
+    files_modified_just_before_they_were_read_are_not_trusted,
+    a_damaged_or_other_version_cache_is_ignored_and_rebuilt,
+    a_cache_from_elsewhere_is_never_trusted_over_the_files,
+    deleting_a_session_removes_its_cached_text,
+    files_deleted_behind_the_caches_back_leave_it_on_the_next_listing,
+    sessions_read_in_local_time_are_not_cached,
+    an_unwritable_directory_still_lists,
+    listing_while_another_process_appends,
 }

@@ -57,7 +57,6 @@ fn world_with_sessions() -> World {
     world
 }
 
-#[test]
 fn the_table_shows_title_count_time_and_path() {
     let world = world_with_sessions();
     let out = pi_session(&world, &["list", "--cwd", "/p"]);
@@ -76,7 +75,6 @@ fn the_table_shows_title_count_time_and_path() {
     );
 }
 
-#[test]
 fn json_is_pis_session_info_array() {
     let world = world_with_sessions();
     let out = pi_session(&world, &["list", "--all", "--json"]);
@@ -109,7 +107,6 @@ fn json_is_pis_session_info_array() {
     assert_eq!(rows[2]["id"], "c");
 }
 
-#[test]
 fn the_current_directory_is_the_default_project() {
     let world = world_with_sessions();
     let out = pi_session(&world, &["list", "--json"]);
@@ -122,7 +119,6 @@ fn the_current_directory_is_the_default_project() {
     );
 }
 
-#[test]
 fn bad_arguments_fail_with_a_message() {
     let world = world_with_sessions();
     let out = pi_session(&world, &["list", "--cwd", "/p", "--all"]);
@@ -136,7 +132,6 @@ fn bad_arguments_fail_with_a_message() {
     );
 }
 
-#[test]
 fn the_session_dir_variable_stands_in_for_the_flag() {
     let world = world_with_sessions();
     let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
@@ -193,7 +188,6 @@ fn listed_ids(out: &Output) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn list_and_find_follow_the_profile() {
     let world = world_with_ties();
     let list = |profile: &str| {
@@ -240,7 +234,6 @@ fn list_and_find_follow_the_profile() {
     );
 }
 
-#[test]
 fn list_takes_the_session_dir_from_settings_as_each_pi_reads_it() {
     let world = world_with_ties();
     let elsewhere = world.root.path().join("elsewhere");
@@ -286,7 +279,6 @@ fn list_takes_the_session_dir_from_settings_as_each_pi_reads_it() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("sessionDir"));
 }
 
-#[test]
 fn list_searches_pages_and_picks_fields() {
     let world = world_with_sessions();
     let json = |args: &[&str]| -> Value {
@@ -334,7 +326,6 @@ fn list_searches_pages_and_picks_fields() {
     }
 }
 
-#[test]
 fn list_warns_of_what_only_pi_16_writes_unless_profile_pi_16() {
     let world = World::new();
     let dir = world.home.join(".pi/agent/sessions/--p--");
@@ -364,4 +355,16 @@ fn list_warns_of_what_only_pi_16_writes_unless_profile_pi_16() {
             assert!(!stderr.contains("pi 1.6"), "{profile}: {stderr}");
         }
     }
+}
+
+crate::tests! {
+    the_table_shows_title_count_time_and_path,
+    json_is_pis_session_info_array,
+    the_current_directory_is_the_default_project,
+    bad_arguments_fail_with_a_message,
+    the_session_dir_variable_stands_in_for_the_flag,
+    list_and_find_follow_the_profile,
+    list_takes_the_session_dir_from_settings_as_each_pi_reads_it,
+    list_searches_pages_and_picks_fields,
+    list_warns_of_what_only_pi_16_writes_unless_profile_pi_16,
 }

@@ -16,7 +16,6 @@ use support::listing::*;
 #[allow(unused_imports)]
 use support::{notice, oracle};
 
-#[test]
 fn session_ids_are_validated_as_pi_validates_them() {
     let ids = [
         "a", "A1", "a.b_c-d", "0", "x..y", "", "-a", "a-", ".a", "a.", "a b", "a/b", "é", "a\n",
@@ -49,7 +48,6 @@ fn session_ids_are_validated_as_pi_validates_them() {
     assert_eq!(ours, pis);
 }
 
-#[test]
 fn file_urls_that_name_no_path_are_refused() {
     let world = World::new();
     let repo = world.repo(CachePolicy::Off);
@@ -74,7 +72,6 @@ fn file_urls_that_name_no_path_are_refused() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
 }
 
-#[test]
 fn deleting_refuses_what_is_not_a_session_file() {
     let world = World::new();
     let repo = world.repo(CachePolicy::ReadWrite);
@@ -105,7 +102,6 @@ fn deleting_refuses_what_is_not_a_session_file() {
     assert!(!world.work.join("rel.jsonl").exists());
 }
 
-#[test]
 fn files_that_cannot_be_listed_are_reported_with_their_reason() {
     let world = World::new();
     let dir = world.root.path().join("s");
@@ -211,7 +207,6 @@ fn files_that_cannot_be_listed_are_reported_with_their_reason() {
     assert!(pick.unwrap().ends_with("bad-content.jsonl"));
 }
 
-#[test]
 fn an_unreadable_session_directory_is_reported_not_fatal() {
     let world = World::new();
     let file = world.root.path().join("plain-file");
@@ -233,4 +228,12 @@ fn an_unreadable_session_directory_is_reported_not_fatal() {
         .continue_recent_candidate("/p", Some(file.to_str().unwrap()))
         .unwrap();
     assert_eq!(none, None);
+}
+
+crate::tests! {
+    session_ids_are_validated_as_pi_validates_them,
+    file_urls_that_name_no_path_are_refused,
+    deleting_refuses_what_is_not_a_session_file,
+    files_that_cannot_be_listed_are_reported_with_their_reason,
+    an_unreadable_session_directory_is_reported_not_fatal,
 }

@@ -71,7 +71,6 @@ fn notes_by_file(notes: &[Pi16Note]) -> Vec<(String, u64, String)> {
     out
 }
 
-#[test]
 fn files_only_pi16_writes_are_listing_warnings_in_other_profiles() {
     let world = World::new();
     let (root, dir) = pi16_world(&world);
@@ -268,7 +267,6 @@ fn queries() -> Vec<(String, SearchSort, NameFilter)> {
     out
 }
 
-#[test]
 fn search_matches_pis_resume_search() {
     let Some(oracle) = oracle::oracle("search_matches_pis_resume_search") else {
         return;
@@ -346,7 +344,6 @@ fn search_matches_pis_resume_search() {
     support::count("pi /resume search queries", queries.len());
 }
 
-#[test]
 fn pages_count_every_match_and_rows_keep_only_their_fields() {
     let world = World::new();
     let dir = search_world(&world);
@@ -420,4 +417,10 @@ fn pages_count_every_match_and_rows_keep_only_their_fields() {
             assert_eq!(value, &full[key], "{key}");
         }
     }
+}
+
+crate::tests! {
+    files_only_pi16_writes_are_listing_warnings_in_other_profiles,
+    search_matches_pis_resume_search,
+    pages_count_every_match_and_rows_keep_only_their_fields,
 }

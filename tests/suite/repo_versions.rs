@@ -75,7 +75,6 @@ fn build_ties(world: &World) -> std::path::PathBuf {
     project
 }
 
-#[test]
 fn ties_on_activity_follow_each_versions_order() {
     let world = World::new();
     let project = build_ties(&world);
@@ -170,7 +169,6 @@ fn ties_on_activity_follow_each_versions_order() {
     }
 }
 
-#[test]
 fn find_by_id_finds_what_pi_1_6_finds() {
     let world = World::new();
     let project = build_ties(&world);
@@ -234,7 +232,6 @@ fn find_by_id_finds_what_pi_1_6_finds() {
     }
 }
 
-#[test]
 fn continue_recent_with_a_dangling_symlink_and_close_mtimes() {
     let world = World::new();
     let flat = world.root.path().join("recent");
@@ -270,7 +267,6 @@ fn continue_recent_with_a_dangling_symlink_and_close_mtimes() {
     compare("a dangling symlink");
 }
 
-#[test]
 fn settings_session_dir_reads_as_each_version_reads_it() {
     let world = World::new();
     let agent = world.home.join(".pi/agent");
@@ -421,7 +417,6 @@ fn build_harness_root(root: &Path) {
     symlink(root.join("--q--"), root.join("--linked--")).unwrap();
 }
 
-#[test]
 fn the_harness_lists_as_json_session_repo_lists() {
     let world = World::new();
     let root = world.root.path().join("harness-sessions");
@@ -467,4 +462,12 @@ fn the_harness_lists_as_json_session_repo_lists() {
     let error = repo.harness_list(Some("/p"), Some(root_str)).unwrap_err();
     assert!(error.to_string().contains("16-dirlink.jsonl"), "{error}");
     assert_eq!(compared, 4);
+}
+
+crate::tests! {
+    ties_on_activity_follow_each_versions_order,
+    find_by_id_finds_what_pi_1_6_finds,
+    continue_recent_with_a_dangling_symlink_and_close_mtimes,
+    settings_session_dir_reads_as_each_version_reads_it,
+    the_harness_lists_as_json_session_repo_lists,
 }

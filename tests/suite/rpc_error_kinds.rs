@@ -84,7 +84,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     found
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn session_ids_that_cannot_name_a_file_are_refused_in_every_profile() {
     let root = tempfile::tempdir().unwrap();
     let mut client = Client::start(root.path()).await;
@@ -149,7 +149,7 @@ async fn first_write(client: &mut Client, session: &str) -> Result<Value, Value>
         .await
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn a_missing_directory_is_io_not_a_missing_session() {
     let root = tempfile::tempdir().unwrap();
     let mut client = Client::start(root.path()).await;
@@ -184,7 +184,7 @@ async fn a_missing_directory_is_io_not_a_missing_session() {
     client.finish().await;
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn a_file_that_is_not_a_session_is_invalid_session() {
     let root = tempfile::tempdir().unwrap();
     let mut client = Client::start(root.path()).await;
@@ -198,7 +198,7 @@ async fn a_file_that_is_not_a_session_is_invalid_session() {
     client.finish().await;
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn header_metadata_with_pi_cli_is_an_invalid_argument() {
     let root = tempfile::tempdir().unwrap();
     let mut client = Client::start(root.path()).await;
@@ -215,7 +215,7 @@ async fn header_metadata_with_pi_cli_is_an_invalid_argument() {
 /// The sidecar reads its own `initialize` members (the generic server knows none of them):
 /// a bad `defaultProfile` fails `initialize` naming the member, and a retry succeeds and is
 /// echoed in `settings`.
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn the_sidecar_reads_and_echoes_its_own_initialize_settings() {
     let mut client = Client {
         inner: TestClient::start(
@@ -253,4 +253,12 @@ async fn the_sidecar_reads_and_echoes_its_own_initialize_settings() {
         .unwrap();
     assert_eq!(created["profile"], "harness");
     client.finish().await;
+}
+
+crate::tests! {
+    session_ids_that_cannot_name_a_file_are_refused_in_every_profile,
+    a_missing_directory_is_io_not_a_missing_session,
+    a_file_that_is_not_a_session_is_invalid_session,
+    header_metadata_with_pi_cli_is_an_invalid_argument,
+    the_sidecar_reads_and_echoes_its_own_initialize_settings,
 }

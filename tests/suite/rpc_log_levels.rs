@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pi-session");
 
-#[test]
 fn a_late_hook_answer_is_not_on_stderr_but_an_unknown_id_is() {
     let mut child = Command::new(BIN)
         .args(["--stdio", "--framing", "ndjson"])
@@ -74,4 +73,8 @@ fn a_late_hook_answer_is_not_on_stderr_but_an_unknown_id_is() {
         stderr.contains("ignoring an answer with id \"never-sent\": no hook is waiting for it"),
         "an answer to an id never sent is reported:\n{stderr}"
     );
+}
+
+crate::tests! {
+    a_late_hook_answer_is_not_on_stderr_but_an_unknown_id_is,
 }

@@ -10,7 +10,6 @@ use std::process::Stdio;
 use serde_json::json;
 use support::pipe::{PipeClient, Wire};
 
-#[test]
 fn entries_another_program_appends_are_read_by_the_next_request() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
@@ -94,4 +93,8 @@ fn entries_another_program_appends_are_read_by_the_next_request() {
         log.contains("appended by another program"),
         "the log says what happened: {log}"
     );
+}
+
+crate::tests! {
+    entries_another_program_appends_are_read_by_the_next_request,
 }

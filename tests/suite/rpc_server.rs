@@ -95,7 +95,7 @@ async fn initialized(client: &mut TestClient) {
     assert!(answer.get("result").is_some(), "{answer}");
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn close_hook_runs_once_after_running_requests_answer() {
     let state = Recorder::default();
     let events = state.events.clone();
@@ -120,7 +120,7 @@ async fn close_hook_runs_once_after_running_requests_answer() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn a_refused_initialize_can_be_retried() {
     let state = Recorder::default();
     state.refuse_first_initialize.store(true, Ordering::SeqCst);
@@ -141,7 +141,7 @@ async fn a_refused_initialize_can_be_retried() {
     client.finish().await;
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn a_stop_request_takes_the_graceful_way_out() {
     let state = Recorder::default();
     let events = state.events.clone();
@@ -163,7 +163,7 @@ async fn a_stop_request_takes_the_graceful_way_out() {
     assert_eq!(outcome.exit_code(), 0);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn a_second_stop_request_does_not_wait_for_running_requests() {
     let state = Recorder::default();
     let events = state.events.clone();
@@ -192,7 +192,7 @@ async fn a_second_stop_request_does_not_wait_for_running_requests() {
     assert_eq!(events.lock().unwrap().last().unwrap(), "close");
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn the_server_exits_when_the_client_process_dies() {
     let mut parent = std::process::Command::new("sleep")
         .arg("30")
@@ -239,7 +239,7 @@ impl ServerState for Keyed {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn serial_changes_answer_in_order_on_a_multi_threaded_runtime() {
     let mut methods = Methods::new();
     methods.add_serial(
@@ -283,8 +283,7 @@ async fn serial_changes_answer_in_order_on_a_multi_threaded_runtime() {
     client.finish().await;
 }
 
-#[tokio::test(start_paused = true)]
-#[should_panic(expected = "server messages left unread")]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn the_test_client_fails_on_unread_messages() {
     let mut client = TestClient::start(
         Recorder::default(),
@@ -294,4 +293,14 @@ async fn the_test_client_fails_on_unread_messages() {
     );
     client.send(&request(1, "initialize", json!({}))).await;
     client.finish().await;
+}
+
+crate::tests! {
+    close_hook_runs_once_after_running_requests_answer,
+    a_refused_initialize_can_be_retried,
+    a_stop_request_takes_the_graceful_way_out,
+    a_second_stop_request_does_not_wait_for_running_requests,
+    the_server_exits_when_the_client_process_dies,
+    serial_changes_answer_in_order_on_a_multi_threaded_runtime,
+    #[should_panic = "server messages left unread"] the_test_client_fails_on_unread_messages,
 }

@@ -252,7 +252,6 @@ fn run(wire: Wire, test: &str) {
     }
 }
 
-#[test]
 fn a_whole_session_over_ndjson_matches_the_oracle() {
     run(
         Wire::Ndjson,
@@ -260,10 +259,14 @@ fn a_whole_session_over_ndjson_matches_the_oracle() {
     );
 }
 
-#[test]
 fn a_whole_session_over_lsp_framing_matches_the_oracle() {
     run(
         Wire::Lsp,
         "a_whole_session_over_lsp_framing_matches_the_oracle",
     );
+}
+
+crate::tests! {
+    a_whole_session_over_ndjson_matches_the_oracle,
+    a_whole_session_over_lsp_framing_matches_the_oracle,
 }

@@ -137,7 +137,6 @@ fn ids(messages: &[Value]) -> Vec<Value> {
     messages.iter().map(|m| m["id"].clone()).collect()
 }
 
-#[test]
 fn ndjson_initialize_shutdown_exit_gives_zero() {
     let done = run(
         &[],
@@ -163,7 +162,6 @@ fn ndjson_initialize_shutdown_exit_gives_zero() {
     );
 }
 
-#[test]
 fn lsp_initialize_shutdown_exit_gives_zero() {
     let done = run(
         &[],
@@ -179,7 +177,6 @@ fn lsp_initialize_shutdown_exit_gives_zero() {
     assert_eq!(done.status.code(), Some(0), "stderr: {}", done.stderr);
 }
 
-#[test]
 fn end_of_input_without_shutdown_gives_one_in_both_framings() {
     let init = [request(1, "initialize", json!({}))];
     let done = run(&[], &ndjson(&init));
@@ -193,7 +190,6 @@ fn end_of_input_without_shutdown_gives_one_in_both_framings() {
     assert_eq!(done.status.code(), Some(1));
 }
 
-#[test]
 fn garbage_never_reaches_stdout_unframed() {
     let mut input = b"not json\n\xff\xfe\n[]\n".to_vec();
     input.extend(ndjson(&[
@@ -222,7 +218,6 @@ fn garbage_never_reaches_stdout_unframed() {
     assert_eq!(done.status.code(), Some(0));
 }
 
-#[test]
 fn forced_lsp_framing_and_a_frame_limit() {
     let mut input = b"Content-Length: 5000\r\n\r\n".to_vec();
     input.extend([b'x'; 5000]);
@@ -238,7 +233,6 @@ fn forced_lsp_framing_and_a_frame_limit() {
     assert_eq!(done.status.code(), Some(0));
 }
 
-#[test]
 fn logs_go_to_the_log_file_when_asked() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("sidecar.log");
@@ -262,7 +256,6 @@ fn logs_go_to_the_log_file_when_asked() {
     assert!(logged.contains("stopping: exit notification"), "{logged}");
 }
 
-#[test]
 fn sigterm_takes_the_graceful_way_out() {
     for (shutdown_first, code) in [(false, 1), (true, 0)] {
         let mut child = spawn(&[]);
@@ -299,7 +292,6 @@ fn sigterm_takes_the_graceful_way_out() {
     }
 }
 
-#[test]
 fn without_stdio_it_says_what_to_do() {
     let output = Command::new(BIN).output().expect("run pi-session");
     assert_eq!(output.status.code(), Some(2));
@@ -307,7 +299,6 @@ fn without_stdio_it_says_what_to_do() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--stdio"));
 }
 
-#[test]
 fn stdin_from_a_file_and_stdout_to_a_file_work_too() {
     // Pipes are read and written without blocking; anything else takes tokio's blocking path.
     let dir = tempfile::tempdir().expect("temp dir");
@@ -332,4 +323,16 @@ fn stdin_from_a_file_and_stdout_to_a_file_work_too() {
     assert_eq!(status.code(), Some(0));
     let messages = parse_ndjson(&std::fs::read(&out).unwrap());
     assert_eq!(ids(&messages), [json!(1), json!(2)]);
+}
+
+crate::tests! {
+    ndjson_initialize_shutdown_exit_gives_zero,
+    lsp_initialize_shutdown_exit_gives_zero,
+    end_of_input_without_shutdown_gives_one_in_both_framings,
+    garbage_never_reaches_stdout_unframed,
+    forced_lsp_framing_and_a_frame_limit,
+    logs_go_to_the_log_file_when_asked,
+    sigterm_takes_the_graceful_way_out,
+    without_stdio_it_says_what_to_do,
+    stdin_from_a_file_and_stdout_to_a_file_work_too,
 }

@@ -316,13 +316,17 @@ fn fixtures_dir() -> PathBuf {
 macro_rules! transcripts {
     ($($name:ident),* $(,)?) => {
         $(
-            #[tokio::test(start_paused = true)]
+            #[tokio::main(flavor = "current_thread", start_paused = true)]
             async fn $name() {
                 run(stringify!($name)).await;
             }
         )*
 
-        #[test]
+        /// One trial per transcript, and the check that every file has one.
+        fn transcript_trials() -> Vec<libtest_mimic::Trial> {
+            crate::tests!(@vec $($name,)* every_transcript_file_has_a_test)
+        }
+
         fn every_transcript_file_has_a_test() {
             let listed = [$(stringify!($name)),*];
             let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/transcripts");
@@ -425,7 +429,7 @@ transcripts!(
 
 /// The runner checks inline expectations: a transcript whose expectation is deliberately wrong
 /// fails, and the report names the step, the message and the member, with both values.
-#[tokio::test(start_paused = true)]
+#[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn a_wrong_expectation_fails_naming_the_message_and_member() {
     let path = transcript_path("must_fail/wrong_expectation");
     let (_, _, outcome, client) = play_file(&path).await;
@@ -453,7 +457,6 @@ async fn a_wrong_expectation_fails_naming_the_message_and_member() {
 
 /// The first example of `protocol/transcripts.md` is `tests/transcripts/session_quick_start.json`
 /// (played above), so the page's example cannot rot.
-#[test]
 fn the_format_page_shows_a_transcript_that_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let page = std::fs::read_to_string(root.join("protocol/transcripts.md")).unwrap();
@@ -462,4 +465,10 @@ fn the_format_page_shows_a_transcript_that_runs() {
     let shown: Value = serde_json::from_str(&page[start..end]).unwrap();
     let file = std::fs::read_to_string(transcript_path("session_quick_start")).unwrap();
     assert_eq!(shown, serde_json::from_str::<Value>(&file).unwrap());
+}
+
+crate::tests! {
+    [transcript_trials]
+    a_wrong_expectation_fails_naming_the_message_and_member,
+    the_format_page_shows_a_transcript_that_runs,
 }

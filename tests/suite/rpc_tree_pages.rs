@@ -117,7 +117,6 @@ fn seed() -> u64 {
     seed
 }
 
-#[test]
 fn pages_are_slices_of_the_whole_answer() {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed());
@@ -218,7 +217,6 @@ fn pi_window(total: usize, anchor: usize, limit: usize) -> (usize, usize) {
     (start, start + limit)
 }
 
-#[test]
 fn windows_around_an_entry_are_placed_as_pi_scrolls() {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed());
@@ -293,7 +291,6 @@ fn windows_around_an_entry_are_placed_as_pi_scrolls() {
     assert_eq!(client.exit(), Some(0));
 }
 
-#[test]
 fn filters_show_what_pis_tree_selector_shows() {
     let Some(oracle) = support::oracle::oracle("filters_show_what_pis_tree_selector_shows") else {
         return;
@@ -354,7 +351,6 @@ fn filters_show_what_pis_tree_selector_shows() {
 /// Every tree answer (whole, pages, windows, in every filter mode) without the persisted
 /// index, with a fresh one (the first read files the previews beside it) and with a current
 /// one (the second process reads the filed previews and computes none): the same.
-#[test]
 fn tree_answers_are_the_same_with_and_without_the_index() {
     let dir = tempfile::tempdir().unwrap();
     let files = current_sessions(dir.path());
@@ -439,7 +435,6 @@ fn tree_answers_are_the_same_with_and_without_the_index() {
     );
 }
 
-#[test]
 fn entries_with_lone_surrogates_reach_the_client_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("surrogates.jsonl");
@@ -524,4 +519,12 @@ fn entries_with_lone_surrogates_reach_the_client_exactly() {
     // The exit notification has no answer: the read ends with the output.
     exchange_text(&json!({"jsonrpc": "2.0", "method": "exit"}).to_string());
     assert!(child.wait().unwrap().success());
+}
+
+crate::tests! {
+    pages_are_slices_of_the_whole_answer,
+    windows_around_an_entry_are_placed_as_pi_scrolls,
+    filters_show_what_pis_tree_selector_shows,
+    tree_answers_are_the_same_with_and_without_the_index,
+    entries_with_lone_surrogates_reach_the_client_exactly,
 }

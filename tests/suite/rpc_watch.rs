@@ -338,17 +338,14 @@ fn pi_appends_reach_a_watching_client(version: &str) {
     finish(client);
 }
 
-#[test]
 fn pi_0_82_appends_reach_a_watching_client_within_a_second_without_a_request() {
     pi_appends_reach_a_watching_client("0.82");
 }
 
-#[test]
 fn pi_1_6_appends_reach_a_watching_client_within_a_second_without_a_request() {
     pi_appends_reach_a_watching_client("1.6");
 }
 
-#[test]
 fn the_sessions_own_appends_are_never_told_and_pis_are_told_once() {
     let test = "own appends beside pi's";
     let seed = seed(test);
@@ -402,7 +399,6 @@ fn the_sessions_own_appends_are_never_told_and_pis_are_told_once() {
     finish(client);
 }
 
-#[test]
 fn a_torn_last_line_is_told_only_once_it_is_whole() {
     let dir = tempfile::tempdir().unwrap();
     let path = session_file(dir.path(), "s.jsonl", HEADER);
@@ -436,7 +432,6 @@ fn a_torn_last_line_is_told_only_once_it_is_whole() {
     finish(client);
 }
 
-#[test]
 fn since_resumes_across_a_reconnect_and_a_foreign_cursor_is_refused() {
     let test = "since across a reconnect";
     let dir = tempfile::tempdir().unwrap();
@@ -504,7 +499,6 @@ fn since_resumes_across_a_reconnect_and_a_foreign_cursor_is_refused() {
     finish(client);
 }
 
-#[test]
 fn a_file_deleted_replaced_or_cut_while_watched_ends_its_watch_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let mut client = spawn(dir.path());
@@ -579,7 +573,6 @@ fn inotify_watches(pid: u32) -> usize {
     count
 }
 
-#[test]
 fn many_watches_share_one_os_watch_per_directory_and_each_hears_its_own_file() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = (dir.path().join("one"), dir.path().join("two"));
@@ -636,7 +629,6 @@ fn peak_rss_mib(pid: u32) -> f64 {
         / 1024.0
 }
 
-#[test]
 fn a_client_that_stops_reading_during_a_flood_keeps_the_server_bounded_and_serving() {
     let dir = tempfile::tempdir().unwrap();
     let path = session_file(dir.path(), "s.jsonl", HEADER);
@@ -795,7 +787,6 @@ fn exits_within(child: &mut Child, limit: Duration) -> Option<std::process::Exit
     None
 }
 
-#[test]
 fn tree_follow_shows_pis_appends_as_they_come_and_ends_cleanly() {
     let test = "tree --follow";
     let dir = tempfile::tempdir().unwrap();
@@ -847,4 +838,16 @@ fn tree_follow_shows_pis_appends_as_they_come_and_ends_cleanly() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("shrank"), "{stderr}");
+}
+
+crate::tests! {
+    pi_0_82_appends_reach_a_watching_client_within_a_second_without_a_request,
+    pi_1_6_appends_reach_a_watching_client_within_a_second_without_a_request,
+    the_sessions_own_appends_are_never_told_and_pis_are_told_once,
+    a_torn_last_line_is_told_only_once_it_is_whole,
+    since_resumes_across_a_reconnect_and_a_foreign_cursor_is_refused,
+    a_file_deleted_replaced_or_cut_while_watched_ends_its_watch_with_the_reason,
+    many_watches_share_one_os_watch_per_directory_and_each_hears_its_own_file,
+    a_client_that_stops_reading_during_a_flood_keeps_the_server_bounded_and_serving,
+    tree_follow_shows_pis_appends_as_they_come_and_ends_cleanly,
 }

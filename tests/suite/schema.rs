@@ -21,7 +21,6 @@ fn keys(schema: &Value, section: &str) -> Vec<String> {
     keys
 }
 
-#[test]
 fn the_committed_schema_is_what_the_code_generates() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/schema.json");
     let generated = format!(
@@ -39,7 +38,6 @@ fn the_committed_schema_is_what_the_code_generates() {
     );
 }
 
-#[test]
 fn the_schema_covers_every_message_the_server_knows() {
     let schema = protocol_schema();
     let methods = session_server::methods();
@@ -57,7 +55,6 @@ fn the_schema_covers_every_message_the_server_knows() {
     );
 }
 
-#[test]
 fn every_reference_resolves() {
     fn walk(value: &Value, definitions: &serde_json::Map<String, Value>) {
         match value {
@@ -79,7 +76,6 @@ fn every_reference_resolves() {
     walk(&schema, definitions);
 }
 
-#[test]
 fn protocol_md_states_the_current_protocol_version_and_its_history() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/protocol.md"))
@@ -99,7 +95,6 @@ fn protocol_md_states_the_current_protocol_version_and_its_history() {
 /// The schema's `Capabilities` and `ClientSettings` list exactly the members the sidecar's
 /// `initialize` answers with, its own (`profiles`, `defaultProfile`, ...) included, each required
 /// one present: a typed client generated from the schema sees every capability.
-#[test]
 fn initialize_answers_exactly_what_the_schema_describes() {
     use std::io::Write;
     use std::process::{Command, Stdio};
@@ -166,7 +161,6 @@ const OPEN_DEFINITIONS: [&str; 6] = [
 
 /// Every schema reachable from a method, hook or notification says what it holds: no `true`,
 /// no `{}`, no object without members, except in the open definitions above.
-#[test]
 fn nothing_reachable_is_untyped_but_the_extension_payloads() {
     fn untyped(node: &serde_json::Map<String, Value>) -> bool {
         let typed = [
@@ -254,7 +248,6 @@ fn nothing_reachable_is_untyped_but_the_extension_payloads() {
 
 /// The check the transcripts run (`support::schema_check`) refuses what pi's types do not
 /// allow, and lets entries of kinds pi does not declare through.
-#[test]
 fn the_validator_refuses_what_pi_does_not_write() {
     use serde_json::json;
     use support::schema_check::ProtocolSchema;
@@ -298,7 +291,6 @@ fn the_validator_refuses_what_pi_does_not_write() {
 /// The capability the table names for a method is a member `initialize` answers in
 /// `capabilities`, and one that says yes (true, or a non-empty list or map) in what the
 /// sidecar sends.
-#[test]
 fn a_methods_capability_is_one_initialize_advertises() {
     let schema = protocol_schema();
     let members = &schema["definitions"]["Capabilities"]["properties"];
@@ -332,7 +324,6 @@ fn a_methods_capability_is_one_initialize_advertises() {
 /// protocol.md's method index is the method table's: every request with its kind, the
 /// definitions of its params and result, and the member of `initialize`'s `capabilities` that
 /// advertises it.
-#[test]
 fn protocol_md_indexes_the_method_table() {
     fn shown(fragment: &Value) -> String {
         if let Some(target) = fragment.get("$ref").and_then(Value::as_str) {
@@ -370,4 +361,16 @@ fn protocol_md_indexes_the_method_table() {
         text[from..to] == index,
         "protocol.md's method index differs from the method table: run `UPDATE_SCHEMA=1 cargo test --test suite -- schema::` and commit the result"
     );
+}
+
+crate::tests! {
+    the_committed_schema_is_what_the_code_generates,
+    the_schema_covers_every_message_the_server_knows,
+    every_reference_resolves,
+    protocol_md_states_the_current_protocol_version_and_its_history,
+    initialize_answers_exactly_what_the_schema_describes,
+    nothing_reachable_is_untyped_but_the_extension_payloads,
+    the_validator_refuses_what_pi_does_not_write,
+    a_methods_capability_is_one_initialize_advertises,
+    protocol_md_indexes_the_method_table,
 }

@@ -68,7 +68,6 @@ fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
     path
 }
 
-#[test]
 fn pi_cli_writes_nothing_until_the_first_assistant_message_then_everything() {
     let dir = tempfile::tempdir().unwrap();
     let mut session = new_session(dir.path(), Profile::PiCli);
@@ -114,7 +113,6 @@ fn pi_cli_writes_nothing_until_the_first_assistant_message_then_everything() {
     assert_eq!(session.leaf(), &Leaf::Null);
 }
 
-#[test]
 fn harness_writes_the_header_at_once_and_a_leaf_entry_for_every_move() {
     let dir = tempfile::tempdir().unwrap();
     let mut session = new_session(dir.path(), Profile::Harness);
@@ -154,7 +152,6 @@ fn harness_writes_the_header_at_once_and_a_leaf_entry_for_every_move() {
     assert_eq!(reopened.leaf(), &Leaf::Id(summary.into()));
 }
 
-#[test]
 fn an_append_after_a_torn_last_line_is_not_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(
@@ -183,7 +180,6 @@ fn an_append_after_a_torn_last_line_is_not_lost() {
     );
 }
 
-#[test]
 fn a_second_writer_gets_a_locked_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = new_session(dir.path(), Profile::Harness);
@@ -204,7 +200,6 @@ fn a_second_writer_gets_a_locked_error() {
     assert!(Session::open(&path, "/w", options(Profile::Harness)).is_ok());
 }
 
-#[test]
 fn cycles_and_self_parents_end_the_walk_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(
@@ -249,7 +244,6 @@ fn cycles_and_self_parents_end_the_walk_with_a_warning() {
     }
 }
 
-#[test]
 fn bad_inputs_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let cases: Vec<(PathBuf, ErrorKind, String)> = vec![
@@ -332,7 +326,6 @@ fn bad_inputs_are_clear_errors() {
     );
 }
 
-#[test]
 fn the_harness_profile_rejects_what_the_harness_rejects() {
     let dir = tempfile::tempdir().unwrap();
     let header = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#;
@@ -403,7 +396,6 @@ fn the_harness_profile_rejects_what_the_harness_rejects() {
     }
 }
 
-#[test]
 fn migration_rewrites_the_file_and_keeps_the_original_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let original = concat!(
@@ -450,7 +442,6 @@ fn migration_rewrites_the_file_and_keeps_the_original_beside_it() {
     );
 }
 
-#[test]
 fn labels_follow_each_profile() {
     let dir = tempfile::tempdir().unwrap();
     for profile in [Profile::PiCli, Profile::Harness] {
@@ -513,7 +504,6 @@ fn conversation(dir: &Path, profile: Profile) -> (Session, [String; 4]) {
     (session, [u1, a1, u2, a2])
 }
 
-#[test]
 fn navigating_to_a_user_message_lands_on_its_parent_and_returns_its_text() {
     let dir = tempfile::tempdir().unwrap();
     let (mut session, [_u1, a1, u2, a2]) = conversation(dir.path(), Profile::PiCli);
@@ -549,7 +539,6 @@ fn navigating_to_a_user_message_lands_on_its_parent_and_returns_its_text() {
     assert_eq!(outcome.summary_entry, None);
 }
 
-#[test]
 fn a_wanted_summary_comes_from_the_hook_or_the_caller_or_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (mut session, [u1, a1, _u2, _a2]) = conversation(dir.path(), Profile::PiCli);
@@ -609,7 +598,6 @@ fn a_wanted_summary_comes_from_the_hook_or_the_caller_or_nothing_is_written() {
     let _ = u1;
 }
 
-#[test]
 fn forks_check_their_target_and_branched_copies_recreate_labels() {
     let dir = tempfile::tempdir().unwrap();
     let (mut session, [u1, a1, u2, a2]) = conversation(dir.path(), Profile::PiCli);
@@ -682,7 +670,6 @@ fn forks_check_their_target_and_branched_copies_recreate_labels() {
     assert_eq!(lines(&copy_path).len(), 7);
 }
 
-#[test]
 fn reading_a_v1_file_migrates_in_memory_and_leaves_the_file_alone() {
     let dir = tempfile::tempdir().unwrap();
     let original = std::fs::read(
@@ -710,7 +697,6 @@ fn reading_a_v1_file_migrates_in_memory_and_leaves_the_file_alone() {
     );
 }
 
-#[test]
 fn durable_sessions_sync_each_append_and_keep_every_line() {
     let dir = tempfile::tempdir().unwrap();
     let new = NewSession {
@@ -727,4 +713,21 @@ fn durable_sessions_sync_each_append_and_keep_every_line() {
         session.append(user(&format!("line {i}"))).unwrap();
     }
     assert_eq!(lines(&dir.path().join("d.jsonl")).len(), 4);
+}
+
+crate::tests! {
+    pi_cli_writes_nothing_until_the_first_assistant_message_then_everything,
+    harness_writes_the_header_at_once_and_a_leaf_entry_for_every_move,
+    an_append_after_a_torn_last_line_is_not_lost,
+    a_second_writer_gets_a_locked_error,
+    cycles_and_self_parents_end_the_walk_with_a_warning,
+    bad_inputs_are_clear_errors,
+    the_harness_profile_rejects_what_the_harness_rejects,
+    migration_rewrites_the_file_and_keeps_the_original_beside_it,
+    labels_follow_each_profile,
+    navigating_to_a_user_message_lands_on_its_parent_and_returns_its_text,
+    a_wanted_summary_comes_from_the_hook_or_the_caller_or_nothing_is_written,
+    forks_check_their_target_and_branched_copies_recreate_labels,
+    reading_a_v1_file_migrates_in_memory_and_leaves_the_file_alone,
+    durable_sessions_sync_each_append_and_keep_every_line,
 }

@@ -107,7 +107,6 @@ fn keep_failing_case(test: &str, bytes: &[u8]) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // Finding 1: delete of a locked file.
 
-#[test]
 fn delete_of_a_session_open_for_writing_is_refused_as_locked() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = written_session(dir.path(), "s.jsonl", Profile::Harness, 2);
@@ -134,7 +133,6 @@ fn delete_of_a_session_open_for_writing_is_refused_as_locked() {
 /// file opens (read-only and for writing), the whole entries before the cut are all there,
 /// the cut line is named in a warning, the next append lands on a fresh line, and the file
 /// reopens with everything.
-#[test]
 fn a_torn_tail_never_costs_an_entry_in_either_profile() {
     let mut cases = 0;
     for profile in PROFILES {
@@ -207,7 +205,6 @@ fn a_torn_tail_never_costs_an_entry_in_either_profile() {
 
 /// A read-only reader (the harness's `context`) of a file another program is writing: the
 /// line being written is not there yet, then appears once it is whole.
-#[test]
 fn a_line_still_being_written_is_not_there_yet_then_is_followed() {
     let dir = tempfile::tempdir().unwrap();
     let (path, ids) = written_session(dir.path(), "s.jsonl", Profile::Harness, 2);
@@ -237,7 +234,6 @@ fn append_bytes(path: &Path, bytes: &[u8]) {
 
 /// pi takes no lock: a pi process may append to a session open here. Its entries are picked
 /// up (with a warning), and this program's own appends and reads stay correct.
-#[test]
 fn another_programs_appends_are_followed_not_turned_into_errors() {
     for profile in PROFILES {
         let dir = tempfile::tempdir().unwrap();
@@ -279,7 +275,6 @@ fn another_programs_appends_are_followed_not_turned_into_errors() {
 // ---------------------------------------------------------------------------------------------
 // Finding 4: planted symlinks.
 
-#[test]
 fn migration_never_writes_through_planted_symlinks_or_replaces_a_backup() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.jsonl");
@@ -321,7 +316,6 @@ fn migration_never_writes_through_planted_symlinks_or_replaces_a_backup() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
-#[test]
 fn a_session_reached_through_a_symlink_still_opens_and_stays_a_symlink() {
     let dir = tempfile::tempdir().unwrap();
     let (real, _) = written_session(dir.path(), "real.jsonl", Profile::Harness, 2);
@@ -366,7 +360,6 @@ fn within<T: Send + 'static>(
         .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
 }
 
-#[test]
 fn fifos_and_devices_are_refused_by_name_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.jsonl");
@@ -398,7 +391,6 @@ fn fifos_and_devices_are_refused_by_name_without_blocking() {
     }
 }
 
-#[test]
 fn a_hostile_listing_cache_neither_blocks_nor_grows_memory() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
@@ -435,7 +427,6 @@ fn a_hostile_listing_cache_neither_blocks_nor_grows_memory() {
 // ---------------------------------------------------------------------------------------------
 // Finding 10: nesting over 1000 levels inside an otherwise valid entry.
 
-#[test]
 fn deep_nesting_inside_a_valid_entry_is_refused_at_open_not_at_every_read() {
     let dir = tempfile::tempdir().unwrap();
     let (path, ids) = written_session(dir.path(), "s.jsonl", Profile::PiCli, 2);
@@ -498,7 +489,6 @@ fn child_peak_kib(args: &[&str]) -> u64 {
     peak.and_then(|p| p.parse().ok()).expect("a peak in KiB")
 }
 
-#[test]
 fn memory_stays_in_proportion_to_the_input() {
     let dir = tempfile::tempdir().unwrap();
     // 100,000 tiny entries, whose context
@@ -565,7 +555,6 @@ fn memory_stays_in_proportion_to_the_input() {
 /// stray newlines) and checks, in both profiles: no panic; an error is a known kind with a
 /// message; what `open` accepts, every read accepts; `check` agrees with `open`; an append to
 /// what opened survives a reopen. `PI_SESSION_FUZZ_CASES` sets the number of cases.
-#[test]
 fn mutated_session_files_give_clear_errors_and_consistent_reads() {
     let seed = seed("session file fuzz");
     let cases: usize = std::env::var("PI_SESSION_FUZZ_CASES")
@@ -753,4 +742,18 @@ fn check_case(path: &Path, bytes: &[u8], profile: Profile) -> Result<bool, Strin
     }
     read_everything(&reopened)?;
     Ok(true)
+}
+
+crate::tests! {
+    delete_of_a_session_open_for_writing_is_refused_as_locked,
+    a_torn_tail_never_costs_an_entry_in_either_profile,
+    a_line_still_being_written_is_not_there_yet_then_is_followed,
+    another_programs_appends_are_followed_not_turned_into_errors,
+    migration_never_writes_through_planted_symlinks_or_replaces_a_backup,
+    a_session_reached_through_a_symlink_still_opens_and_stays_a_symlink,
+    fifos_and_devices_are_refused_by_name_without_blocking,
+    a_hostile_listing_cache_neither_blocks_nor_grows_memory,
+    deep_nesting_inside_a_valid_entry_is_refused_at_open_not_at_every_read,
+    memory_stays_in_proportion_to_the_input,
+    mutated_session_files_give_clear_errors_and_consistent_reads,
 }

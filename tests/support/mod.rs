@@ -12,9 +12,9 @@
 //! - `postgres`: a throwaway PostgreSQL cluster (Debian's server, run as `postgres` when root);
 //! - the real pi files (`tests/fixtures/real`) and the session generator.
 //!
-//! Three test crates include it, once each (`mod support;`, with `#[path]` from a folder):
-//! `tests/suite/` (every ordinary integration test, one module per area), `tests/cases/` (the
-//! per-case comparisons with pi) and `tests/traffic.rs` (the recording proxy).
+//! Two test crates include it, once each (`mod support;`, with `#[path]` from a folder):
+//! `tests/suite/` (every integration test, one module per area) and `tests/traffic.rs` (the
+//! recording proxy).
 #![allow(dead_code, unused_imports)]
 
 pub mod batch;

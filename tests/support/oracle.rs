@@ -9,7 +9,7 @@
 //!
 //! Without Node and npm the oracle tests fail, naming what to install. With
 //! `PI_SESSION_NO_ORACLE=1` no comparison is made: a test of the suite that needs one fails,
-//! naming the variable; a trial of `tests/cases/` is reported as ignored, with that reason.
+//! naming the variable; a per-case trial of the suite is reported as ignored, with that reason.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ pub struct Oracle {
 
 /// The oracle, installed on first use. A test that compares with pi cannot run without it, and
 /// is never passed in silence: when [`OPT_OUT`] is set this panics, naming `test` and the
-/// variable, so the test fails saying why (the per-case trials of `tests/cases/` ask
+/// variable, so the test fails saying why (the per-case trials of the suite ask
 /// [`available`] first and are reported as ignored, with that reason, instead). Never `None`;
 /// an `Option` for the callers' `let ... else`. Panics, saying what to install, when Node or npm
 /// is missing.

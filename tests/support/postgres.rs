@@ -2,13 +2,19 @@
 //! `pg_config --bindir`), `initdb` into a temporary directory, listening on a Unix socket there
 //! and on 127.0.0.1 with TLS (a CA and a server certificate made with `openssl`), passwords
 //! required (scram-sha-256). PostgreSQL refuses to run as root: as root, its programs run as
-//! the `postgres` user the package creates, through `runuser`. Stopped by `Drop` (`pg_ctl stop
-//! -m immediate`), also when a test failed.
+//! the `postgres` user the package creates, through `runuser`.
+//!
+//! Stopped (`pg_ctl stop -m immediate`) and its directory removed by a watchdog, a shell started
+//! with the cluster's directory, in its own process group (a Ctrl-C does not reach it), that
+//! waits for the end of its standard input: `Cluster::shutdown` (also run by `Drop`) closes it,
+//! and so does the kernel when the test process dies, killed or not. A cluster in a `static`,
+//! never dropped, is shut down by the suite's end-of-run work.
 
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The superuser's password in every test cluster.
@@ -19,6 +25,8 @@ const HOW_TO_INSTALL: &str = "the PostgreSQL tests need Debian's PostgreSQL serv
 
 pub struct Cluster {
     dir: tempfile::TempDir,
+    /// Stops the server and removes `dir` when its standard input closes.
+    watchdog: Mutex<Option<Child>>,
     bindir: PathBuf,
     as_postgres: bool,
     pub port: u16,
@@ -145,6 +153,7 @@ impl Cluster {
             .prefix("pi-session-pg-")
             .tempdir()
             .unwrap();
+        let watchdog = watchdog(dir.path(), &bindir, as_postgres);
         make_certificates(dir.path(), "pi-session test CA");
         std::fs::write(dir.path().join("pwfile"), format!("{PASSWORD}\n")).unwrap();
         std::fs::set_permissions(
@@ -165,6 +174,7 @@ impl Cluster {
             port: free_port(),
             ca_cert: dir.path().join("ca.crt"),
             dir,
+            watchdog: Mutex::new(Some(watchdog)),
             bindir,
             as_postgres,
         };
@@ -299,28 +309,52 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Stops the server and removes its directory (through the watchdog), once; later calls do
+    /// nothing.
+    pub fn shutdown(&self) {
+        let child = self
+            .watchdog
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(mut child) = child {
+            drop(child.stdin.take());
+            let _ = child.wait();
+        }
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let data = self.data();
-        let path = self.bindir.join("pg_ctl");
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&path);
-            c
-        } else {
-            Command::new(&path)
-        };
-        let _ = command
-            .args([
-                "-D",
-                data.to_str().unwrap(),
-                "stop",
-                "-m",
-                "immediate",
-                "-w",
-            ])
-            .output();
+        self.shutdown();
     }
+}
+
+/// The watchdog of a cluster in `dir`: when its standard input ends, `pg_ctl stop -m immediate`
+/// (nothing happens if the server never started) and `rm -rf dir`.
+fn watchdog(dir: &Path, bindir: &Path, as_postgres: bool) -> Child {
+    use std::os::unix::process::CommandExt;
+    let pg_ctl = bindir.join("pg_ctl");
+    let data = dir.join("data");
+    let mut stop: Vec<&std::ffi::OsStr> = Vec::new();
+    if as_postgres {
+        stop.extend(["runuser", "-u", "postgres", "--"].map(std::ffi::OsStr::new));
+    }
+    stop.push(pg_ctl.as_os_str());
+    stop.extend(["-D".as_ref(), data.as_os_str()]);
+    stop.extend(["stop", "-m", "immediate", "-w"].map(std::ffi::OsStr::new));
+    Command::new("sh")
+        .arg("-c")
+        .arg(r#"read -r _; "$@" >/dev/null 2>&1; rm -rf -- "$0""#)
+        .arg(dir)
+        .args(stop)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting the cluster's watchdog (sh): {e}"))
 }
 
 /// A path as the host part of a URL.

@@ -108,7 +108,6 @@ fn as_report(stats: &Value, array: &str, key: &str) -> Value {
     })
 }
 
-#[test]
 fn search_and_stats_over_stdio_answer_as_the_cli() {
     let store = small_store();
     // The CLI first: it builds the index, the server then finds it up to date.
@@ -203,7 +202,6 @@ fn search_and_stats_over_stdio_answer_as_the_cli() {
     finish(client);
 }
 
-#[test]
 fn the_first_index_build_reports_work_done_progress() {
     let store = small_store();
     let mut client = server(&store);
@@ -247,7 +245,6 @@ fn the_first_index_build_reports_work_done_progress() {
     finish(client);
 }
 
-#[test]
 fn bad_params_name_the_parameter_or_the_position() {
     let store = small_store();
     let mut client = server(&store);
@@ -300,4 +297,10 @@ fn bad_params_name_the_parameter_or_the_position() {
         "{error}"
     );
     finish(client);
+}
+
+crate::tests! {
+    search_and_stats_over_stdio_answer_as_the_cli,
+    the_first_index_build_reports_work_done_progress,
+    bad_params_name_the_parameter_or_the_position,
 }

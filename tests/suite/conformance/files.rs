@@ -214,13 +214,16 @@ fn file_names() -> Vec<String> {
 macro_rules! file_tests {
     ($($test:ident => $file:literal,)*) => {
         $(
-            #[test]
             fn $test() {
                 check_file($file);
             }
         )*
 
-        #[test]
+        /// One trial per file, and the check that every file has one.
+        pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+            crate::tests!(@vec $($test,)* every_file_has_a_test)
+        }
+
         fn every_file_has_a_test() {
             assert_eq!(file_names(), [$($file),*]);
         }

@@ -12,7 +12,6 @@ use crate::conformance::snapshot;
 
 const FIXTURES: [&str; 2] = ["pi-v1-before-compaction", "pi-v1-large-session"];
 
-#[test]
 fn real_fixtures_read_as_pi_reads_them() {
     let mut cases = Vec::new();
     for name in FIXTURES {
@@ -106,4 +105,8 @@ fn has_duplicate_ids(doc: &JsValue) -> bool {
     ids.sort_by_key(|id| id.stringify());
     ids.dedup();
     ids.len() != count
+}
+
+crate::tests! {
+    real_fixtures_read_as_pi_reads_them,
 }

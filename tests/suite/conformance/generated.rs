@@ -47,7 +47,6 @@ fn generated_session(name: &str, args: &[&str]) {
     found.finish(name);
 }
 
-#[test]
 fn many_branches_and_compactions() {
     generated_session(
         "seed1-3MB-branchy",
@@ -68,7 +67,6 @@ fn many_branches_and_compactions() {
     );
 }
 
-#[test]
 fn deep_rewinds_and_summaries() {
     generated_session(
         "seed2-2MB-rewinds",
@@ -91,7 +89,6 @@ fn deep_rewinds_and_summaries() {
     );
 }
 
-#[test]
 fn images_and_big_tool_results() {
     generated_session(
         "seed3-3MB-images",
@@ -114,7 +111,6 @@ fn images_and_big_tool_results() {
     );
 }
 
-#[test]
 fn labels_and_customs_without_compaction() {
     generated_session(
         "seed4-2MB-labels",
@@ -135,4 +131,11 @@ fn labels_and_customs_without_compaction() {
             "0.5",
         ],
     );
+}
+
+crate::tests! {
+    many_branches_and_compactions,
+    deep_rewinds_and_summaries,
+    images_and_big_tool_results,
+    labels_and_customs_without_compaction,
 }

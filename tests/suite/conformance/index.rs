@@ -139,7 +139,6 @@ fn small_generated(seed: &str) -> Option<PathBuf> {
 
 /// Every hand-written file and two generated ones, in every profile: a fresh index, then a
 /// current one, answer as no index does; the second run resumes from the index.
-#[test]
 fn fresh_and_current_indexes_answer_as_no_index() {
     let work = env::fresh_dir("index-fresh");
     let mut files = hand_written_files();
@@ -171,7 +170,6 @@ fn fresh_and_current_indexes_answer_as_no_index() {
 
 /// pi's own SessionManager (0.82.1 and 1.6) appends to the file between two opens: the second
 /// open resumes from the index, answers as a full read does, and as pi reads the grown file.
-#[test]
 fn pi_appends_between_two_opens() {
     let Some(oracle) = env::oracle() else {
         return env::skipped("pi appending between two opens");
@@ -250,7 +248,6 @@ fn pi_appends_between_two_opens() {
 
 /// A torn last line is not indexed; once completed (and more appended) it is read from the
 /// index's end, as a full read reads it.
-#[test]
 fn a_torn_tail_completed_later() {
     let Some(source) = small_generated("5") else {
         return;
@@ -334,7 +331,6 @@ fn seed() -> u64 {
 
 /// The file replaced, cut (at a line end and inside a line), rewritten in place with the same
 /// size (with a new mtime, and with the old mtime put back: the sampled tail block tells).
-#[test]
 fn stale_indexes_are_rebuilt() {
     let Some(source) = small_generated("5") else {
         return;
@@ -434,7 +430,6 @@ fn stale_indexes_are_rebuilt() {
 
 /// Random bytes, a cut index, one flipped byte, an empty file, another file's index: each is
 /// detected and rebuilt. Seeded.
-#[test]
 fn corrupt_indexes_are_rebuilt() {
     let Some(source) = small_generated("5") else {
         return;
@@ -499,7 +494,6 @@ fn corrupt_indexes_are_rebuilt() {
 
 /// The index directory a symlink, or impossible to create; an index file planted as a symlink:
 /// reading answers as without an index, and nothing is written through a symlink.
-#[test]
 fn an_unusable_index_dir_only_turns_the_index_off() {
     let Some(source) = small_generated("5") else {
         return;
@@ -570,7 +564,6 @@ fn an_unusable_index_dir_only_turns_the_index_off() {
 
 /// Stats (`session/getInfo`'s figures) with the index: counted once, filed beside it, then
 /// continued over what pi appended; always what a full count and pi's `getSessionStats` give.
-#[test]
 fn stats_from_the_index_are_what_pi_counts() {
     use pi_session::Profile;
     use pi_session::session::{Session, SessionOptions};
@@ -663,7 +656,6 @@ fn stats_from_the_index_are_what_pi_counts() {
 /// beside the index it writes, gathered while it read the lines; they are what counting and
 /// computing them later from the index gives (every hand-written file, two generated ones,
 /// every profile), and a later open reads them instead of the file.
-#[test]
 fn the_first_read_files_stats_and_previews() {
     use pi_session::Profile;
     use pi_session::session::{Session, SessionOptions};
@@ -748,7 +740,6 @@ fn tree_run(file: &Path, dir: &Path) -> (Outcome, usize, usize) {
 /// process reads them and computes none; after an append only the new entries are computed
 /// (and the rows are what a fresh computation gives); a damaged file, or another session's,
 /// is ignored, computed again and filed again.
-#[test]
 fn tree_previews_are_filed_extended_and_rebuilt() {
     let Some(source) = small_generated("5") else {
         return;
@@ -826,4 +817,16 @@ fn tree_previews_are_filed_extended_and_rebuilt() {
     step("another session's previews", 0, n + 3, &mut found);
     step("another session's previews, rebuilt", n + 3, 0, &mut found);
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+crate::tests! {
+    fresh_and_current_indexes_answer_as_no_index,
+    pi_appends_between_two_opens,
+    a_torn_tail_completed_later,
+    stale_indexes_are_rebuilt,
+    corrupt_indexes_are_rebuilt,
+    an_unusable_index_dir_only_turns_the_index_off,
+    stats_from_the_index_are_what_pi_counts,
+    tree_previews_are_filed_extended_and_rebuilt,
+    the_first_read_files_stats_and_previews,
 }

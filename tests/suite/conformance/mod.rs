@@ -26,3 +26,7 @@ mod leaves;
 mod normalize;
 mod replays;
 mod snapshot;
+
+crate::tests! {
+    [files::trials, fixtures::trials, generated::trials, index::trials, replays::trials]
+}

@@ -528,13 +528,16 @@ fn assert_snapshots(script: &str, snapshots: &[(&'static str, JsValue, Option<St
 macro_rules! replay_tests {
     ($($test:ident => $script:literal,)*) => {
         $(
-            #[test]
             fn $test() {
                 replay_script($script);
             }
         )*
 
-        #[test]
+        /// One trial per op script, and the check that every script has one.
+        fn replay_trials() -> Vec<libtest_mimic::Trial> {
+            crate::tests!(@vec $($test,)* every_op_script_has_a_test)
+        }
+
         fn every_op_script_has_a_test() {
             assert_eq!(script_names(), [$($script),*]);
         }
@@ -609,7 +612,6 @@ fn features(script: &JsValue) -> Vec<String> {
     found
 }
 
-#[test]
 fn op_scripts_cover_every_op_of_the_replay_format() {
     let mut covered = std::collections::HashSet::new();
     for name in script_names() {
@@ -671,4 +673,9 @@ fn op_scripts_cover_every_op_of_the_replay_format() {
         .filter(|f| !covered.contains(*f))
         .collect();
     assert!(missing.is_empty(), "no op script covers: {missing:?}");
+}
+
+crate::tests! {
+    [replay_trials]
+    op_scripts_cover_every_op_of_the_replay_format,
 }

@@ -39,7 +39,6 @@ pub(crate) fn is_short_id(id: &str) -> bool {
 /// labels still set on it in pi's order (where a target was first labelled, or labelled again
 /// after a clear), each with the timestamp of the label entry that set it last (none when that
 /// entry had none).
-#[test]
 fn a_clone_re_creates_the_labels_of_its_path_in_pis_order() {
     let scratch = Scratch::new();
     let source = scratch.write("labels.jsonl", &labels_session());
@@ -115,7 +114,6 @@ fn a_clone_re_creates_the_labels_of_its_path_in_pis_order() {
 /// `/fork` before a root user message starts an empty session (pi writes it at its first
 /// reply), and gives the message's text blocks joined; before another user message, the path
 /// up to its parent.
-#[test]
 fn a_fork_before_a_user_message_copies_the_path_to_its_parent() {
     let scratch = Scratch::new();
     let source = scratch.write("labels.jsonl", &labels_session());
@@ -158,7 +156,6 @@ fn a_fork_before_a_user_message_copies_the_path_to_its_parent() {
     assert_eq!(doc.get("leafId"), labels[1].get("id"));
 }
 
-#[test]
 fn forks_pi_refuses_are_refused_with_its_messages() {
     let scratch = Scratch::new();
     let labels = scratch.write("labels.jsonl", &labels_session());
@@ -209,4 +206,10 @@ fn forks_pi_refuses_are_refused_with_its_messages() {
     assert_eq!(doc.get("written"), Some(&JsValue::Bool(false)));
     assert!(!PathBuf::from(str_of(&doc, "file").unwrap()).exists());
     assert_eq!(files_in(&out), Vec::<PathBuf>::new());
+}
+
+crate::tests! {
+    a_clone_re_creates_the_labels_of_its_path_in_pis_order,
+    a_fork_before_a_user_message_copies_the_path_to_its_parent,
+    forks_pi_refuses_are_refused_with_its_messages,
 }

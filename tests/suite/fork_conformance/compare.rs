@@ -1,6 +1,8 @@
 //! One fork made by both programs and compared: the cases (which entry, before or at it), this
 //! program's fork (command line or library), pi's, and the comparison of what both wrote.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use super::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -293,13 +295,49 @@ pub(crate) struct Report {
     pub(crate) lone_surrogates: usize,
 }
 
-/// Makes every fork with both programs and compares what they wrote.
+impl Report {
+    /// Adds what another batch found.
+    fn add(&mut self, other: Report) {
+        self.compared += other.compared;
+        self.written += other.written;
+        self.refused += other.refused;
+        self.kinds_at.extend(other.kinds_at);
+        self.labels_recreated += other.labels_recreated;
+        self.root_forks += other.root_forks;
+        self.leaf_entry_forks += other.leaf_entry_forks;
+        self.pi_crashes.extend(other.pi_crashes);
+        self.lone_surrogates += other.lone_surrogates;
+    }
+}
+
+/// Makes every fork with both programs and compares what they wrote; fails at the first fork
+/// that differs.
 pub(crate) fn compare_forks(
     scratch: &Scratch,
     name: &str,
     sources: &[Source],
     cases: &[ForkCase],
 ) -> Report {
+    let (report, outcomes) = compare_each_fork(scratch, name, sources, cases);
+    let failed: Vec<&String> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    if let Some(first) = failed.first() {
+        panic!(
+            "{} of {} forks differ; the first: {first}",
+            failed.len(),
+            cases.len()
+        );
+    }
+    report
+}
+
+/// Makes every fork with both programs and compares what they wrote, each fork on its own: the
+/// report of those that agreed, and each fork's outcome (`Err`: why it differs).
+pub(crate) fn compare_each_fork(
+    scratch: &Scratch,
+    name: &str,
+    sources: &[Source],
+    cases: &[ForkCase],
+) -> (Report, Vec<Result<(), String>>) {
     let out = |side: &str, i: usize| scratch.path(&format!("{name}-forks/{side}/{i}"));
     let pi_jobs: Vec<Vec<String>> = cases
         .iter()
@@ -340,175 +378,202 @@ pub(crate) fn compare_forks(
         }
     }
     let mut normalized = normalized(scratch, name, &files).into_iter();
+    // Each fork's pair of normalized files (those both wrote), in the order they were pushed.
+    let mut pairs: Vec<Option<(Normalized, Normalized)>> = pi_results
+        .iter()
+        .zip(&ours)
+        .map(|(pi, ours)| {
+            let both = matches!(
+                (pi.get("written"), ours),
+                (
+                    Some(JsValue::Bool(true)),
+                    Forked::Made { written: true, .. }
+                )
+            );
+            both.then(|| (normalized.next().unwrap(), normalized.next().unwrap()))
+        })
+        .collect();
     let mut report = Report::default();
+    let mut outcomes = Vec::new();
     for (i, ((case, pi), ours)) in cases.iter().zip(&pi_results).zip(&ours).enumerate() {
-        let what = describe(sources, case);
-        let source = &sources[case.source];
-        report.compared += 1;
-        if let Some(message) = str_of(pi, "error") {
-            // pi's runtime reads `message.content.filter` of the user message it forks before;
-            // a user message without array or string content makes it throw a TypeError.
-            // Here its text is "" and the fork goes on.
-            if message.starts_with("Cannot read properties of")
-                && message.ends_with("(reading 'filter')")
-                && case.position == Position::Before
-            {
-                report.pi_crashes.push(what.clone());
+        let mut pair = pairs[i].take();
+        let mut one = Report::default();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let report = &mut one;
+            let what = describe(sources, case);
+            let source = &sources[case.source];
+            report.compared += 1;
+            if let Some(message) = str_of(pi, "error") {
+                // pi's runtime reads `message.content.filter` of the user message it forks before;
+                // a user message without array or string content makes it throw a TypeError.
+                // Here its text is "" and the fork goes on.
+                if message.starts_with("Cannot read properties of")
+                    && message.ends_with("(reading 'filter')")
+                    && case.position == Position::Before
+                {
+                    report.pi_crashes.push(what.clone());
+                    match ours {
+                        Forked::Made { selected_text, .. } => {
+                            assert_eq!(
+                                selected_text,
+                                &Some(JsValue::from("")),
+                                "{what}: selectedText"
+                            )
+                        }
+                        Forked::Refused(e) => {
+                            panic!("{what}: pi crashed ({message}); refused here: {e}")
+                        }
+                    }
+                    return;
+                }
+                report.refused += 1;
+                let expected = format!("pi-session: {}: {message}\n", source.path.display());
                 match ours {
-                    Forked::Made { selected_text, .. } => {
-                        assert_eq!(
-                            selected_text,
-                            &Some(JsValue::from("")),
-                            "{what}: selectedText"
+                    Forked::Refused(ours) if source.v1 && case.unknown_id.is_none() => {
+                        assert_eq!(ours, &message, "{what}: the error")
+                    }
+                    Forked::Refused(ours) => assert_eq!(ours, &expected, "{what}: the error"),
+                    Forked::Made { .. } => {
+                        panic!("{what}: pi refused ({message}), this program forked: {ours:?}")
+                    }
+                }
+                assert_eq!(
+                    files_in(&out("ours", i)),
+                    Vec::<PathBuf>::new(),
+                    "{what}: nothing written"
+                );
+                return;
+            }
+            let Forked::Made {
+                file,
+                written,
+                leaf_id,
+                selected_text,
+            } = ours
+            else {
+                panic!("{what}: pi forked ({pi:?}), this program refused: {ours:?}");
+            };
+            let pi_written = pi.get("written") == Some(&JsValue::Bool(true));
+            assert_eq!(*written, pi_written, "{what}: written");
+            // Text is UTF-8 here: a lone surrogate in the forked message becomes U+FFFD.
+            let pi_text = pi.get("selectedText").map(|t| {
+                let lossy = t.as_str().unwrap();
+                if JsValue::from(lossy.as_ref()) != *t {
+                    report.lone_surrogates += 1;
+                }
+                JsValue::from(lossy.as_ref())
+            });
+            assert_eq!(selected_text, &pi_text, "{what}: selectedText");
+            let pi_file = PathBuf::from(str_of(pi, "file").unwrap());
+            assert_eq!(
+                file.parent(),
+                Some(out("ours", i).as_path()),
+                "{what}: our file's directory"
+            );
+            let pi_leaf = str_of(pi, "leafId");
+            if pi_leaf.is_none() {
+                report.root_forks += 1;
+            }
+            let folded = source.folded_leaf(pi_leaf.clone());
+            if folded != pi_leaf {
+                report.leaf_entry_forks += 1;
+            }
+            let pi_leaf = folded;
+            if case.position == Position::At {
+                report
+                    .kinds_at
+                    .insert(source.entries[case.index].kind.clone());
+            }
+            if !pi_written {
+                assert!(
+                    !file.exists() && !pi_file.exists(),
+                    "{what}: neither writes a file"
+                );
+                assert_eq!(
+                    files_in(&out("ours", i)),
+                    Vec::<PathBuf>::new(),
+                    "{what}: nothing written"
+                );
+                let source_ids: HashSet<&str> = source
+                    .entries
+                    .iter()
+                    .filter_map(|e| e.id.as_deref())
+                    .collect();
+                match (&pi_leaf, leaf_id) {
+                    (None, None) => {}
+                    (Some(pi_leaf), Some(ours)) if source_ids.contains(pi_leaf.as_str()) => {
+                        assert_eq!(ours, pi_leaf, "{what}: leaf")
+                    }
+                    // A re-created label (or a v1 entry): a fresh id on each side.
+                    (Some(_), Some(ours)) => {
+                        assert!(
+                            !source_ids.contains(ours.as_str()),
+                            "{what}: leaf {ours} is fresh too"
                         )
                     }
-                    Forked::Refused(e) => {
-                        panic!("{what}: pi crashed ({message}); refused here: {e}")
-                    }
+                    _ => panic!("{what}: leaf {leaf_id:?}, pi's {pi_leaf:?}"),
                 }
-                continue;
+                return;
             }
-            report.refused += 1;
-            let expected = format!("pi-session: {}: {message}\n", source.path.display());
-            match ours {
-                Forked::Refused(ours) if source.v1 && case.unknown_id.is_none() => {
-                    assert_eq!(ours, &message, "{what}: the error")
-                }
-                Forked::Refused(ours) => assert_eq!(ours, &expected, "{what}: the error"),
-                Forked::Made { .. } => {
-                    panic!("{what}: pi refused ({message}), this program forked: {ours:?}")
-                }
-            }
+            report.written += 1;
+            let (pi_norm, our_norm) = pair.take().expect("both wrote, so both were normalized");
+            // The header: the same but for the parent, which names each side's source.
+            let (pi_header, pi_parent) = pi_norm.header_without_parent();
+            let (our_header, our_parent) = our_norm.header_without_parent();
+            assert_eq!(our_header, pi_header, "{what}: normalized header");
             assert_eq!(
-                files_in(&out("ours", i)),
-                Vec::<PathBuf>::new(),
-                "{what}: nothing written"
-            );
-            continue;
-        }
-        let Forked::Made {
-            file,
-            written,
-            leaf_id,
-            selected_text,
-        } = ours
-        else {
-            panic!("{what}: pi forked ({pi:?}), this program refused: {ours:?}");
-        };
-        let pi_written = pi.get("written") == Some(&JsValue::Bool(true));
-        assert_eq!(*written, pi_written, "{what}: written");
-        // Text is UTF-8 here: a lone surrogate in the forked message becomes U+FFFD.
-        let pi_text = pi.get("selectedText").map(|t| {
-            let lossy = t.as_str().unwrap();
-            if JsValue::from(lossy.as_ref()) != *t {
-                report.lone_surrogates += 1;
-            }
-            JsValue::from(lossy.as_ref())
-        });
-        assert_eq!(selected_text, &pi_text, "{what}: selectedText");
-        let pi_file = PathBuf::from(str_of(pi, "file").unwrap());
-        assert_eq!(
-            file.parent(),
-            Some(out("ours", i).as_path()),
-            "{what}: our file's directory"
-        );
-        let pi_leaf = str_of(pi, "leafId");
-        if pi_leaf.is_none() {
-            report.root_forks += 1;
-        }
-        let folded = source.folded_leaf(pi_leaf.clone());
-        if folded != pi_leaf {
-            report.leaf_entry_forks += 1;
-        }
-        let pi_leaf = folded;
-        if case.position == Position::At {
-            report
-                .kinds_at
-                .insert(source.entries[case.index].kind.clone());
-        }
-        if !pi_written {
-            assert!(
-                !file.exists() && !pi_file.exists(),
-                "{what}: neither writes a file"
+                pi_parent,
+                str_of(pi, "source"),
+                "{what}: pi's parentSession names its copy"
             );
             assert_eq!(
-                files_in(&out("ours", i)),
-                Vec::<PathBuf>::new(),
-                "{what}: nothing written"
+                our_parent.as_deref(),
+                Some(path_str(&source.path)),
+                "{what}: parentSession"
             );
+            assert_eq!(
+                our_norm.entries, pi_norm.entries,
+                "{what}: normalized entries"
+            );
+            // Byte for byte, once pi's fresh ids are ours.
+            let ids = id_translation(&pi_norm, &our_norm);
+            let (pi_lines, our_lines) = (lines(&pi_file), lines(file));
+            assert_eq!(our_lines.len(), pi_lines.len(), "{what}: line count");
+            assert_eq!(
+                our_lines[0],
+                with_values_of(
+                    &pi_lines[0],
+                    &our_lines[0],
+                    &["id", "timestamp", "parentSession"]
+                ),
+                "{what}: header line"
+            );
+            for (n, (ours, pi)) in our_lines.iter().zip(&pi_lines).enumerate().skip(1) {
+                if ours != pi {
+                    assert_eq!(ours, &translated(pi, &ids), "{what}: line {}", n + 1);
+                }
+            }
+            let leaf = pi_leaf.map(|l| ids.get(&l).cloned().unwrap_or(l));
+            assert_eq!(leaf_id, &leaf, "{what}: leaf");
             let source_ids: HashSet<&str> = source
                 .entries
                 .iter()
                 .filter_map(|e| e.id.as_deref())
                 .collect();
-            match (&pi_leaf, leaf_id) {
-                (None, None) => {}
-                (Some(pi_leaf), Some(ours)) if source_ids.contains(pi_leaf.as_str()) => {
-                    assert_eq!(ours, pi_leaf, "{what}: leaf")
-                }
-                // A re-created label (or a v1 entry): a fresh id on each side.
-                (Some(_), Some(ours)) => {
-                    assert!(
-                        !source_ids.contains(ours.as_str()),
-                        "{what}: leaf {ours} is fresh too"
-                    )
-                }
-                _ => panic!("{what}: leaf {leaf_id:?}, pi's {pi_leaf:?}"),
+            report.labels_recreated += our_lines[1..]
+                .iter()
+                .map(|l| parse(l))
+                .filter(|v| str_of(v, "type").as_deref() == Some("label"))
+                .filter(|v| source.v1 || !source_ids.contains(str_of(v, "id").unwrap().as_str()))
+                .count();
+        }));
+        outcomes.push(match outcome {
+            Ok(()) => {
+                report.add(one);
+                Ok(())
             }
-            continue;
-        }
-        report.written += 1;
-        let pi_norm = normalized.next().unwrap();
-        let our_norm = normalized.next().unwrap();
-        // The header: the same but for the parent, which names each side's source.
-        let (pi_header, pi_parent) = pi_norm.header_without_parent();
-        let (our_header, our_parent) = our_norm.header_without_parent();
-        assert_eq!(our_header, pi_header, "{what}: normalized header");
-        assert_eq!(
-            pi_parent,
-            str_of(pi, "source"),
-            "{what}: pi's parentSession names its copy"
-        );
-        assert_eq!(
-            our_parent.as_deref(),
-            Some(path_str(&source.path)),
-            "{what}: parentSession"
-        );
-        assert_eq!(
-            our_norm.entries, pi_norm.entries,
-            "{what}: normalized entries"
-        );
-        // Byte for byte, once pi's fresh ids are ours.
-        let ids = id_translation(&pi_norm, &our_norm);
-        let (pi_lines, our_lines) = (lines(&pi_file), lines(file));
-        assert_eq!(our_lines.len(), pi_lines.len(), "{what}: line count");
-        assert_eq!(
-            our_lines[0],
-            with_values_of(
-                &pi_lines[0],
-                &our_lines[0],
-                &["id", "timestamp", "parentSession"]
-            ),
-            "{what}: header line"
-        );
-        for (n, (ours, pi)) in our_lines.iter().zip(&pi_lines).enumerate().skip(1) {
-            if ours != pi {
-                assert_eq!(ours, &translated(pi, &ids), "{what}: line {}", n + 1);
-            }
-        }
-        let leaf = pi_leaf.map(|l| ids.get(&l).cloned().unwrap_or(l));
-        assert_eq!(leaf_id, &leaf, "{what}: leaf");
-        let source_ids: HashSet<&str> = source
-            .entries
-            .iter()
-            .filter_map(|e| e.id.as_deref())
-            .collect();
-        report.labels_recreated += our_lines[1..]
-            .iter()
-            .map(|l| parse(l))
-            .filter(|v| str_of(v, "type").as_deref() == Some("label"))
-            .filter(|v| source.v1 || !source_ids.contains(str_of(v, "id").unwrap().as_str()))
-            .count();
+            Err(payload) => Err(crate::harness::panic_message(&*payload)),
+        });
     }
     eprintln!(
         "{name}: {} forks compared, {} written, {} refused by both, {} labels re-created, {} before a root, {} at a leaf entry, {} texts with a lone surrogate, pi crashed on {:?}",
@@ -521,7 +586,7 @@ pub(crate) fn compare_forks(
         report.lone_surrogates,
         report.pi_crashes
     );
-    report
+    (report, outcomes)
 }
 
 /// The kinds of entries every `--at` sweep over the hand-made, replayed and generated sources

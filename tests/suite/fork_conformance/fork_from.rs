@@ -92,7 +92,6 @@ pub(crate) const TARGET_CWD: &str = "/tmp/fork from/other project";
 /// copies them; v1 and v2 sources are migrated first here, so the copy has ids (pi copies v1
 /// entries without any, and v2 `hookMessage` roles under a v3 header): this program's copy is
 /// pi's migration of the source, pi's copy the source's lines as they are.
-#[test]
 fn fork_from_matches_pi() {
     if !pi_available("fork_from_matches_pi") {
         return;
@@ -100,7 +99,6 @@ fn fork_from_matches_pi() {
     fork_from_matches(Profile::PiCli);
 }
 
-#[test]
 fn fork_from_matches_pi_1_6() {
     if !pi_available("fork_from_matches_pi_1_6") {
         return;
@@ -310,7 +308,6 @@ fn fork_from_matches(profile: Profile) {
 
 /// Sources pi cannot fork from, and session ids it refuses: the same errors here (without
 /// Node, against pi's messages as written in its code).
-#[test]
 fn fork_from_errors_are_pis() {
     let scratch = Scratch::new();
     let invalid = |path: &Path| {
@@ -434,7 +431,6 @@ fn fork_from_errors_are_pis() {
 /// `session/fork` of a pi-cli session: pi re-opens the file to fork it, so the new session's
 /// cwd is the header's resolved (against the current directory, `~` against the home), as the
 /// command line's fork has it (compared with pi's in `forks_of_hand_made_sessions_match_pi`).
-#[test]
 fn an_rpc_fork_resolves_the_header_cwd_as_pi_does() {
     use serde_json::json;
     let scratch = Scratch::new();
@@ -492,7 +488,6 @@ fn an_rpc_fork_resolves_the_header_cwd_as_pi_does() {
 /// Where `forkFrom` puts the copy and what its header says, for relative and `~` spellings
 /// of the source, the target cwd and the session directory, and without a session directory
 /// (the target cwd's directory under `~/.pi/agent/sessions`).
-#[test]
 fn fork_from_resolves_paths_as_pi_does() {
     if !pi_available("fork_from_resolves_paths_as_pi_does") {
         return;
@@ -562,4 +557,12 @@ fn fork_from_resolves_paths_as_pi_does() {
         str_of(&header(3), "parentSession"),
         Some(format!("{}/src.jsonl", here.display()))
     );
+}
+
+crate::tests! {
+    fork_from_matches_pi,
+    fork_from_matches_pi_1_6,
+    fork_from_errors_are_pis,
+    an_rpc_fork_resolves_the_header_cwd_as_pi_does,
+    fork_from_resolves_paths_as_pi_does,
 }

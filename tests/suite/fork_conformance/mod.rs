@@ -115,3 +115,7 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+crate::tests! {
+    [command::trials, fork_from::trials, sweeps::trials]
+}

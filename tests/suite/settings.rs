@@ -10,7 +10,7 @@
 //! (protocol.md's deliberate difference 28): counted, and checked to happen exactly there.
 //!
 //! Each pair is its own trial, named after its two files (`settings::042_global_object_project_none`:
-//! `cargo test --test cases -- settings::042` reruns it); pi reads them all in one run of its code,
+//! `cargo test --test suite -- settings::042` reruns it); pi reads them all in one run of its code,
 //! made by the first trial that needs it and shared by the others. A last trial checks that the
 //! generator covered what it must. The suite installs pi's code itself; with
 //! `PI_SESSION_NO_ORACLE=1` the trials are reported as ignored.

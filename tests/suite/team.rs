@@ -1,16 +1,19 @@
 //! The store index on PostgreSQL, for a team: `pi-session sync --to`, and `search`/`stats
 //! --db`, against a real PostgreSQL cluster (tests/support/postgres.rs) shared by these tests,
 //! each test in its own database. Seeded generators; every process bounded.
-
-mod support;
+//!
+//! The cluster is started by the first of these tests that runs (none is started by `--list`
+//! or by a run that filters them all out), shared by the others, and stopped when the run ends
+//! (`harness::on_exit`; its watchdog stops it if the test process is killed).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::support;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
@@ -1120,8 +1123,26 @@ fn wait_with_peak_memory(child: Child) -> (bool, i64, Duration) {
     )
 }
 
-fn main() {
-    let args = libtest_mimic::Arguments::from_args();
+/// The shared cluster, started on first use and shut down when the run ends.
+fn cluster() -> &'static Cluster {
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    static START: Mutex<()> = Mutex::new(());
+    // One start at a time: a failed start (no PostgreSQL installed) fails each test that asks,
+    // with its reason, rather than poisoning the lock.
+    let _starting = START.lock().unwrap_or_else(|e| e.into_inner());
+    CLUSTER.get_or_init(|| {
+        let cluster = Cluster::start();
+        crate::harness::on_exit(|| {
+            if let Some(cluster) = CLUSTER.get() {
+                cluster.shutdown();
+            }
+        });
+        cluster
+    })
+}
+
+/// One trial per test, and the measurement (ignored unless asked for with `--ignored`).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     type Test = fn(&Cluster);
     let tests: &[(&str, Test)] = &[
         (
@@ -1146,18 +1167,11 @@ fn main() {
         ),
         ("follow_survives_a_restart", follow_survives_a_restart),
     ];
-    // Listing the tests needs no server.
-    let cluster = (!args.list).then(|| Arc::new(Cluster::start()));
     let measurements: &[(&str, Test)] = &[("bench_sync_against_copy", bench_sync_against_copy)];
-    let trial = |(name, test): &(&'static str, Test)| {
-        let cluster = cluster.clone();
-        let test = *test;
-        libtest_mimic::Trial::test(*name, move || {
-            test(cluster.as_deref().expect("a cluster"));
-            Ok(())
-        })
+    let trial = |&(name, test): &(&'static str, Test)| {
+        crate::harness::test(module_path!(), name, move || test(cluster()))
     };
-    let trials = tests
+    tests
         .iter()
         .map(trial)
         .chain(
@@ -1165,9 +1179,5 @@ fn main() {
                 .iter()
                 .map(|m| trial(m).with_ignored_flag(true)),
         )
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
-    // The cluster is stopped here, whatever the tests did (its Drop).
-    drop(cluster);
-    conclusion.exit();
+        .collect()
 }
