@@ -57,8 +57,8 @@ pub mod session {
     pub use crate::store::{
         Context, ContextMessage, ErrorKind, ForkPosition, Leaf, MessageFormat, NavigationOutcome,
         NewSession, Record, Session, SessionOptions, SessionStats, StoreError, StoreResult,
-        SummaryInput, TreeDecision, TreeFacts, TreeHookAnswer, TreePreparation, TreeRequest, TreeRow,
-        Unsynced, Warning, decide, model_summary,
+        SummaryInput, TreeDecision, TreeFacts, TreeHookAnswer, TreePreparation, TreeRequest,
+        TreeRow, Unsynced, Warning, decide, model_summary,
     };
 }
 

@@ -369,7 +369,10 @@ impl super::Catalog {
                 }),
             };
             let Some(from) = from else { continue };
-            if self.backend.rename(&from, &file.path, file.project.as_deref())? {
+            if self
+                .backend
+                .rename(&from, &file.path, file.project.as_deref())?
+            {
                 if let Some(held) = known.remove(&from) {
                     known.insert(file.path.clone(), held);
                 }
@@ -407,7 +410,11 @@ impl super::Catalog {
     }
 
     /// Up to `limit` records of the change log from number `first` on.
-    pub(crate) fn feed_records(&mut self, first: u64, limit: usize) -> CatalogResult<Vec<LogRecord>> {
+    pub(crate) fn feed_records(
+        &mut self,
+        first: u64,
+        limit: usize,
+    ) -> CatalogResult<Vec<LogRecord>> {
         self.backend.feed_records(first, limit)
     }
 }

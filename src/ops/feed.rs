@@ -114,8 +114,8 @@ impl Feed {
         }
         // The feed follows the sessions root (a flat `--session-dir` is not followed yet).
         let layout = crate::catalog::Layout::Root(root.clone());
-        let mut catalog = Catalog::open(config.index_dir.as_deref(), profile, &layout)
-            .map_err(OpError::from)?;
+        let mut catalog =
+            Catalog::open(config.index_dir.as_deref(), profile, &layout).map_err(OpError::from)?;
         if let Some(note) = &catalog.note {
             tracing::warn!("{note}; the feed's cursors last only as long as this process");
         }

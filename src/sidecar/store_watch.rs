@@ -80,7 +80,10 @@ impl From<OpError> for Stop {
     }
 }
 
-pub(crate) async fn watch_store(ctx: Ctx, p: WatchStoreParams) -> Result<WatchStoreResult, RpcError> {
+pub(crate) async fn watch_store(
+    ctx: Ctx,
+    p: WatchStoreParams,
+) -> Result<WatchStoreResult, RpcError> {
     let input = FeedInput {
         profile: p.profile,
         cwd: p.cwd,
