@@ -3,11 +3,8 @@
 use crate::format::entry::{Kind, LineFacts, Payload, Replacement, Role, field_values};
 use crate::format::json::{JsValue, JsonError};
 
-use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Record;
 use super::preview_lean;
-use super::session::Session;
-use super::tree::has_text;
 
 const PREVIEW_CHARS: usize = 72;
 
@@ -151,39 +148,6 @@ pub(super) fn preview_of_line(entry: RowEntry<'_>, text: &str) -> Result<String,
     })
 }
 
-impl Session {
-    /// [`row_facts_of_line`] of the entry at `position`.
-    pub(super) fn row_facts(&self, position: u32) -> StoreResult<(String, bool)> {
-        let text = self.line_text(position)?;
-        row_facts_of_line(RowEntry::of_record(self.record(position)), &text)
-            .map_err(|e| self.changed_on_disk(position, e))
-    }
-
-    /// [`preview_of_line`] of the entry at `position`.
-    pub fn preview(&self, position: u32) -> StoreResult<String> {
-        let text = self.line_text(position)?;
-        preview_of_line(RowEntry::of_record(self.record(position)), &text)
-            .map_err(|e| self.changed_on_disk(position, e))
-    }
-
-    /// [`assistant_shown_of_line`] of the entry at `position`.
-    #[cfg(test)]
-    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
-        let text = self.line_text(position)?;
-        assistant_shown_of_line(&text).map_err(|e| self.changed_on_disk(position, e))
-    }
-
-    /// A line that parsed when it was indexed and no longer does.
-    fn changed_on_disk(&self, position: u32, e: JsonError) -> StoreError {
-        let line = self.record(position).line();
-        StoreError::at_line(
-            ErrorKind::Io,
-            line,
-            format!("line {line} changed on disk: {e}"),
-        )
-    }
-}
-
 /// The text of a value for a preview: strings as they are, content blocks by their text.
 fn preview_of(value: &JsValue) -> String {
     match value {
@@ -233,10 +197,28 @@ fn shorten<S: AsRef<str>>(pieces: impl IntoIterator<Item = S>) -> String {
     }
 }
 
+/// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
+pub(super) fn has_text(content: &JsValue) -> bool {
+    let non_blank = |text: &JsValue| match text {
+        JsValue::String(s) => !s.trim_js().is_empty(),
+        // pi calls `text.trim()`, which only strings have; count anything else as no text.
+        _ => false,
+    };
+    match content {
+        JsValue::String(_) => non_blank(content),
+        JsValue::Array(blocks) => blocks.iter().any(|block| {
+            matches!(block.get("type"), Some(JsValue::String(t)) if t.escaped() == "text")
+                && block.get("text").is_some_and(non_blank)
+        }),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::options::SessionOptions;
+    use crate::store::session::Session;
 
     /// The preview text of the program before the lean path, kept as the reference.
     fn shorten_reference(text: &str) -> String {

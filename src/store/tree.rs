@@ -12,11 +12,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::format::entry::{Kind, Payload, Ref, Role};
-use crate::format::json::JsValue;
+use crate::format::json::JsonError;
 
 use super::error::{ErrorKind, StoreError, StoreResult};
 use super::index::Leaf;
 use super::index_file;
+#[cfg(test)]
+use super::preview::assistant_shown_of_line;
+use super::preview::{RowEntry, preview_of_line, row_facts_of_line};
 use super::session::Session;
 use super::tree_memo::{RowPreviews, TreeFacts, TreeRow, TreeShape};
 
@@ -561,19 +564,36 @@ impl Session {
     }
 }
 
-/// pi's `hasTextContent`: a non-blank string, or an array with a non-blank `text` block.
-pub(super) fn has_text(content: &JsValue) -> bool {
-    let non_blank = |text: &JsValue| match text {
-        JsValue::String(s) => !s.trim_js().is_empty(),
-        // pi calls `text.trim()`, which only strings have; count anything else as no text.
-        _ => false,
-    };
-    match content {
-        JsValue::String(_) => non_blank(content),
-        JsValue::Array(blocks) => blocks.iter().any(|block| {
-            matches!(block.get("type"), Some(JsValue::String(t)) if t.escaped() == "text")
-                && block.get("text").is_some_and(non_blank)
-        }),
-        _ => false,
+// Previews read from the session's own lines (the pure rules are in `preview`).
+impl Session {
+    /// [`row_facts_of_line`] of the entry at `position`.
+    pub(super) fn row_facts(&self, position: u32) -> StoreResult<(String, bool)> {
+        let text = self.line_text(position)?;
+        row_facts_of_line(RowEntry::of_record(self.record(position)), &text)
+            .map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// [`preview_of_line`] of the entry at `position`.
+    pub fn preview(&self, position: u32) -> StoreResult<String> {
+        let text = self.line_text(position)?;
+        preview_of_line(RowEntry::of_record(self.record(position)), &text)
+            .map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// [`assistant_shown_of_line`] of the entry at `position`.
+    #[cfg(test)]
+    pub(super) fn assistant_is_shown(&self, position: u32) -> StoreResult<bool> {
+        let text = self.line_text(position)?;
+        assistant_shown_of_line(&text).map_err(|e| self.changed_on_disk(position, e))
+    }
+
+    /// A line that parsed when it was indexed and no longer does.
+    fn changed_on_disk(&self, position: u32, e: JsonError) -> StoreError {
+        let line = self.record(position).line();
+        StoreError::at_line(
+            ErrorKind::Io,
+            line,
+            format!("line {line} changed on disk: {e}"),
+        )
     }
 }
