@@ -529,13 +529,8 @@ impl Job {
     ) -> Result<(), String> {
         let file = &self.file;
         let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", file.path.display());
-        // The index's rows are its own reading: no tree previews or stats filed beside it.
-        let options = SessionOptions {
-            file_digests: false,
-            ..options.clone()
-        };
         let session =
-            Session::open_read_only(&file.path, options).map_err(|e| failed(&e.message))?;
+            Session::open_read_only(&file.path, options.clone()).map_err(|e| failed(&e.message))?;
         for warning in session.warnings() {
             tracing::debug!("{}: {}", file.path.display(), warning.message);
         }
