@@ -490,21 +490,33 @@ fn preparations_are_pis(test: &str, source: &str, profile: Profile) {
     support::count(test, compared);
 }
 
-fn written_compactions_are_byte_for_byte_pis() {
-    use pi_session::compaction::Summaries;
+/// The sweep of written compactions: its cases (a source's leaves x keep, in both profiles) and
+/// pi's answers with the line pi appended, made by one run of pi's code for all of them.
+struct Written {
+    dir: tempfile::TempDir,
+    cases: Vec<Case>,
+    results: Vec<JsValue>,
+}
+
+static WRITTEN: Shared<Written> = Shared::new(write_all);
+
+fn write_all() -> Written {
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let mut cases = Vec::new();
-    for (file, step) in sources(oracle, dir.path()) {
+    let sources = sources(oracle, dir.path());
+    let names = source_names();
+    assert_eq!(sources.len(), names.len(), "a source without a name");
+    for ((file, step), source) in sources.into_iter().zip(names) {
         let mut leaves: Vec<Option<String>> = vec![None];
         leaves.extend(some_ids(&file, step * 3).into_iter().take(6).map(Some));
         for profile in [Profile::PiCli, Profile::Harness] {
             for leaf in &leaves {
                 for keep in [None, Some(700.0), Some(1500.0), Some(5000.0)] {
                     cases.push(Case {
-                        source: String::new(),
+                        source: source.clone(),
                         file: file.clone(),
                         profile,
                         leaf: leaf.clone(),
@@ -528,15 +540,59 @@ fn written_compactions_are_byte_for_byte_pis() {
         })
         .collect();
     let results = run_pi_compaction(oracle, &jobs);
+    // The sweep as a whole must write: a change that makes pi refuse (almost) everything would
+    // leave every trial comparing nothing.
+    let written = results
+        .iter()
+        .filter(|pi| pi.get("line").and_then(JsValue::as_str).is_some())
+        .count();
+    assert!(written > 20, "only {written} compactions were written");
+    Written {
+        dir,
+        cases,
+        results,
+    }
+}
+
+/// One trial per source and profile (`compaction_conformance::written::edge::split-turn::
+/// pi-cli`): every leaf and keep tried in it, the compaction written from pi's answers compared
+/// byte for byte with the line pi appended, from the shared run.
+fn written_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for source in source_names() {
+        for profile in [Profile::PiCli, Profile::Harness] {
+            let name = format!(
+                "compaction_conformance::written::{source}::{}",
+                profile.name()
+            );
+            let test = name.clone();
+            let source = source.clone();
+            trials.push(crate::with_pi(name, move || {
+                written_compactions_are_byte_for_byte_pis(&test, &source, profile)
+            }));
+        }
+    }
+    trials
+}
+
+/// The compactions written in one source and profile are pi's, byte for byte (but the id and
+/// time).
+fn written_compactions_are_byte_for_byte_pis(test: &str, source: &str, profile: Profile) {
+    use pi_session::compaction::Summaries;
+    let sweep = WRITTEN.get();
     let mut compared = 0;
-    let mut written = 0;
-    for (case, pi) in cases.iter().zip(&results) {
+    let mut cases = 0;
+    for (n, (case, pi)) in sweep.cases.iter().zip(&sweep.results).enumerate() {
+        if case.source != source || case.profile != profile {
+            continue;
+        }
+        cases += 1;
         let what = case.describe();
         let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
             continue; // refused: the preparations test checks refusals
         };
-        let copy = dir.path().join(format!("copy-{written}.jsonl"));
-        written += 1;
+        // Named by the case's index: trials run in parallel, each with its own copies.
+        let copy = sweep.dir.path().join(format!("copy-{n}.jsonl"));
         std::fs::copy(&case.file, &copy).unwrap();
         let mut session =
             Session::open(&copy, "/", SessionOptions::with_profile(case.profile)).unwrap();
@@ -573,11 +629,8 @@ fn written_compactions_are_byte_for_byte_pis() {
         );
         compared += 2;
     }
-    assert!(written > 20, "only {written} compactions were written");
-    support::count(
-        "compaction_conformance::written_compactions_are_byte_for_byte_pis",
-        compared,
-    );
+    assert!(cases > 0, "{test}: no case made of this source");
+    crate::harness::tally("compaction_conformance::written", compared);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1044,8 +1097,7 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
 }
 
 crate::tests! {
-    [preparation_trials]
-    written_compactions_are_byte_for_byte_pis,
+    [preparation_trials, written_trials]
     pi16_compaction_is_pi16s,
     pi16_hook_compactions_are_stored_as_pi16_stores_them,
 }
