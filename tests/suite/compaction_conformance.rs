@@ -1022,18 +1022,48 @@ fn pi16_compaction_is_pi16s() {
     );
 }
 
-/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
-/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
-/// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
-fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
-    use pi_session::session::NewEntry;
+/// The names of [`pi16_sources`], known before pi's code runs: `gen16::<seed>`, then the
+/// hand-written files' stems.
+fn pi16_source_names() -> Vec<String> {
+    let seeds: u32 = std::env::var("PI16_COMPACTION_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut names: Vec<String> = (1..=seeds).map(|seed| format!("gen16::{seed}")).collect();
+    let mut files: Vec<String> = std::fs::read_dir(root().join("tests/files"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.starts_with("pi16-") && n.ends_with(".jsonl"))
+        .collect();
+    files.sort();
+    names.extend(
+        files
+            .into_iter()
+            .map(|n| format!("file::{}", n.trim_end_matches(".jsonl"))),
+    );
+    names
+}
+
+/// The sweep of hook compactions: its cases (source name, file, leaf, firstKeptEntryId) and
+/// pi 1.6's answers, made by one run of pi's code for all of them.
+struct HookCompactions {
+    dir: tempfile::TempDir,
+    cases: Vec<(String, PathBuf, Option<String>, JsValue)>,
+    results: Vec<JsValue>,
+}
+
+static HOOK_COMPACTIONS: Shared<HookCompactions> = Shared::new(hook_compact_all);
+
+fn hook_compact_all() -> HookCompactions {
     let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let files = pi16_sources(oracle, dir.path());
+    let names = pi16_source_names();
+    assert_eq!(files.len(), names.len(), "a pi 1.6 source without a name");
     let mut cases = Vec::new();
-    for file in &files {
+    for (file, name) in files.iter().zip(names) {
         let ids = some_ids(file, 17);
         for (k, leaf) in std::iter::once(None)
             .chain(ids.iter().cloned().map(Some))
@@ -1044,12 +1074,12 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
             } else {
                 JsValue::from(ids[k % ids.len()].as_str())
             };
-            cases.push((file.clone(), leaf, first_kept));
+            cases.push((name.clone(), file.clone(), leaf, first_kept));
         }
     }
     let jobs: Vec<JsValue> = cases
         .iter()
-        .map(|(file, leaf, first_kept)| {
+        .map(|(_, file, leaf, first_kept)| {
             let hook = format!(
                 r#","settings":{{"compaction":{{"keepRecentTokens":700}}}},"append":true,"hookCompaction":{{"summary":"EXT 😀","firstKeptEntryId":{},"tokensBefore":42,"details":{{"readFiles":["x"],"modifiedFiles":[]}}}}"#,
                 first_kept.stringify()
@@ -1058,13 +1088,56 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         })
         .collect();
     let results = run_pi_compaction(oracle, &jobs);
+    // The sweep as a whole must store some: pi refusing everything would leave every trial
+    // comparing nothing.
+    let stored = results
+        .iter()
+        .filter(|pi| pi.get("line").and_then(JsValue::as_str).is_some())
+        .count();
+    assert!(stored > 5, "only {stored} hook compactions were stored");
+    HookCompactions {
+        dir,
+        cases,
+        results,
+    }
+}
+
+/// One trial per pi 1.6 source (`compaction_conformance::pi16_hook::gen16::1`,
+/// `compaction_conformance::pi16_hook::file::pi16-...`), from the shared run.
+fn pi16_hook_trials() -> Vec<Trial> {
+    pi16_source_names()
+        .into_iter()
+        .map(|source| {
+            let name = format!("compaction_conformance::pi16_hook::{source}");
+            let test = name.clone();
+            crate::with_pi(name, move || {
+                pi16_hook_compactions_are_stored_as_pi16_stores_them(&test, &source)
+            })
+        })
+        .collect()
+}
+
+/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
+/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
+/// (`firstKeptEntryId: null`, stored as the compaction's own id) included: the cases of one
+/// source.
+fn pi16_hook_compactions_are_stored_as_pi16_stores_them(test: &str, source: &str) {
+    use pi_session::session::NewEntry;
+    let sweep = HOOK_COMPACTIONS.get();
     let mut compared = 0;
-    for (i, ((file, leaf, first_kept), pi)) in cases.iter().zip(&results).enumerate() {
+    let mut cases = 0;
+    for (i, ((name, file, leaf, first_kept), pi)) in
+        sweep.cases.iter().zip(&sweep.results).enumerate()
+    {
+        if name != source {
+            continue;
+        }
+        cases += 1;
         let what = format!("{} leaf {leaf:?} firstKept {first_kept:?}", file.display());
         let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
             continue; // pi refused to prepare: the hook is never asked
         };
-        let copy = dir.path().join(format!("hook-{i}.jsonl"));
+        let copy = sweep.dir.path().join(format!("hook-{i}.jsonl"));
         std::fs::copy(file, &copy).unwrap();
         let mut session =
             Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
@@ -1089,15 +1162,11 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         );
         compared += 1;
     }
-    assert!(compared > 5, "only {compared} hook compactions were stored");
-    support::count(
-        "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
-        compared,
-    );
+    assert!(cases > 0, "{test}: no case made of this source");
+    crate::harness::tally("compaction_conformance::pi16_hook", compared);
 }
 
 crate::tests! {
-    [preparation_trials, written_trials]
+    [preparation_trials, written_trials, pi16_hook_trials]
     pi16_compaction_is_pi16s,
-    pi16_hook_compactions_are_stored_as_pi16_stores_them,
 }
