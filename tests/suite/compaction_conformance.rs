@@ -490,21 +490,33 @@ fn preparations_are_pis(test: &str, source: &str, profile: Profile) {
     support::count(test, compared);
 }
 
-fn written_compactions_are_byte_for_byte_pis() {
-    use pi_session::compaction::Summaries;
+/// The sweep of written compactions: its cases (a source's leaves x keep, in both profiles) and
+/// pi's answers with the line pi appended, made by one run of pi's code for all of them.
+struct Written {
+    dir: tempfile::TempDir,
+    cases: Vec<Case>,
+    results: Vec<JsValue>,
+}
+
+static WRITTEN: Shared<Written> = Shared::new(write_all);
+
+fn write_all() -> Written {
     let Some(oracle) = support::oracle("compaction_conformance::written") else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let mut cases = Vec::new();
-    for (file, step) in sources(oracle, dir.path()) {
+    let sources = sources(oracle, dir.path());
+    let names = source_names();
+    assert_eq!(sources.len(), names.len(), "a source without a name");
+    for ((file, step), source) in sources.into_iter().zip(names) {
         let mut leaves: Vec<Option<String>> = vec![None];
         leaves.extend(some_ids(&file, step * 3).into_iter().take(6).map(Some));
         for profile in [Profile::PiCli, Profile::Harness] {
             for leaf in &leaves {
                 for keep in [None, Some(700.0), Some(1500.0), Some(5000.0)] {
                     cases.push(Case {
-                        source: String::new(),
+                        source: source.clone(),
                         file: file.clone(),
                         profile,
                         leaf: leaf.clone(),
@@ -528,15 +540,59 @@ fn written_compactions_are_byte_for_byte_pis() {
         })
         .collect();
     let results = run_pi_compaction(oracle, &jobs);
+    // The sweep as a whole must write: a change that makes pi refuse (almost) everything would
+    // leave every trial comparing nothing.
+    let written = results
+        .iter()
+        .filter(|pi| pi.get("line").and_then(JsValue::as_str).is_some())
+        .count();
+    assert!(written > 20, "only {written} compactions were written");
+    Written {
+        dir,
+        cases,
+        results,
+    }
+}
+
+/// One trial per source and profile (`compaction_conformance::written::edge::split-turn::
+/// pi-cli`): every leaf and keep tried in it, the compaction written from pi's answers compared
+/// byte for byte with the line pi appended, from the shared run.
+fn written_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for source in source_names() {
+        for profile in [Profile::PiCli, Profile::Harness] {
+            let name = format!(
+                "compaction_conformance::written::{source}::{}",
+                profile.name()
+            );
+            let test = name.clone();
+            let source = source.clone();
+            trials.push(crate::with_pi(name, move || {
+                written_compactions_are_byte_for_byte_pis(&test, &source, profile)
+            }));
+        }
+    }
+    trials
+}
+
+/// The compactions written in one source and profile are pi's, byte for byte (but the id and
+/// time).
+fn written_compactions_are_byte_for_byte_pis(test: &str, source: &str, profile: Profile) {
+    use pi_session::compaction::Summaries;
+    let sweep = WRITTEN.get();
     let mut compared = 0;
-    let mut written = 0;
-    for (case, pi) in cases.iter().zip(&results) {
+    let mut cases = 0;
+    for (n, (case, pi)) in sweep.cases.iter().zip(&sweep.results).enumerate() {
+        if case.source != source || case.profile != profile {
+            continue;
+        }
+        cases += 1;
         let what = case.describe();
         let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
             continue; // refused: the preparations test checks refusals
         };
-        let copy = dir.path().join(format!("copy-{written}.jsonl"));
-        written += 1;
+        // Named by the case's index: trials run in parallel, each with its own copies.
+        let copy = sweep.dir.path().join(format!("copy-{n}.jsonl"));
         std::fs::copy(&case.file, &copy).unwrap();
         let mut session =
             Session::open(&copy, "/", SessionOptions::with_profile(case.profile)).unwrap();
@@ -573,11 +629,8 @@ fn written_compactions_are_byte_for_byte_pis() {
         );
         compared += 2;
     }
-    assert!(written > 20, "only {written} compactions were written");
-    support::count(
-        "compaction_conformance::written_compactions_are_byte_for_byte_pis",
-        compared,
-    );
+    assert!(cases > 0, "{test}: no case made of this source");
+    crate::harness::tally("compaction_conformance::written", compared);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -672,21 +725,17 @@ fn pi16_line_shape(line: &str) -> String {
 /// written compaction lines, on sessions its own SessionManager wrote: context edits, system
 /// messages and patches, usage entries, nested and retain-none compactions, branch summaries,
 /// thinking blocks, codemode nested calls, aborted and failed turns with recovery omissions.
-fn pi16_compaction_is_pi16s() {
-    use pi_session::compaction::{Summaries, SummaryProblem, SummaryText};
+fn pi16_compact_all() -> Pi16Compactions {
     let Some(oracle) = support::oracle("compaction_conformance::pi16") else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let files = pi16_sources(oracle, dir.path());
-    // (file, leaf, keep, custom, model, answer)
-    type Pi16Case = (
-        PathBuf,
-        Option<String>,
-        Option<f64>,
-        Option<&'static str>,
-        Option<(bool, &'static str)>,
-        Option<&'static str>,
+    let source_names = pi16_source_names();
+    assert_eq!(
+        files.len(),
+        source_names.len(),
+        "a pi 1.6 source without a name"
     );
     // keep, custom instructions, model (reasoning, level), the model's answer
     type Pi16Variant = (
@@ -696,7 +745,8 @@ fn pi16_compaction_is_pi16s() {
         Option<&'static str>,
     );
     let mut cases: Vec<Pi16Case> = Vec::new();
-    for file in &files {
+    let mut names = Vec::new();
+    for (file, name) in files.iter().zip(&source_names) {
         let mut leaves: Vec<Option<String>> = vec![None];
         leaves.extend(some_ids(file, 13).into_iter().map(Some));
         for (i, leaf) in leaves.iter().enumerate() {
@@ -723,6 +773,7 @@ fn pi16_compaction_is_pi16s() {
             };
             for &(keep, custom, model, answer) in variants {
                 cases.push((file.clone(), leaf.clone(), keep, custom, model, answer));
+                names.push(name.clone());
             }
         }
     }
@@ -762,10 +813,51 @@ fn pi16_compaction_is_pi16s() {
         ));
     }
     let results = run_pi_compaction(oracle, &jobs);
-    let (mut usage_n, mut prep_n, mut refusal_n, mut request_n, mut line_n, mut failure_n) =
-        (0, 0, 0, 0, 0, 0);
-    let mut reached = (0, 0, 0);
-    for (case, pair) in cases.iter().zip(results.chunks(2)) {
+    Pi16Compactions {
+        dir,
+        names,
+        cases,
+        results,
+    }
+}
+
+/// What the pi 1.6 cases compared, by kind, and the special cuts they reached.
+#[derive(Default, Clone)]
+struct Pi16Counts {
+    usage: usize,
+    prep: usize,
+    refusal: usize,
+    request: usize,
+    failure: usize,
+    line: usize,
+    /// Cuts on an entry without messages, on an omitted attempt, after a compaction that kept
+    /// nothing.
+    reached: (usize, usize, usize),
+}
+
+impl Pi16Counts {
+    fn add(&mut self, other: &Pi16Counts) {
+        self.usage += other.usage;
+        self.prep += other.prep;
+        self.refusal += other.refusal;
+        self.request += other.request;
+        self.failure += other.failure;
+        self.line += other.line;
+        self.reached.0 += other.reached.0;
+        self.reached.1 += other.reached.1;
+        self.reached.2 += other.reached.2;
+    }
+
+    fn compared(&self) -> usize {
+        self.usage + self.prep + self.refusal + self.request + self.failure + self.line
+    }
+}
+
+/// One pi 1.6 case (its `n`th): usage, preparation, requests, the model's answers refused or
+/// written, compared with pi's `pair` (prepare, usage).
+fn pi16_check(n: usize, case: &Pi16Case, pair: &[JsValue], dir: &Path, counts: &mut Pi16Counts) {
+    use pi_session::compaction::{Summaries, SummaryProblem, SummaryText};
+    {
         let (file, leaf, keep, custom, model, answer) = case;
         let what = format!(
             "{} leaf {leaf:?} keep {keep:?} custom {custom:?} model {model:?} answer {answer:?}",
@@ -781,8 +873,8 @@ fn pi16_compaction_is_pi16s() {
                 "{what}: pi throws {:?}",
                 pi.get("message")
             );
-            refusal_n += 1;
-            continue;
+            counts.refusal += 1;
+            return;
         }
         // Context usage.
         let mut session = open16(file, leaf);
@@ -805,19 +897,19 @@ fn pi16_compaction_is_pi16s() {
             tokens,
             "{what}"
         );
-        usage_n += 5;
+        counts.usage += 5;
         // The preparation.
         let ours = session.prepare_compaction(&at, settings);
         if let Some(refusal) = pi.get("refusal").and_then(JsValue::as_str) {
             let err = ours.expect_err(&format!("{what}: pi refuses with {refusal}"));
             assert_eq!(err.kind_name(), refusal, "{what}");
-            refusal_n += 1;
-            continue;
+            counts.refusal += 1;
+            return;
         }
         let prep = ours.unwrap_or_else(|e| panic!("{what}: {e:?}"));
         let expected = pi.get("preparation").and_then(JsValue::as_str).unwrap();
         assert_same_preparation(&prep.to_value().stringify(), &expected, &what);
-        prep_n += 1;
+        counts.prep += 1;
         // What the cases reach: a cut on an entry that projects to nothing, on an omitted
         // (recovery) attempt, after a compaction that kept nothing.
         let entries: Vec<JsValue> = std::fs::read_to_string(file)
@@ -837,7 +929,7 @@ fn pi16_compaction_is_pi16s() {
             kind.as_deref(),
             Some("message" | "custom_message" | "branch_summary")
         ) {
-            reached.0 += 1;
+            counts.reached.0 += 1;
         }
         let omitted = entries.iter().any(|e| {
             e.get("type").and_then(JsValue::as_str).as_deref() == Some("context_edit")
@@ -845,7 +937,7 @@ fn pi16_compaction_is_pi16s() {
                 && e.get("targetId").and_then(JsValue::as_str).as_deref()
                     == Some(prep.first_kept_entry_id.as_str())
         });
-        reached.1 += usize::from(omitted);
+        counts.reached.1 += usize::from(omitted);
         let retain_none = prep.previous_compaction_index.is_some_and(|i| {
             let id = prep.path_ids[i].clone().unwrap_or_default();
             by_id(&id)
@@ -853,7 +945,7 @@ fn pi16_compaction_is_pi16s() {
                 .as_deref()
                 == Some(id.as_str())
         });
-        reached.2 += usize::from(retain_none);
+        counts.reached.2 += usize::from(retain_none);
         // The requests, exactly as pi 1.6 sends them.
         let thinking = match model {
             Some((_, level)) => Some(level.to_string()),
@@ -894,7 +986,7 @@ fn pi16_compaction_is_pi16s() {
                 "{what}: request options"
             );
             assert!(value.get("maxTokens").is_none(), "{what}");
-            request_n += 1;
+            counts.request += 1;
         }
         // The model's answers: refused as pi refuses them, or written as pi writes them.
         let answers = pi_answers(pi).unwrap_or_default();
@@ -928,12 +1020,12 @@ fn pi16_compaction_is_pi16s() {
                 Err(SummaryProblem::Failed(message)) => assert_eq!(message, *failure, "{what}"),
                 other => panic!("{what}: pi refuses ({failure}), we made {other:?}"),
             }
-            failure_n += 1;
-            continue;
+            counts.failure += 1;
+            return;
         }
         let entry = made.unwrap_or_else(|e| panic!("{what}: {e:?}"));
         let line = pi.get("line").and_then(JsValue::as_str).unwrap();
-        let copy = dir.path().join(format!("copy-{line_n}.jsonl"));
+        let copy = dir.join(format!("copy-{n}.jsonl"));
         std::fs::copy(file, &copy).unwrap();
         let mut writer =
             Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
@@ -946,8 +1038,111 @@ fn pi16_compaction_is_pi16s() {
             pi16_line_shape(&line),
             "{what}: the written compaction differs"
         );
-        line_n += 1;
+        counts.line += 1;
     }
+}
+
+/// The pi 1.6 sweep: its cases, the name of each one's source, and pi 1.6's answers (a
+/// preparation and a usage per case), made by one run of pi's code for all of them.
+struct Pi16Compactions {
+    dir: tempfile::TempDir,
+    names: Vec<String>,
+    cases: Vec<Pi16Case>,
+    results: Vec<JsValue>,
+}
+
+/// (file, leaf, keep, custom, model, answer)
+type Pi16Case = (
+    PathBuf,
+    Option<String>,
+    Option<f64>,
+    Option<&'static str>,
+    Option<(bool, &'static str)>,
+    Option<&'static str>,
+);
+
+static PI16_COMPACTIONS: Shared<Pi16Compactions> = Shared::new(pi16_compact_all);
+
+/// Checks the cases of the sources `keep` accepts; what they compared.
+fn pi16_check_sources(keep: impl Fn(&str) -> bool, copies: &str) -> Pi16Counts {
+    let sweep = PI16_COMPACTIONS.get();
+    let dir = sweep.dir.path().join(copies);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut counts = Pi16Counts::default();
+    for (n, ((case, pair), name)) in sweep
+        .cases
+        .iter()
+        .zip(sweep.results.chunks(2))
+        .zip(&sweep.names)
+        .enumerate()
+    {
+        if keep(name) {
+            pi16_check(n, case, pair, &dir, &mut counts);
+        }
+    }
+    counts
+}
+
+/// One trial per pi 1.6 source (`compaction_conformance::pi16::gen16::1`,
+/// `compaction_conformance::pi16::file::pi16-...`), and `compaction_conformance::pi16::reach`,
+/// which checks that the sweep as a whole still reaches pi's code and its special cuts.
+fn pi16_trials() -> Vec<Trial> {
+    let mut trials: Vec<Trial> = pi16_source_names()
+        .into_iter()
+        .map(|source| {
+            let name = format!("compaction_conformance::pi16::{source}");
+            let test = name.clone();
+            crate::with_pi(name, move || pi16_compaction_is_pi16s(&test, &source))
+        })
+        .collect();
+    trials.push(crate::with_pi(
+        "compaction_conformance::pi16::reach",
+        pi16_sweep_reaches_pi16s_special_cases,
+    ));
+    trials
+}
+
+/// What each pi 1.6 source's trial found, for [`pi16_sweep_reaches_pi16s_special_cases`].
+static PI16_CHECKED: std::sync::Mutex<std::collections::BTreeMap<String, Pi16Counts>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// pi 1.6's compaction of one source is pi 1.6's.
+fn pi16_compaction_is_pi16s(test: &str, source: &str) {
+    let copies = format!("copies-{source}").replace("::", "-");
+    let counts = pi16_check_sources(|name| name == source, &copies);
+    assert!(
+        counts.compared() > 0,
+        "{test}: nothing compared in this source"
+    );
+    crate::harness::tally("compaction_conformance::pi16", counts.compared());
+    PI16_CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(source.to_owned(), counts);
+}
+
+/// The sweep as a whole reaches pi 1.6's code and its special cuts: a change of seeds or of pi
+/// that no longer does fails here, not silently. The sources whose trial has passed already
+/// are taken from it; the others (filtered out, failed, or still running) are checked here
+/// again, their comparisons not counted twice.
+fn pi16_sweep_reaches_pi16s_special_cases() {
+    let checked = PI16_CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let mut counts = pi16_check_sources(|name| !checked.contains_key(name), "copies-reach");
+    for found in checked.values() {
+        counts.add(found);
+    }
+    let Pi16Counts {
+        usage: usage_n,
+        prep: prep_n,
+        refusal: refusal_n,
+        request: request_n,
+        failure: failure_n,
+        line: line_n,
+        reached,
+    } = counts;
     support::notice(&format!(
         "pi 1.6 compaction: {usage_n} usage figures, {prep_n} preparations, {refusal_n} refusals, \
          {request_n} requests, {failure_n} refused answers, {line_n} written lines; cuts on an \
@@ -963,24 +1158,50 @@ fn pi16_compaction_is_pi16s() {
         reached.0 > 0 && reached.1 > 0 && reached.2 > 0,
         "the seeds no longer reach pi 1.6's special cuts: {reached:?}"
     );
-    support::count(
-        "compaction_conformance::pi16_compaction_is_pi16s",
-        usage_n + prep_n + refusal_n + request_n + failure_n + line_n,
-    );
 }
 
-/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
-/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
-/// (`firstKeptEntryId: null`, stored as the compaction's own id) included.
-fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
-    use pi_session::session::NewEntry;
+/// The names of [`pi16_sources`], known before pi's code runs: `gen16::<seed>`, then the
+/// hand-written files' stems.
+fn pi16_source_names() -> Vec<String> {
+    let seeds: u32 = std::env::var("PI16_COMPACTION_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut names: Vec<String> = (1..=seeds).map(|seed| format!("gen16::{seed}")).collect();
+    let mut files: Vec<String> = std::fs::read_dir(root().join("tests/files"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.starts_with("pi16-") && n.ends_with(".jsonl"))
+        .collect();
+    files.sort();
+    names.extend(
+        files
+            .into_iter()
+            .map(|n| format!("file::{}", n.trim_end_matches(".jsonl"))),
+    );
+    names
+}
+
+/// The sweep of hook compactions: its cases (source name, file, leaf, firstKeptEntryId) and
+/// pi 1.6's answers, made by one run of pi's code for all of them.
+struct HookCompactions {
+    dir: tempfile::TempDir,
+    cases: Vec<(String, PathBuf, Option<String>, JsValue)>,
+    results: Vec<JsValue>,
+}
+
+static HOOK_COMPACTIONS: Shared<HookCompactions> = Shared::new(hook_compact_all);
+
+fn hook_compact_all() -> HookCompactions {
     let Some(oracle) = support::oracle("compaction_conformance::pi16 hook") else {
-        return;
+        unreachable!("support::oracle never answers None");
     };
     let dir = tempfile::tempdir().unwrap();
     let files = pi16_sources(oracle, dir.path());
+    let names = pi16_source_names();
+    assert_eq!(files.len(), names.len(), "a pi 1.6 source without a name");
     let mut cases = Vec::new();
-    for file in &files {
+    for (file, name) in files.iter().zip(names) {
         let ids = some_ids(file, 17);
         for (k, leaf) in std::iter::once(None)
             .chain(ids.iter().cloned().map(Some))
@@ -991,12 +1212,12 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
             } else {
                 JsValue::from(ids[k % ids.len()].as_str())
             };
-            cases.push((file.clone(), leaf, first_kept));
+            cases.push((name.clone(), file.clone(), leaf, first_kept));
         }
     }
     let jobs: Vec<JsValue> = cases
         .iter()
-        .map(|(file, leaf, first_kept)| {
+        .map(|(_, file, leaf, first_kept)| {
             let hook = format!(
                 r#","settings":{{"compaction":{{"keepRecentTokens":700}}}},"append":true,"hookCompaction":{{"summary":"EXT 😀","firstKeptEntryId":{},"tokensBefore":42,"details":{{"readFiles":["x"],"modifiedFiles":[]}}}}"#,
                 first_kept.stringify()
@@ -1005,13 +1226,56 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         })
         .collect();
     let results = run_pi_compaction(oracle, &jobs);
+    // The sweep as a whole must store some: pi refusing everything would leave every trial
+    // comparing nothing.
+    let stored = results
+        .iter()
+        .filter(|pi| pi.get("line").and_then(JsValue::as_str).is_some())
+        .count();
+    assert!(stored > 5, "only {stored} hook compactions were stored");
+    HookCompactions {
+        dir,
+        cases,
+        results,
+    }
+}
+
+/// One trial per pi 1.6 source (`compaction_conformance::pi16_hook::gen16::1`,
+/// `compaction_conformance::pi16_hook::file::pi16-...`), from the shared run.
+fn pi16_hook_trials() -> Vec<Trial> {
+    pi16_source_names()
+        .into_iter()
+        .map(|source| {
+            let name = format!("compaction_conformance::pi16_hook::{source}");
+            let test = name.clone();
+            crate::with_pi(name, move || {
+                pi16_hook_compactions_are_stored_as_pi16_stores_them(&test, &source)
+            })
+        })
+        .collect()
+}
+
+/// A `session_before_compact` hook's compaction in pi-1.6, stored as pi 1.6's `appendCompaction`
+/// stores it (`fromHook: true`, the `systemMessage` snapshot), a retain-none one
+/// (`firstKeptEntryId: null`, stored as the compaction's own id) included: the cases of one
+/// source.
+fn pi16_hook_compactions_are_stored_as_pi16_stores_them(test: &str, source: &str) {
+    use pi_session::session::NewEntry;
+    let sweep = HOOK_COMPACTIONS.get();
     let mut compared = 0;
-    for (i, ((file, leaf, first_kept), pi)) in cases.iter().zip(&results).enumerate() {
+    let mut cases = 0;
+    for (i, ((name, file, leaf, first_kept), pi)) in
+        sweep.cases.iter().zip(&sweep.results).enumerate()
+    {
+        if name != source {
+            continue;
+        }
+        cases += 1;
         let what = format!("{} leaf {leaf:?} firstKept {first_kept:?}", file.display());
         let Some(line) = pi.get("line").and_then(JsValue::as_str) else {
             continue; // pi refused to prepare: the hook is never asked
         };
-        let copy = dir.path().join(format!("hook-{i}.jsonl"));
+        let copy = sweep.dir.path().join(format!("hook-{i}.jsonl"));
         std::fs::copy(file, &copy).unwrap();
         let mut session =
             Session::open(&copy, "/", SessionOptions::with_profile(Profile::Pi16)).unwrap();
@@ -1036,16 +1300,10 @@ fn pi16_hook_compactions_are_stored_as_pi16_stores_them() {
         );
         compared += 1;
     }
-    assert!(compared > 5, "only {compared} hook compactions were stored");
-    support::count(
-        "compaction_conformance::pi16_hook_compactions_are_stored_as_pi16_stores_them",
-        compared,
-    );
+    assert!(cases > 0, "{test}: no case made of this source");
+    crate::harness::tally("compaction_conformance::pi16_hook", compared);
 }
 
 crate::tests! {
-    [preparation_trials]
-    written_compactions_are_byte_for_byte_pis,
-    pi16_compaction_is_pi16s,
-    pi16_hook_compactions_are_stored_as_pi16_stores_them,
+    [preparation_trials, written_trials, pi16_trials, pi16_hook_trials]
 }
