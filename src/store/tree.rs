@@ -573,7 +573,7 @@ impl Session {
             .map_err(|e| self.changed_on_disk(position, e))
     }
 
-    /// [`preview_of_line`] of the entry at `position`.
+    /// pi's tree preview of the entry at `position`, read from its line.
     pub fn preview(&self, position: u32) -> StoreResult<String> {
         let text = self.line_text(position)?;
         preview_of_line(RowEntry::of_record(self.record(position)), &text)
